@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../../test/helpers/arbitraries.js'
+import { aggregate, foldBuckets } from './aggregate.js'
+import { barCount, rowsOfBars, type BarRow, type Bars } from './bars.js'
+import { bucketStarts } from './buckets.js'
+import { MARKETS, type Exchange } from './market.js'
+import type { Period } from './period.js'
+
+/** The plain oracle: group rows by bucket start with objects and reduce. */
+function oracle(bars: Bars, starts: Float64Array): BarRow[] {
+  const groups = new Map<number, BarRow[]>()
+  rowsOfBars(bars).forEach((r, i) => groups.set(starts[i], [...(groups.get(starts[i]) ?? []), r]))
+  return [...groups].map(([t, rs]) => ({
+    timestamp: t,
+    open: rs[0].open,
+    high: Math.max(...rs.map((r) => r.high)),
+    low: Math.min(...rs.map((r) => r.low)),
+    close: rs[rs.length - 1].close,
+    volume: rs.reduce((a, r) => a + r.volume, 0),
+    amount: rs.reduce((a, r) => a + r.amount, 0),
+    prevClose: rs[0].prevClose,
+  }))
+}
+
+const sum = (xs: Float64Array) => xs.reduce((a, b) => a + b, 0)
+
+describe('aggregation', () => {
+  it('minute periods equal the oracle, keep low <= open,close <= high and conserve volume and amount', () => {
+    fc.assert(
+      fc.property(fc.constantFrom<Exchange>('SH', 'HK', 'US'), fc.constantFrom<Period>('5m', '10m', '15m', '30m', '60m'), fc.integer({ min: 15_000, max: 20_000 }), fc.integer({ min: 1, max: 3 }), arbSeed, (ex, period, first, days, seed) => {
+        const market = MARKETS[ex]
+        const bars = walkBars(sessionMinutes(ex, tradingDays(ex, first, days)), seed)
+        const out = aggregate(bars, period, market)
+        assert.deepEqual(rowsOfBars(out), oracle(bars, bucketStarts(bars.timestamp, period, market)))
+        for (let i = 0; i < barCount(out); i++) {
+          assert.ok(out.low[i] <= Math.min(out.open[i], out.close[i]) && Math.max(out.open[i], out.close[i]) <= out.high[i])
+        }
+        assert.equal(sum(out.volume), sum(bars.volume))
+        assert.ok(Math.abs(sum(out.amount) - sum(bars.amount)) <= 1e-6 * sum(bars.amount))
+      }),
+      { numRuns: 40 },
+    )
+  })
+
+  it('calendar periods from daily bars equal the oracle', () => {
+    fc.assert(
+      fc.property(fc.constantFrom<Exchange>('SH', 'HK', 'US'), fc.constantFrom<Period>('1w', '1M', '1Q', '1Y'), fc.integer({ min: 10_000, max: 20_000 }), fc.integer({ min: 1, max: 600 }), arbSeed, (ex, period, first, n, seed) => {
+        const market = MARKETS[ex]
+        const bars = walkBars(tradingDays(ex, first, n), seed)
+        assert.deepEqual(rowsOfBars(aggregate(bars, period, market)), oracle(bars, bucketStarts(bars.timestamp, period, market)))
+      }),
+      { numRuns: 60 },
+    )
+  })
+
+  it('a stored period is returned as is; empty input gives empty output', () => {
+    const bars = walkBars(tradingDays('SH', 19000, 3), [0.3])
+    assert.equal(aggregate(bars, '1d', MARKETS.SH), bars)
+    assert.equal(barCount(foldBuckets(walkBars([], [0.5]), new Float64Array(0))), 0)
+  })
+})

@@ -1,0 +1,45 @@
+/** @module Aggregation of base bars into derived periods (contract "Aggregation"): one pass, no per-bar objects. */
+import { allocBars, barCount, type Bars } from './bars.js'
+import { bucketStarts } from './buckets.js'
+import type { Market } from './market.js'
+import { basePeriodOf, type Period } from './period.js'
+
+/**
+ * Folds consecutive bars with equal bucket start into one: first open, last close, max high,
+ * min low, summed volume and amount, prev_close of the first constituent.
+ */
+export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
+  const n = barCount(src)
+  let m = 0
+  for (let i = 0; i < n; i++) if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) m++
+  const out = allocBars(m)
+  const { open, high, low, close, volume, amount, prevClose } = src
+  const oHigh = out.high
+  const oLow = out.low
+  const oClose = out.close
+  const oVolume = out.volume
+  const oAmount = out.amount
+  for (let i = 0, j = -1; i < n; i++) {
+    if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) {
+      j++
+      out.timestamp[j] = bucketStart[i]
+      out.open[j] = open[i]
+      out.prevClose[j] = prevClose[i]
+      oHigh[j] = high[i]
+      oLow[j] = low[i]
+    } else {
+      if (high[i] > oHigh[j]) oHigh[j] = high[i]
+      if (low[i] < oLow[j]) oLow[j] = low[i]
+    }
+    oClose[j] = close[i]
+    oVolume[j] += volume[i]
+    oAmount[j] += amount[i]
+  }
+  return out
+}
+
+/** Bars of `period` from bars of its base period (returned as is when `period` is the base). */
+export function aggregate(base: Bars, period: Period, market: Market): Bars {
+  if (period === basePeriodOf(period)) return base
+  return foldBuckets(base, bucketStarts(base.timestamp, period, market))
+}

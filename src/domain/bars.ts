@@ -1,0 +1,107 @@
+/** @module The columnar Bars type: one Float64Array per field, index i = the same bar everywhere. */
+
+export const BAR_FIELDS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prevClose'] as const
+export type BarField = (typeof BAR_FIELDS)[number]
+/** Fields that hold prices and are therefore adjusted; volume and amount never are. */
+export const PRICE_FIELDS = ['open', 'high', 'low', 'close', 'prevClose'] as const satisfies readonly BarField[]
+
+/**
+ * Bars in ascending timestamp order. `prevClose` may hold NaN where no value was imported; the
+ * query layer fills it (domain/prev-close.ts) before anything leaves the service.
+ */
+export type Bars = { readonly [F in BarField]: Float64Array }
+
+export function allocBars(n: number): Bars {
+  const buffer = new ArrayBuffer(n * 8 * BAR_FIELDS.length)
+  const col = (k: number) => new Float64Array(buffer, k * n * 8, n)
+  return {
+    timestamp: col(0),
+    open: col(1),
+    high: col(2),
+    low: col(3),
+    close: col(4),
+    volume: col(5),
+    amount: col(6),
+    prevClose: col(7),
+  }
+}
+
+export function barCount(bars: Bars): number {
+  return bars.timestamp.length
+}
+
+/** Views of bars [from, to), no copy. */
+export function sliceBars(bars: Bars, from: number, to: number): Bars {
+  return {
+    timestamp: bars.timestamp.subarray(from, to),
+    open: bars.open.subarray(from, to),
+    high: bars.high.subarray(from, to),
+    low: bars.low.subarray(from, to),
+    close: bars.close.subarray(from, to),
+    volume: bars.volume.subarray(from, to),
+    amount: bars.amount.subarray(from, to),
+    prevClose: bars.prevClose.subarray(from, to),
+  }
+}
+
+export function concatBars(parts: readonly Bars[]): Bars {
+  if (parts.length === 1) return parts[0]
+  let n = 0
+  for (const p of parts) n += barCount(p)
+  const out = allocBars(n)
+  let at = 0
+  for (const p of parts) {
+    for (const f of BAR_FIELDS) out[f].set(p[f], at)
+    at += barCount(p)
+  }
+  return out
+}
+
+/** First index with timestamp >= t (binary search over an ascending column). */
+export function lowerBound(ts: Float64Array, t: number, from = 0, to = ts.length): number {
+  let lo = from
+  let hi = to
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (ts[mid] < t) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** Plain object rows, for tests and small tools; never on the hot path. */
+export interface BarRow {
+  timestamp: number
+  open: number
+  high: number
+  low: number
+  close: number
+  volume: number
+  amount: number
+  prevClose: number
+}
+
+export function barsFromRows(rows: readonly BarRow[]): Bars {
+  const out = allocBars(rows.length)
+  rows.forEach((r, i) => {
+    for (const f of BAR_FIELDS) out[f][i] = r[f]
+  })
+  return out
+}
+
+export function rowsOfBars(bars: Bars): BarRow[] {
+  const rows: BarRow[] = []
+  for (let i = 0; i < barCount(bars); i++) {
+    rows.push({
+      timestamp: bars.timestamp[i],
+      open: bars.open[i],
+      high: bars.high[i],
+      low: bars.low[i],
+      close: bars.close[i],
+      volume: bars.volume[i],
+      amount: bars.amount[i],
+      prevClose: bars.prevClose[i],
+    })
+  }
+  return rows
+}

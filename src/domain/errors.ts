@@ -1,0 +1,23 @@
+/** @module The one list of mdq failure codes; api/errors.ts maps each to an HTTP status. */
+
+export const ERROR_CODES = [
+  'BAD_PARAM',
+  'BAD_SYMBOL',
+  'UNKNOWN_SYMBOL',
+  'BAD_KEY',
+  'RATE_LIMITED',
+  'STORE_UNAVAILABLE',
+  'BAD_IMPORT',
+] as const
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+export class MdqError extends Error {
+  override readonly name = 'MdqError'
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message)
+  }
+}

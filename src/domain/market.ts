@@ -1,0 +1,105 @@
+/** @module Exchanges, their regions, time zones and regular sessions; symbol parsing (contract "Symbols and markets"). */
+import { MdqError } from './errors.js'
+import { zoneOf, type Zone } from './time-zone.js'
+
+export const EXCHANGES = ['SH', 'SZ', 'BJ', 'HK', 'US'] as const
+export type Exchange = (typeof EXCHANGES)[number]
+export type Region = 'CN' | 'HK' | 'US'
+export type InstrumentKind = 'cn_equity' | 'hk_equity' | 'us_equity'
+
+/** A regular trading session in minutes since local midnight, [open, close). */
+export interface Session {
+  readonly open: number
+  readonly close: number
+}
+
+export interface Market {
+  readonly exchange: Exchange
+  readonly region: Region
+  readonly zone: Zone
+  readonly sessions: readonly Session[]
+  readonly kind: InstrumentKind
+  readonly codePattern: RegExp
+  readonly codeRule: string
+}
+
+const hm = (h: number, m: number) => h * 60 + m
+const CN_SESSIONS: readonly Session[] = [
+  { open: hm(9, 30), close: hm(11, 30) },
+  { open: hm(13, 0), close: hm(15, 0) },
+]
+function cn(exchange: Exchange): Market {
+  return {
+    exchange,
+    region: 'CN',
+    zone: zoneOf('Asia/Shanghai'),
+    sessions: CN_SESSIONS,
+    kind: 'cn_equity',
+    codePattern: /^\d{6}$/,
+    codeRule: '6 digits',
+  }
+}
+
+export const MARKETS: Readonly<Record<Exchange, Market>> = {
+  SH: cn('SH'),
+  SZ: cn('SZ'),
+  BJ: cn('BJ'),
+  HK: {
+    exchange: 'HK',
+    region: 'HK',
+    zone: zoneOf('Asia/Hong_Kong'),
+    sessions: [
+      { open: hm(9, 30), close: hm(12, 0) },
+      { open: hm(13, 0), close: hm(16, 0) },
+    ],
+    kind: 'hk_equity',
+    codePattern: /^\d{5}$/,
+    codeRule: '5 digits',
+  },
+  US: {
+    exchange: 'US',
+    region: 'US',
+    zone: zoneOf('America/New_York'),
+    sessions: [{ open: hm(9, 30), close: hm(16, 0) }],
+    kind: 'us_equity',
+    codePattern: /^[A-Z0-9](?:[A-Z0-9.-]{0,10}[A-Z0-9])?$/,
+    codeRule: 'letters and digits, possibly with "." or "-" (e.g. BRK.B)',
+  },
+}
+
+export interface SymbolParts {
+  /** Canonical `<CODE>.<EXCHANGE>`. */
+  readonly symbol: string
+  readonly code: string
+  readonly exchange: Exchange
+}
+
+export function isExchange(value: string): value is Exchange {
+  return (EXCHANGES as readonly string[]).includes(value)
+}
+
+/** Parses and canonicalizes a symbol, split at the LAST dot; throws BAD_SYMBOL naming the rule broken. */
+export function parseSymbol(input: string, param = 'symbol'): SymbolParts {
+  const dot = input.lastIndexOf('.')
+  if (dot <= 0 || dot === input.length - 1) {
+    throw new MdqError('BAD_SYMBOL', `Parameter '${param}': '${clip(input)}' is not of the form <code>.<exchange> (exchange one of ${EXCHANGES.join(', ')}).`)
+  }
+  const exchange = input.slice(dot + 1).toUpperCase()
+  if (!isExchange(exchange)) {
+    throw new MdqError('BAD_SYMBOL', `Parameter '${param}': unknown exchange '${clip(input.slice(dot + 1))}' in '${clip(input)}'; allowed: ${EXCHANGES.join(', ')}.`)
+  }
+  const market = MARKETS[exchange]
+  const code = input.slice(0, dot).toUpperCase()
+  if (!market.codePattern.test(code)) {
+    throw new MdqError('BAD_SYMBOL', `Parameter '${param}': code '${clip(input.slice(0, dot))}' is not valid for exchange ${exchange}; expected ${market.codeRule}.`)
+  }
+  return { symbol: `${code}.${exchange}`, code, exchange }
+}
+
+export function marketOf(symbol: string): Market {
+  return MARKETS[parseSymbol(symbol).exchange]
+}
+
+function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}...` : s
+}

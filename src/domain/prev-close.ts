@@ -1,0 +1,60 @@
+/** @module Filling prev_close where none was imported (contract "Aggregation", prev_close rules). */
+import { barCount, type Bars } from './bars.js'
+import type { ExFactorEvent } from './ex-factors.js'
+import type { Zone } from './time-zone.js'
+
+/** Product of the ex-factors of events with lo < timestamp <= hi (events ascending). */
+export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: number): number {
+  let f = 1
+  for (const e of events) if (e.timestamp > lo && e.timestamp <= hi) f *= e.exFactor
+  return f
+}
+
+/**
+ * Daily bars with every NaN prev_close replaced by the reference price: the previous bar's raw
+ * close over the ex-factors of events since it. `before` is the bar preceding bars[0] in the store
+ * (none: the first bar of a history has its open as prev_close).
+ */
+export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[], before?: { timestamp: number; close: number }): Bars {
+  const n = barCount(daily)
+  const { timestamp, close, open } = daily
+  const prevClose = Float64Array.from(daily.prevClose)
+  for (let i = 0; i < n; i++) {
+    if (!Number.isNaN(prevClose[i])) continue
+    const prevTs = i > 0 ? timestamp[i - 1] : before?.timestamp
+    const prevRaw = i > 0 ? close[i - 1] : before?.close
+    prevClose[i] = prevTs === undefined || prevRaw === undefined ? open[i] : prevRaw / factorBetween(events, prevTs, timestamp[i])
+  }
+  return { ...daily, prevClose }
+}
+
+/**
+ * Minute bars with every NaN prev_close filled: the previous 1m close within a trading day; for a
+ * day's first bar, that day's daily prev_close from `dayPrevClose` (local day number -> price) when
+ * known, else the previous 1m close over the day's ex-factors.
+ */
+export function fillMinutePrevClose(
+  minute: Bars,
+  events: readonly ExFactorEvent[],
+  zone: Zone,
+  dayPrevClose: ReadonlyMap<number, number>,
+  before?: { timestamp: number; close: number },
+): Bars {
+  const n = barCount(minute)
+  const { timestamp, close, open } = minute
+  const prevClose = Float64Array.from(minute.prevClose)
+  let lastDay = before ? zone.localDay(before.timestamp) : NaN
+  for (let i = 0; i < n; i++) {
+    const day = zone.localDay(timestamp[i])
+    const firstOfDay = day !== lastDay
+    lastDay = day
+    if (!Number.isNaN(prevClose[i])) continue
+    const prevTs = i > 0 ? timestamp[i - 1] : before?.timestamp
+    const prevRaw = i > 0 ? close[i - 1] : before?.close
+    if (!firstOfDay && prevRaw !== undefined) prevClose[i] = prevRaw
+    else if (dayPrevClose.has(day)) prevClose[i] = dayPrevClose.get(day)!
+    else if (prevTs !== undefined && prevRaw !== undefined) prevClose[i] = prevRaw / factorBetween(events, prevTs, timestamp[i])
+    else prevClose[i] = open[i]
+  }
+  return { ...minute, prevClose }
+}
