@@ -1,0 +1,142 @@
+/** @module Chunk BLOB encoding of columnar bars; every byte is drawn in FORMAT.md. */
+import { BAR_FIELDS, allocBars, barCount, type Bars } from '../../domain/bars.js'
+
+/** First byte of every chunk BLOB. A new encoding is a new value; old chunks stay readable. */
+export const CHUNK_VERSION = 1
+/** Per-column encodings (FORMAT.md, "Chunk BLOB"). */
+export const ColumnKind = { AllNaN: 0, Float64: 1, Scaled: 2, ScaledDelta: 3 } as const
+export type ColumnKind = (typeof ColumnKind)[keyof typeof ColumnKind]
+
+const MIN_EXP = -5
+const MAX_EXP = 9
+/** Scaled integers stay below 2^51 so deltas and zigzag stay exact doubles (< 2^53). */
+const MAX_SCALED = 2 ** 51
+const POW10 = Array.from({ length: MAX_EXP - MIN_EXP + 1 }, (_, i) => 10 ** Math.abs(i + MIN_EXP))
+const pow10 = (e: number) => POW10[e - MIN_EXP]
+
+class ByteWriter {
+  bytes = new Uint8Array(1024)
+  length = 0
+  #reserve(n: number): void {
+    if (this.length + n <= this.bytes.length) return
+    let size = this.bytes.length * 2
+    while (size < this.length + n) size *= 2
+    const next = new Uint8Array(size)
+    next.set(this.bytes.subarray(0, this.length))
+    this.bytes = next
+  }
+  byte(b: number): void {
+    this.#reserve(1)
+    this.bytes[this.length++] = b
+  }
+  varint(z: number): void {
+    this.#reserve(8)
+    while (z >= 128) {
+      this.bytes[this.length++] = (z % 128) | 128
+      z = Math.floor(z / 128)
+    }
+    this.bytes[this.length++] = z
+  }
+  float64s(values: Float64Array): void {
+    this.#reserve(values.length * 8)
+    const view = new DataView(this.bytes.buffer)
+    for (let i = 0; i < values.length; i++) view.setFloat64(this.length + i * 8, values[i], true)
+    this.length += values.length * 8
+  }
+}
+
+const zigzag = (v: number) => (v >= 0 ? v * 2 : -v * 2 - 1)
+const varintSize = (z: number) => (z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : Math.ceil(Math.log2(z + 1) / 7))
+const unscale = (r: number, e: number) => (e >= 0 ? r / pow10(e) : r * pow10(e))
+const scale = (v: number, e: number) => Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
+
+/** The smallest exponent e with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
+export function exactExponent(values: Float64Array): number | undefined {
+  next: for (let e = MIN_EXP; e <= MAX_EXP; e++) {
+    for (let i = 0; i < values.length; i++) {
+      const r = scale(values[i], e)
+      if (!(Math.abs(r) < MAX_SCALED) || unscale(r, e) !== values[i] || Object.is(values[i], -0)) continue next
+    }
+    return e
+  }
+  return undefined
+}
+
+function encodeColumn(w: ByteWriter, values: Float64Array): void {
+  if (values.every(Number.isNaN)) return w.byte(ColumnKind.AllNaN)
+  const e = exactExponent(values)
+  if (e === undefined) {
+    w.byte(ColumnKind.Float64)
+    return w.float64s(values)
+  }
+  let plain = 0
+  let delta = 0
+  let prev = 0
+  for (let i = 0; i < values.length; i++) {
+    const r = scale(values[i], e)
+    plain += varintSize(zigzag(r))
+    delta += varintSize(zigzag(r - prev))
+    prev = r
+  }
+  const useDelta = delta < plain
+  w.byte(useDelta ? ColumnKind.ScaledDelta : ColumnKind.Scaled)
+  w.byte(e & 0xff)
+  prev = 0
+  for (let i = 0; i < values.length; i++) {
+    const r = scale(values[i], e)
+    w.varint(zigzag(useDelta ? r - prev : r))
+    prev = r
+  }
+}
+
+export function encodeChunk(bars: Bars): Uint8Array {
+  const w = new ByteWriter()
+  w.byte(CHUNK_VERSION)
+  w.varint(barCount(bars))
+  for (const f of BAR_FIELDS) encodeColumn(w, bars[f])
+  return w.bytes.slice(0, w.length)
+}
+
+export function decodeChunk(blob: Uint8Array): Bars {
+  if (blob[0] !== CHUNK_VERSION) throw new Error(`chunk encoding version ${blob[0]} is not supported (this build reads ${CHUNK_VERSION})`)
+  let at = 1
+  const readVarint = (): number => {
+    let b = blob[at++]
+    if (b < 128) return b
+    let z = b & 127
+    let mul = 128
+    do {
+      b = blob[at++]
+      z += (b & 127) * mul
+      mul *= 128
+    } while (b >= 128)
+    return z
+  }
+  const n = readVarint()
+  const bars = allocBars(n)
+  for (const f of BAR_FIELDS) {
+    const out = bars[f]
+    const kind = blob[at++] as ColumnKind
+    if (kind === ColumnKind.AllNaN) {
+      out.fill(NaN)
+    } else if (kind === ColumnKind.Float64) {
+      const view = new DataView(blob.buffer, blob.byteOffset + at, n * 8)
+      for (let i = 0; i < n; i++) out[i] = view.getFloat64(i * 8, true)
+      at += n * 8
+    } else if (kind === ColumnKind.Scaled || kind === ColumnKind.ScaledDelta) {
+      const e = (blob[at++] << 24) >> 24
+      const p = pow10(e)
+      const delta = kind === ColumnKind.ScaledDelta
+      let acc = 0
+      for (let i = 0; i < n; i++) {
+        const z = readVarint()
+        const v = z % 2 === 0 ? z / 2 : -(z + 1) / 2
+        acc = delta ? acc + v : v
+        out[i] = e >= 0 ? acc / p : acc * p
+      }
+    } else {
+      throw new Error(`chunk column ${f}: unknown kind ${kind}`)
+    }
+  }
+  return bars
+}

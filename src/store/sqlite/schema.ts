@@ -1,0 +1,21 @@
+/** @module Versioned schema migrations, tracked in PRAGMA user_version; each runs in one transaction. */
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: the initial layout (FORMAT.md).
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO meta (key, value) VALUES ('generation', 0);
+   CREATE TABLE chunks (
+     symbol TEXT NOT NULL, period TEXT NOT NULL, start_ms INTEGER NOT NULL,
+     first_ms INTEGER NOT NULL, last_ms INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL,
+     PRIMARY KEY (symbol, period, start_ms)) WITHOUT ROWID;
+   CREATE TABLE instruments (
+     symbol TEXT PRIMARY KEY, code TEXT NOT NULL, exchange TEXT NOT NULL, name TEXT, type TEXT,
+     listing_date TEXT, tick_size REAL, total_shares REAL, float_shares REAL, limit_up REAL, limit_down REAL) WITHOUT ROWID;
+   CREATE TABLE ex_factors (symbol TEXT NOT NULL, ts INTEGER NOT NULL, ex_factor REAL NOT NULL, PRIMARY KEY (symbol, ts)) WITHOUT ROWID;
+   CREATE TABLE api_keys (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
+     created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
+]
+
+/** Span of one chunk per stored period (FORMAT.md, "Chunks"). */
+export const CHUNK_SPAN_MS = { '1m': 7 * 86_400_000, '1d': 1024 * 86_400_000 } as const

@@ -1,0 +1,105 @@
+/** @module The Store interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
+import type { Bars } from '../domain/bars.js'
+import type { ExFactorEvent } from '../domain/ex-factors.js'
+import type { Exchange, Region } from '../domain/market.js'
+import type { StoredPeriod } from '../domain/period.js'
+
+/** Security classes, the top-level `type` of an instrument record (TickFlow's). */
+export const SECURITY_TYPES = ['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other'] as const
+export type SecurityType = (typeof SECURITY_TYPES)[number]
+
+/** An instrument; every field the store does not have is null, never made up. */
+export interface Instrument {
+  readonly symbol: string
+  readonly code: string
+  readonly exchange: Exchange
+  readonly region: Region
+  readonly name: string | null
+  readonly type: SecurityType | null
+  readonly listingDate: string | null
+  readonly tickSize: number | null
+  readonly totalShares: number | null
+  readonly floatShares: number | null
+  readonly limitUp: number | null
+  readonly limitDown: number | null
+}
+
+export interface BarQuery {
+  readonly symbol: string
+  readonly period: StoredPeriod
+  /** Inclusive bounds in epoch ms; absent = open. */
+  readonly fromMs?: number
+  readonly toMs?: number
+  /** The latest `limit` bars of the range are returned. */
+  readonly limit: number
+}
+
+export interface ApiKeyRecord {
+  readonly id: number
+  readonly name: string
+  /** SHA-256 hex of the plaintext key; the plaintext is never stored. */
+  readonly hash: string
+  readonly createdMs: number
+  readonly revokedMs: number | null
+  /** Per-key quota (requests per minute and burst) or null for the service defaults. */
+  readonly ratePerMin: number | null
+  readonly burst: number | null
+}
+
+/** One import: everything in it is written in one transaction, or nothing is. */
+export interface WriteBatch {
+  readonly instruments?: readonly Instrument[]
+  /** Bars of one symbol and period each, ascending; a bar at an existing timestamp replaces it. */
+  readonly bars?: readonly { readonly symbol: string; readonly period: StoredPeriod; readonly bars: Bars }[]
+  /** Events keyed by (symbol, ex-date timestamp); a newer value replaces an older one. */
+  readonly exFactors?: readonly { readonly symbol: string; readonly events: readonly ExFactorEvent[] }[]
+}
+
+/** Declared differences between backends (Kysely's DialectAdapter idea). */
+export interface StoreCapabilities {
+  /** Imports from another process are visible to a running server without a restart. */
+  readonly liveImport: boolean
+  /** Several service instances can share the store. */
+  readonly sharedAcrossInstances: boolean
+}
+
+export interface Store {
+  readonly capabilities: StoreCapabilities
+  /** The latest `limit` bars with fromMs <= t <= toMs, ascending; empty Bars if none. */
+  readBars(q: BarQuery): Promise<Bars>
+  /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
+  readInstruments(symbols: readonly string[]): Promise<Instrument[]>
+  /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
+  readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
+  /** Changes whenever any committed data changes (also from another process): for caches and ETags. */
+  dataVersion(): Promise<number>
+  /** Writes the whole batch or, on any error, nothing. */
+  write(batch: WriteBatch): Promise<void>
+  /** Opens the one write transaction; readers keep seeing the old data until commit. */
+  beginWrite(): Promise<StoreWriter>
+
+  createKey(key: { name: string; hash: string; ratePerMin?: number | null; burst?: number | null }): Promise<ApiKeyRecord>
+  listKeys(): Promise<ApiKeyRecord[]>
+  findKey(hash: string): Promise<ApiKeyRecord | undefined>
+  /** False when no such key. */
+  revokeKey(id: number): Promise<boolean>
+  setKeyRate(id: number, ratePerMin: number | null, burst: number | null): Promise<boolean>
+
+  close(): Promise<void>
+}
+
+/**
+ * A write transaction, for imports too large to hold at once. Nothing is visible to readers until
+ * `commit`; `rollback` (or the process dying) leaves the store exactly as it was.
+ */
+export interface StoreWriter {
+  putInstruments(list: readonly Instrument[]): Promise<void>
+  /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
+  putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
+  putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
+  /** Reads inside the transaction: sees what it wrote. */
+  readBars(q: BarQuery): Promise<Bars>
+  readInstruments(symbols: readonly string[]): Promise<Instrument[]>
+  commit(): Promise<void>
+  rollback(): Promise<void>
+}
