@@ -3,16 +3,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sessionMinutes, tradingDays, walkBars } from '../../test/helpers/arbitraries.js'
 import { barCount, rowsOfBars, sliceBars, type Bars } from '../domain/bars.js'
-import { MARKETS } from '../domain/market.js'
-import type { Instrument, Store } from './store.js'
-
-export function bareInstrument(symbol: string, fields: Partial<Instrument> = {}): Instrument {
-  const [code, exchange] = [symbol.slice(0, symbol.lastIndexOf('.')), symbol.slice(symbol.lastIndexOf('.') + 1) as Instrument['exchange']]
-  return {
-    symbol, code, exchange, region: MARKETS[exchange].region, name: null, type: null, listingDate: null,
-    tickSize: null, totalShares: null, floatShares: null, limitUp: null, limitDown: null, ...fields,
-  }
-}
+import { bareInstrument } from '../domain/instrument.js'
+import type { Store } from './store.js'
 
 export function runStoreContract(name: string, open: () => Promise<Store>, skip: Record<string, string> = {}): void {
   describe(`${name}: Store contract`, () => {

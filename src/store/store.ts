@@ -1,28 +1,8 @@
 /** @module The Store interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
 import type { Bars } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
-import type { Exchange, Region } from '../domain/market.js'
+import type { Instrument } from '../domain/instrument.js'
 import type { StoredPeriod } from '../domain/period.js'
-
-/** Security classes, the top-level `type` of an instrument record (TickFlow's). */
-export const SECURITY_TYPES = ['stock', 'etf', 'index', 'bond', 'fund', 'futures', 'options', 'other'] as const
-export type SecurityType = (typeof SECURITY_TYPES)[number]
-
-/** An instrument; every field the store does not have is null, never made up. */
-export interface Instrument {
-  readonly symbol: string
-  readonly code: string
-  readonly exchange: Exchange
-  readonly region: Region
-  readonly name: string | null
-  readonly type: SecurityType | null
-  readonly listingDate: string | null
-  readonly tickSize: number | null
-  readonly totalShares: number | null
-  readonly floatShares: number | null
-  readonly limitUp: number | null
-  readonly limitDown: number | null
-}
 
 export interface BarQuery {
   readonly symbol: string

@@ -1,0 +1,42 @@
+/** @module `mdq import instruments|bars|ex-factors|actions FILE.csv [options]`. */
+import { SingleBar } from 'cli-progress'
+import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
+import { formatSummary, importFile, IMPORT_KINDS, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
+import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+
+function positiveNumber(value: string): number {
+  const n = Number(value)
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number')
+  return n
+}
+
+/** A progress bar on a terminal only; pipes and CI logs get just the summary line. */
+function terminalProgress(): ImportProgress | undefined {
+  if (!process.stderr.isTTY) return undefined
+  const bar = new SingleBar({ format: 'importing [{bar}] {percentage}% | {value}/{total} MB', stream: process.stderr, hideCursor: true })
+  const mb = (b: number) => Math.round(b / 1e5) / 10
+  return { start: (total) => bar.start(mb(total), 0), update: (read) => bar.update(mb(read)), stop: () => bar.stop() }
+}
+
+export function registerImport(program: Command): void {
+  program
+    .command('import')
+    .description('import a CSV file into the store, all or nothing')
+    .addArgument(new Argument('<kind>', 'what the file holds').choices(IMPORT_KINDS))
+    .argument('<file>', 'CSV file with a header row')
+    .addOption(new Option('--period <period>', 'bars: the base period of the file').choices(['1m', '1d']).default('1d'))
+    .option('--symbol <symbol>', 'bars: the symbol, for files without a symbol column')
+    .addOption(new Option('--stamp <which>', 'bars: minute times are bar starts or bar ends').choices(['start', 'end']).default('start'))
+    .option('--price-scale <k>', 'bars: divide prices by k (e.g. 10000 for deci-cents)', positiveNumber, 1)
+    .addOption(new Option('--outside-sessions <what>', 'bars: what to do with minute bars outside the regular sessions').choices(['abort', 'skip']).default('abort'))
+    .option('--derive-ex-factors', 'bars: record an ex-factor where prev_close differs from the previous close', false)
+    .action(async (kind: ImportKind, file: string, o: { period: '1m' | '1d'; symbol?: string; stamp: 'start' | 'end'; priceScale: number; outsideSessions: 'abort' | 'skip'; deriveExFactors: boolean }) => {
+      const store = SqliteStore.open(program.opts<{ db: string }>().db)
+      try {
+        const summary = await importFile(store, kind, file, o, terminalProgress())
+        process.stdout.write(formatSummary(summary) + '\n')
+      } finally {
+        await store.close()
+      }
+    })
+}

@@ -1,0 +1,85 @@
+/** @module `mdq keys create|list|revoke|set-rate`: API keys, stored only as hashes. */
+import { InvalidArgumentError, type Command } from 'commander'
+import { generateKey, hashKey } from '../auth/api-keys.js'
+import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+
+/** `N/min`, `N/s` or a bare N (per minute) -> requests per minute. */
+export function parseRate(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(?:\/(min|s))?$/.exec(value.trim())
+  if (!m || !(Number(m[1]) > 0)) throw new InvalidArgumentError('expected a rate like 600/min or 10/s')
+  return m[2] === 's' ? Number(m[1]) * 60 : Number(m[1])
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer')
+  return n
+}
+
+export function registerKeys(program: Command): void {
+  const keys = program.command('keys').description('manage API keys')
+  const open = () => SqliteStore.open(program.opts<{ db: string }>().db)
+
+  keys
+    .command('create')
+    .description('create a key; prints only the plaintext key (shown this once)')
+    .requiredOption('--name <name>', 'who or what the key is for')
+    .option('--rate <rate>', 'own quota for the limited routes, e.g. 600/min', parseRate)
+    .option('--burst <n>', 'own burst size', positiveInt)
+    .action(async (o: { name: string; rate?: number; burst?: number }) => {
+      const store = open()
+      try {
+        const key = generateKey()
+        await store.createKey({ name: o.name, hash: hashKey(key), ratePerMin: o.rate ?? null, burst: o.burst ?? null })
+        process.stdout.write(key + '\n')
+      } finally {
+        await store.close()
+      }
+    })
+
+  keys
+    .command('list')
+    .description('list keys (never their plaintext)')
+    .action(async () => {
+      const store = open()
+      try {
+        for (const k of await store.listKeys()) {
+          const status = k.revokedMs ? `revoked ${new Date(k.revokedMs).toISOString()}` : 'active'
+          const quota = k.ratePerMin ? `${k.ratePerMin}/min burst ${k.burst ?? 'default'}` : 'default quota'
+          process.stdout.write(`${k.id}\t${k.name}\t${status}\t${quota}\tcreated ${new Date(k.createdMs).toISOString()}\n`)
+        }
+      } finally {
+        await store.close()
+      }
+    })
+
+  keys
+    .command('revoke')
+    .description('revoke a key by id (takes effect within a second, also in running servers)')
+    .argument('<id>', 'key id from `mdq keys list`', positiveInt)
+    .action(async (id: number) => {
+      const store = open()
+      try {
+        if (!(await store.revokeKey(id))) throw new InvalidArgumentError(`no key with id ${id}`)
+        process.stdout.write(`revoked key ${id}\n`)
+      } finally {
+        await store.close()
+      }
+    })
+
+  keys
+    .command('set-rate')
+    .description("change a key's own quota (omit both to go back to the defaults)")
+    .argument('<id>', 'key id', positiveInt)
+    .option('--rate <rate>', 'e.g. 600/min', parseRate)
+    .option('--burst <n>', 'burst size', positiveInt)
+    .action(async (id: number, o: { rate?: number; burst?: number }) => {
+      const store = open()
+      try {
+        if (!(await store.setKeyRate(id, o.rate ?? null, o.burst ?? null))) throw new InvalidArgumentError(`no key with id ${id}`)
+        process.stdout.write(`key ${id}: ${o.rate ? `${o.rate}/min` : 'default rate'}, ${o.burst ? `burst ${o.burst}` : 'default burst'}\n`)
+      } finally {
+        await store.close()
+      }
+    })
+}

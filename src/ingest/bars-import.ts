@@ -1,0 +1,146 @@
+/** @module `mdq import bars`: CSV rows -> checked 1m/1d bars -> chunked writes inside one transaction. */
+import { allocBars, BAR_FIELDS, type Bars } from '../domain/bars.js'
+import { deriveExFactors } from '../domain/ex-factors.js'
+import { bareInstrument } from '../domain/instrument.js'
+import { parseSymbol, type SymbolParts } from '../domain/market.js'
+import type { StoredPeriod } from '../domain/period.js'
+import { MINUTE_MS } from '../domain/time-zone.js'
+import type { StoreWriter } from '../store/store.js'
+import { columnsOf, type CsvFile } from './csv-reader.js'
+import { FieldReader, isWeekday, marketOfParts, sessionOf } from './fields.js'
+
+export interface BarImportOptions {
+  readonly period: StoredPeriod
+  /** For files without a symbol column. */
+  readonly symbol?: string
+  /** Whether minute times are bar starts or bar ends (end-stamped 09:31 is the 09:30 bar). */
+  readonly stamp: 'start' | 'end'
+  /** Prices (not amount) are divided by this, e.g. 10000 for LEAN's deci-cents. */
+  readonly priceScale: number
+  readonly outsideSessions: 'abort' | 'skip'
+  /** Record close[d-1] / prev_close[d] wherever prev_close differs from the previous close. */
+  readonly deriveExFactors: boolean
+}
+
+export interface ImportCounts {
+  rows: number
+  skipped: number
+  symbols: number
+  events: number
+}
+
+/** Rows of one symbol waiting to be written; flushed in blocks so memory stays bounded. */
+class BarBuffer {
+  bars = allocBars(1024)
+  n = 0
+  push(t: number, o: number, h: number, l: number, c: number, v: number, a: number, pc: number): void {
+    if (this.n === this.bars.timestamp.length) {
+      const bigger = allocBars(this.n * 2)
+      for (const f of BAR_FIELDS) bigger[f].set(this.bars[f])
+      this.bars = bigger
+    }
+    const b = this.bars
+    const i = this.n++
+    b.timestamp[i] = t
+    b.open[i] = o
+    b.high[i] = h
+    b.low[i] = l
+    b.close[i] = c
+    b.volume[i] = v
+    b.amount[i] = a
+    b.prevClose[i] = pc
+  }
+  /** The buffered bars ascending, a later row winning over an earlier one at the same time. */
+  take(): Bars {
+    const src = this.bars
+    const n = this.n
+    this.n = 0
+    let ascending = true
+    for (let i = 1; i < n && ascending; i++) ascending = src.timestamp[i] > src.timestamp[i - 1]
+    if (ascending) return sortedCopy(src, Array.from({ length: n }, (_, i) => i))
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => src.timestamp[a] - src.timestamp[b] || a - b)
+    const keep = order.filter((idx, k) => k === n - 1 || src.timestamp[order[k + 1]] !== src.timestamp[idx])
+    return sortedCopy(src, keep)
+  }
+}
+
+function sortedCopy(src: Bars, order: readonly number[]): Bars {
+  const out = allocBars(order.length)
+  for (const f of BAR_FIELDS) {
+    const from = src[f]
+    const to = out[f]
+    for (let k = 0; k < order.length; k++) to[k] = from[order[k]]
+  }
+  return out
+}
+
+const FLUSH_ROWS = 1 << 16
+
+export async function importBars(file: CsvFile, writer: StoreWriter, opts: BarImportOptions): Promise<ImportCounts> {
+  const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
+  const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
+  if (cols.symbol === undefined && !fixed) throw new Error(`${file.path}: no 'symbol' column; give --symbol`)
+  const r = new FieldReader(file)
+  const buffers = new Map<string, BarBuffer>()
+  const counts: ImportCounts = { rows: 0, skipped: 0, symbols: 0, events: 0 }
+  const scale = opts.priceScale
+  const daily = opts.period === '1d'
+  const shift = opts.stamp === 'end' && !daily ? MINUTE_MS : 0
+
+  for await (const batch of file.batches) {
+    for (const row of batch) {
+      r.row = row
+      counts.rows++
+      const parts = r.symbol(cols.symbol, fixed)
+      const market = marketOfParts(parts)
+      let t = r.time(cols.time, market)
+      if (daily) t = market.zone.midnightUtc(market.zone.localDay(t))
+      else {
+        if (t % MINUTE_MS !== 0) r.fail(cols.time, `minute bar time ${r.text(cols.time)} is not on a whole minute`)
+        t -= shift
+      }
+      if (!isWeekday(market, t)) r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
+      if (!daily && !sessionOf(market, t)) {
+        if (opts.outsideSessions === 'skip') {
+          counts.skipped++
+          continue
+        }
+        r.fail(cols.time, `bar at ${r.text(cols.time)} is outside the regular sessions of ${market.exchange} (use --outside-sessions skip to drop such bars)`)
+      }
+      const open = r.number(cols.open, 'open') / scale
+      const high = r.number(cols.high, 'high') / scale
+      const low = r.number(cols.low, 'low') / scale
+      const close = r.number(cols.close, 'close') / scale
+      const volume = r.number(cols.volume, 'volume')
+      const amount = r.number(cols.amount, 'amount', 0)
+      const prevClose = r.number(cols.prev_close, 'prev_close', NaN) / scale
+      if (high < low) r.fail(cols.high, `high ${high} is below low ${low}`)
+      if (open < low || open > high) r.fail(cols.open, `open ${open} is outside [low ${low}, high ${high}]`)
+      if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
+      if (low <= 0) r.fail(cols.low, `low ${low} is not a positive price`)
+      if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
+      if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
+      if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
+      let buffer = buffers.get(parts.symbol)
+      if (!buffer) buffers.set(parts.symbol, (buffer = new BarBuffer()))
+      buffer.push(t, open, high, low, close, volume, amount, prevClose)
+      if (buffer.n >= FLUSH_ROWS) await writer.putBars(parts.symbol, opts.period, buffer.take())
+    }
+  }
+  for (const [symbol, buffer] of buffers) if (buffer.n > 0) await writer.putBars(symbol, opts.period, buffer.take())
+
+  const symbols = [...buffers.keys()]
+  counts.symbols = symbols.length
+  const known = new Set((await writer.readInstruments(symbols)).map((i) => i.symbol))
+  await writer.putInstruments(symbols.filter((s) => !known.has(s)).map((s) => bareInstrument(s)))
+  if (opts.deriveExFactors && daily) {
+    for (const symbol of symbols) {
+      const all = await writer.readBars({ symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER })
+      const events = deriveExFactors(all)
+      counts.events += events.length
+      await writer.putExFactors(symbol, events)
+    }
+  }
+  return counts
+}
+

@@ -1,0 +1,97 @@
+/** @module Parsing one CSV field into a checked value; every failure names file, line and column. */
+import { MdqError } from '../domain/errors.js'
+import { MARKETS, parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
+import { MINUTE_MS, daysFromCivil, isoWeekday } from '../domain/time-zone.js'
+import type { CsvFile, CsvRow } from './csv-reader.js'
+import { ImportError } from './import-error.js'
+
+/** Reads fields of one row; `col` is the 0-based position from columnsOf. */
+export class FieldReader {
+  row!: CsvRow
+  #lastSymbolText = ''
+  #lastSymbol?: SymbolParts
+  constructor(readonly file: CsvFile) {}
+
+  fail(col: number, reason: string): never {
+    throw new ImportError(this.file.path, this.row.line, col + 1, reason)
+  }
+
+  text(col: number | undefined): string {
+    return col === undefined ? '' : (this.row.fields[col] ?? '').trim()
+  }
+
+  /** A finite number; `fallback` when the column is absent or the field empty (undefined = required). */
+  number(col: number | undefined, name: string, fallback?: number): number {
+    const s = this.text(col)
+    if (s === '') {
+      if (fallback !== undefined) return fallback
+      return this.fail(col ?? 0, `${name} is required`)
+    }
+    const v = Number(s)
+    if (!Number.isFinite(v) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) return this.fail(col!, `${name} '${clip(s)}' is not a number`)
+    return v
+  }
+
+  symbol(col: number | undefined, fixed?: SymbolParts): SymbolParts {
+    if (col === undefined) {
+      if (fixed) return fixed
+      return this.fail(0, "no 'symbol' column: give --symbol")
+    }
+    const s = this.text(col)
+    if (s === this.#lastSymbolText && this.#lastSymbol) return this.#lastSymbol
+    try {
+      this.#lastSymbol = parseSymbol(s)
+      this.#lastSymbolText = s
+      return this.#lastSymbol
+    } catch (err) {
+      if (err instanceof MdqError) return this.fail(col, err.message.replace("Parameter 'symbol': ", ''))
+      throw err
+    }
+  }
+
+  /** `YYYY-MM-DD` as a local day number (days since 1970-01-01). */
+  date(col: number, name: string): number {
+    const s = this.text(col)
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s)
+    if (!m) return this.fail(col, `${name} '${clip(s)}' is not a date YYYY-MM-DD`)
+    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+    const day = daysFromCivil(y, mo, d)
+    const back = new Date(day * 86_400_000)
+    if (back.getUTCMonth() + 1 !== mo || back.getUTCDate() !== d) return this.fail(col, `${name} '${s}' is not a calendar date`)
+    return day
+  }
+
+  /**
+   * A bar time: epoch ms (digits only) or local `YYYY-MM-DD` / `YYYY-MM-DD HH:MM[:SS]` in the
+   * exchange's zone. Returns UTC ms.
+   */
+  time(col: number, market: Market): number {
+    const s = this.text(col)
+    if (/^\d{1,16}$/.test(s)) return Number(s)
+    const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(s)
+    if (!m) return this.fail(col, `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]'`)
+    const [y, mo, d, hh, mm, ss] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number)
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 59) return this.fail(col, `time '${s}' is not a valid date/time`)
+    return market.zone.utcOf(y, mo, d, hh * 60 + mm) + ss * 1000
+  }
+}
+
+export function marketOfParts(p: SymbolParts): Market {
+  return MARKETS[p.exchange]
+}
+
+export function isWeekday(market: Market, utcMs: number): boolean {
+  return isoWeekday(market.zone.localDay(utcMs)) < 5
+}
+
+/** The session [open, close) in local minutes holding a bar that starts at `minute`, or undefined. */
+export function sessionOf(market: Market, utcMs: number): boolean {
+  const minute = market.zone.localMinute(utcMs)
+  return market.sessions.some((s) => minute >= s.open && minute < s.close)
+}
+
+export const isWholeMinute = (utcMs: number) => utcMs % MINUTE_MS === 0
+
+function clip(s: string): string {
+  return s.length > 30 ? `${s.slice(0, 30)}...` : s
+}

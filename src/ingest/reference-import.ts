@@ -1,0 +1,112 @@
+/** @module `mdq import instruments|ex-factors|actions`: the small reference files, each in one transaction. */
+import { exFactorOfAction, referencePrice, type CorporateAction, type ExFactorEvent } from '../domain/ex-factors.js'
+import { isSecurityType, SECURITY_TYPES, type Instrument } from '../domain/instrument.js'
+import { MARKETS } from '../domain/market.js'
+import { civilFromDays, formatCivil } from '../domain/time-zone.js'
+import type { StoreWriter } from '../store/store.js'
+import { columnsOf, type CsvFile } from './csv-reader.js'
+import { FieldReader, marketOfParts } from './fields.js'
+import type { ImportCounts } from './bars-import.js'
+
+const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
+
+export async function importInstruments(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
+  const cols = columnsOf(file, ['symbol'], ['name', 'type', 'listing_date', 'tick_size', 'total_shares', 'float_shares', 'limit_up', 'limit_down'])
+  const r = new FieldReader(file)
+  const out = new Map<string, Instrument>()
+  const c = counts()
+  const optional = (col: number | undefined, name: string) => {
+    const v = r.number(col, name, NaN)
+    if (v < 0) r.fail(col!, `${name} ${v} is negative`)
+    return Number.isNaN(v) ? null : v
+  }
+  for await (const batch of file.batches) {
+    for (const row of batch) {
+      r.row = row
+      c.rows++
+      const parts = r.symbol(cols.symbol)
+      const type = r.text(cols.type)
+      if (type !== '' && !isSecurityType(type)) r.fail(cols.type!, `type '${type}' is not one of ${SECURITY_TYPES.join(', ')}`)
+      const listing = r.text(cols.listing_date) === '' ? null : formatCivil(civilFromDays(r.date(cols.listing_date!, 'listing_date')))
+      out.set(parts.symbol, {
+        symbol: parts.symbol,
+        code: parts.code,
+        exchange: parts.exchange,
+        region: MARKETS[parts.exchange].region,
+        name: r.text(cols.name) || null,
+        type: type === '' ? null : (type as Instrument['type']),
+        listingDate: listing,
+        tickSize: optional(cols.tick_size, 'tick_size'),
+        totalShares: optional(cols.total_shares, 'total_shares'),
+        floatShares: optional(cols.float_shares, 'float_shares'),
+        limitUp: optional(cols.limit_up, 'limit_up'),
+        limitDown: optional(cols.limit_down, 'limit_down'),
+      })
+    }
+  }
+  await writer.putInstruments([...out.values()])
+  c.symbols = out.size
+  return c
+}
+
+/** Shared loop of the two event formats: symbol must be known, ex_date a date; `factor` gives f. */
+async function importEvents(file: CsvFile, writer: StoreWriter, extra: readonly string[], factor: (r: FieldReader, exDateUtc: number, symbol: string) => Promise<number>): Promise<ImportCounts> {
+  const cols = columnsOf(file, ['symbol', 'ex_date'], extra)
+  const r = new FieldReader(file)
+  const events = new Map<string, Map<number, ExFactorEvent>>()
+  const known = new Map<string, boolean>()
+  const c = counts()
+  for await (const batch of file.batches) {
+    for (const row of batch) {
+      r.row = row
+      c.rows++
+      const parts = r.symbol(cols.symbol)
+      if (!known.has(parts.symbol)) known.set(parts.symbol, (await writer.readInstruments([parts.symbol])).length > 0)
+      if (!known.get(parts.symbol)) r.fail(cols.symbol, `unknown symbol ${parts.symbol}: import its instrument or bars first`)
+      const market = marketOfParts(parts)
+      const ts = market.zone.midnightUtc(r.date(cols.ex_date, 'ex_date'))
+      const f = await factor(r, ts, parts.symbol)
+      if (!(f > 0) || !Number.isFinite(f)) r.fail(cols.ex_date, `the ex-factor of this row is ${f}, not a positive number`)
+      let bySymbol = events.get(parts.symbol)
+      if (!bySymbol) events.set(parts.symbol, (bySymbol = new Map()))
+      bySymbol.set(ts, { timestamp: ts, exFactor: f })
+    }
+  }
+  for (const [symbol, bySymbol] of events) {
+    await writer.putExFactors(symbol, [...bySymbol.values()])
+    c.events += bySymbol.size
+  }
+  c.symbols = events.size
+  return c
+}
+
+export function importExFactors(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
+  const exFactorCol = file.header.indexOf('ex_factor')
+  return importEvents(file, writer, ['ex_factor'], async (r) => r.number(exFactorCol < 0 ? undefined : exFactorCol, 'ex_factor'))
+}
+
+/** Corporate actions -> ex-factors with the exchange formula; P is the stored raw close before the ex-date. */
+export function importActions(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
+  const names = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price', 'split_ratio'] as const
+  const at = Object.fromEntries(names.map((n) => [n, file.header.indexOf(n) < 0 ? undefined : file.header.indexOf(n)])) as Record<(typeof names)[number], number | undefined>
+  return importEvents(file, writer, names, async (r, ts, symbol) => {
+    const nonNegative = (name: (typeof names)[number], fallback: number) => {
+      const v = r.number(at[name], name, fallback)
+      if (v < 0) r.fail(at[name]!, `${name} ${v} is negative`)
+      return v
+    }
+    const action: CorporateAction = {
+      cashDividend: nonNegative('cash_dividend', 0),
+      bonusRatio: nonNegative('bonus_ratio', 0),
+      rightsRatio: nonNegative('rights_ratio', 0),
+      rightsPrice: nonNegative('rights_price', 0),
+      splitRatio: nonNegative('split_ratio', 1),
+    }
+    if (action.splitRatio === 0) r.fail(at.split_ratio!, 'split_ratio must be positive')
+    const before = await writer.readBars({ symbol, period: '1d', toMs: ts - 1, limit: 1 })
+    if (before.close.length === 0) r.fail(file.header.indexOf('ex_date'), `no daily bar of ${symbol} before this ex_date to take the last close P from: import its daily bars first`)
+    const p = before.close[0]
+    if (!(referencePrice(p, action) > 0)) r.fail(file.header.indexOf('cash_dividend'), `the reference price is not positive (last close ${p})`)
+    return exFactorOfAction(p, action)
+  })
+}

@@ -1,0 +1,44 @@
+/** @module Test helpers around store files: temp dirs, a logical dump, running the CLI. */
+import Database from 'better-sqlite3'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { repoRoot } from './shared-data.js'
+
+export function tempDir(prefix = 'mdq-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * Every row of the data tables, BLOBs as hex, in key order: two dumps are equal iff the stored
+ * data is byte-for-byte the same. `meta` (the change counter) is left out with `withMeta: false`.
+ */
+export function dumpStore(path: string, { withMeta = true } = {}): string {
+  const db = new Database(path, { readonly: true })
+  try {
+    const tables: [string, string][] = [['chunks', '1, 2, 3'], ['instruments', '1'], ['ex_factors', '1, 2'], ['api_keys', '1'], ...(withMeta ? [['meta', '1'] as [string, string]] : [])]
+    return tables
+      .map(([t, order]) => `${t}\n` + db.prepare(`SELECT * FROM ${t} ORDER BY ${order}`).raw().all().map((row) => JSON.stringify(row, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))).join('\n'))
+      .join('\n')
+  } finally {
+    db.close()
+  }
+}
+
+export function writeCsv(path: string, header: string, rows: readonly string[]): string {
+  writeFileSync(path, [header, ...rows].join('\n') + '\n')
+  return path
+}
+
+export const MDQ_BIN = () => join(repoRoot(), 'bin', 'mdq.js')
+
+export function runMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [MDQ_BIN(), ...args], { encoding: 'utf8', env: { ...process.env, ...env } })
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+export function spawnMdq(args: readonly string[]) {
+  return spawn(process.execPath, [MDQ_BIN(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+}
