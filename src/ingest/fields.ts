@@ -22,13 +22,14 @@ export class FieldReader {
 
   /** A finite number; `fallback` when the column is absent or the field empty (undefined = required). */
   number(col: number | undefined, name: string, fallback?: number): number {
-    const s = this.text(col)
+    const raw = col === undefined ? '' : (this.row.fields[col] ?? '')
+    const s = raw.length > 0 && (raw.charCodeAt(0) <= 32 || raw.charCodeAt(raw.length - 1) <= 32) ? raw.trim() : raw
     if (s === '') {
       if (fallback !== undefined) return fallback
       return this.fail(col ?? 0, `${name} is required`)
     }
-    const v = Number(s)
-    if (!Number.isFinite(v) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) return this.fail(col!, `${name} '${clip(s)}' is not a number`)
+    const v = parseDecimal(s)
+    if (Number.isNaN(v)) return this.fail(col!, `${name} '${clip(s)}' is not a number`)
     return v
   }
 
@@ -67,7 +68,7 @@ export class FieldReader {
    */
   time(col: number, market: Market): number {
     const s = this.text(col)
-    if (/^\d{1,16}$/.test(s)) return Number(s)
+    if (s.length <= 16 && isDigits(s)) return Number(s)
     const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(s)
     if (!m) return this.fail(col, `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]'`)
     const [y, mo, d, hh, mm, ss] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number)
@@ -91,6 +92,57 @@ export function sessionOf(market: Market, utcMs: number): boolean {
 }
 
 export const isWholeMinute = (utcMs: number) => utcMs % MINUTE_MS === 0
+
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)
+
+/**
+ * A plain decimal (`-12.345`, `1e-3`) or NaN. Up to 15 significant digits without exponent take
+ * the exact fast path (an integer below 2^53 over an exact power of ten rounds once, as strtod
+ * does); anything else goes to Number() after a check that rejects hex, binary, octal, Infinity.
+ */
+export function parseDecimal(s: string): number {
+  let i = 0
+  let negative = false
+  const first = s.charCodeAt(0)
+  if (first === 45 || first === 43) {
+    negative = first === 45
+    i = 1
+  }
+  let mantissa = 0
+  let digits = 0
+  let decimals = -1
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 48 && c <= 57) {
+      mantissa = mantissa * 10 + (c - 48)
+      digits++
+      if (decimals >= 0) decimals++
+    } else if (c === 46 && decimals < 0) decimals = 0
+    else return slowDecimal(s)
+  }
+  if (digits === 0) return NaN
+  if (digits > 15) return slowDecimal(s)
+  const v = decimals > 0 ? mantissa / POW10[decimals] : mantissa
+  return negative ? -v : v
+}
+
+function slowDecimal(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || c === 46 || c === 45 || c === 43 || c === 101 || c === 69)) return NaN
+  }
+  const v = Number(s)
+  return Number.isFinite(v) ? v : NaN
+}
+
+function isDigits(s: string): boolean {
+  if (s.length === 0) return false
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  return true
+}
 
 function clip(s: string): string {
   return s.length > 30 ? `${s.slice(0, 30)}...` : s

@@ -1,0 +1,88 @@
+// Import throughput and size on disk: a generated 1m CSV (default 10M rows, 40 CN symbols) through
+// `mdq import bars`, in a child process as an operator runs it. Run: npm run bench -- import
+// Baseline in the same run: reading the same file with fs and splitting it into lines.
+import { execFileSync } from 'node:child_process'
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { once } from 'node:events'
+import { MARKETS } from '../src/domain/market.js'
+import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js'
+import { rate, row } from './measure.js'
+
+const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
+const SYMBOLS = 40
+const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-import-'))
+const csv = join(dir, 'bars.csv')
+const db = join(dir, 'bench.db')
+
+async function generate(): Promise<void> {
+  const out = createWriteStream(csv)
+  out.write('symbol,time,open,high,low,close,volume,amount\n')
+  const sh = MARKETS.SH
+  const perSymbol = Math.ceil(ROWS / SYMBOLS)
+  let written = 0
+  for (let s = 0; s < SYMBOLS && written < ROWS; s++) {
+    const symbol = `${String(600000 + s).padStart(6, '0')}.SH`
+    let price = 10 + s
+    let lines: string[] = []
+    for (let d = daysFromCivil(2010, 1, 4), k = 0; k < perSymbol && written < ROWS; d++) {
+      if (isoWeekday(d) >= 5) continue
+      const midnight = sh.zone.midnightUtc(d)
+      for (const session of sh.sessions) {
+        for (let m = session.open; m < session.close && k < perSymbol && written < ROWS; m++, k++, written++) {
+          const open = price
+          price = Math.max(1, Math.round((price + (((k * 7919) % 7) - 3) / 100) * 100) / 100)
+          const high = Math.max(open, price) + 0.01
+          const low = Math.min(open, price) - 0.01
+          const volume = 100 + ((k * 31) % 900)
+          lines.push(`${symbol},${midnight + m * 60_000},${open.toFixed(2)},${high.toFixed(2)},${low.toFixed(2)},${price.toFixed(2)},${volume},${(volume * 100 * price).toFixed(2)}`)
+          if (lines.length === 10_000) {
+            if (!out.write(lines.join('\n') + '\n')) await once(out, 'drain')
+            lines = []
+          }
+        }
+      }
+    }
+    if (lines.length && !out.write(lines.join('\n') + '\n')) await once(out, 'drain')
+  }
+  out.end()
+  await once(out, 'finish')
+}
+
+async function readLinesBaseline(): Promise<number> {
+  let n = 0
+  let rest = ''
+  for await (const chunk of createReadStream(csv, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+    const parts = (rest + chunk).split('\n')
+    rest = parts.pop() ?? ''
+    n += parts.length
+  }
+  return n
+}
+
+try {
+  console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols`)
+  await generate()
+  const size = statSync(csv).size
+  let t0 = performance.now()
+  await readLinesBaseline()
+  const baseMs = performance.now() - t0
+  t0 = performance.now()
+  const out = execFileSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'], { encoding: 'utf8' })
+  const importMs = performance.now() - t0
+  // Size on disk once the WAL is folded in.
+  const store = SqliteStore.open(db)
+  await store.close()
+  execFileSync(process.execPath, ['-e', `const D=require(${JSON.stringify(join(import.meta.dirname, '..', '..', 'node_modules', 'better-sqlite3'))});const d=new D(${JSON.stringify(db)});d.pragma('wal_checkpoint(TRUNCATE)');d.exec('VACUUM');d.close()`])
+  const dbBytes = statSync(db).size
+  row('workload', 'ms', 'rows/s', 'vs baseline')
+  row('baseline: read + split lines', baseMs.toFixed(0), rate(ROWS, baseMs), '1.00')
+  row('mdq import bars (whole CLI)', importMs.toFixed(0), rate(ROWS, importMs), (importMs / baseMs).toFixed(2))
+  console.log(out.trim())
+  console.log(`CSV ${(size / ROWS).toFixed(1)} bytes/row; store ${(dbBytes / 1e6).toFixed(1)} MB = ${(dbBytes / ROWS).toFixed(1)} bytes/bar on disk (after checkpoint + VACUUM)`)
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
