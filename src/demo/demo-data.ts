@@ -38,7 +38,7 @@ export const DEMO_SPECS: readonly DemoSpec[] = [
   { symbol: '510300.SH', name: '沪深300ETF', type: 'etf', listingDate: '2012-05-28', tick: 0.001, startPrice: 3.5, totalShares: 36_000_000_000, floatShares: 36_000_000_000, volume: 3_000_000, actions: yearly('01-18', 0.05, 2016) },
   { symbol: '00700.HK', name: '腾讯控股', type: 'stock', listingDate: '2004-06-16', tick: 0.2, startPrice: 120, totalShares: 9_170_000_000, floatShares: 9_170_000_000, volume: 18_000_000, actions: yearly('05-17', 1.1) },
   { symbol: '09988.HK', name: '阿里巴巴-W', type: 'stock', listingDate: '2019-11-26', tick: 0.05, startPrice: 180, totalShares: 19_060_000_000, floatShares: 19_060_000_000, volume: 25_000_000, actions: [{ date: '2023-12-21', cashDividend: 0.78 }, { date: '2024-06-13', cashDividend: 0.97 }] },
-  { symbol: 'AAPL.US', name: 'Apple Inc.', type: 'stock', listingDate: '1980-12-12', tick: 0.01, startPrice: 110, totalShares: 14_840_390_000, floatShares: 14_820_000_000, volume: 55_000_000, actions: [...quarterly(['02-06', '05-07', '08-07', '11-06'], 0.5), { date: '2020-08-31', splitRatio: 4 }] },
+  { symbol: 'AAPL.US', name: 'Apple Inc.', type: 'stock', listingDate: '1980-12-12', tick: 0.01, startPrice: 420, totalShares: 14_840_390_000, floatShares: 14_820_000_000, volume: 55_000_000, actions: [...quarterly(['02-06', '05-07', '08-07', '11-06'], 0.2), { date: '2020-08-31', splitRatio: 4 }] },
   { symbol: 'SPY.US', name: 'SPDR S&P 500 ETF Trust', type: 'etf', listingDate: '1993-01-29', tick: 0.01, startPrice: 205, totalShares: 920_000_000, floatShares: 920_000_000, volume: 80_000_000, actions: quarterly(['03-20', '06-19', '09-18', '12-18'], 1.1) },
 ]
 

@@ -45,14 +45,17 @@ export interface StoreCapabilities {
 
 export interface Store {
   readonly capabilities: StoreCapabilities
-  /** The latest `limit` bars with fromMs <= t <= toMs, ascending; empty Bars if none. */
+  /** The latest `limit` bars with fromMs <= t <= toMs, ascending; empty Bars if none. The arrays are the caller's to change. */
   readBars(q: BarQuery): Promise<Bars>
   /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
   /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
   readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
-  /** Changes whenever any committed data changes (also from another process): for caches and ETags. */
-  dataVersion(): Promise<number>
+  /**
+   * An opaque token that changes whenever committed market data changes (also when another process
+   * imports), unique to this store: for caches and ETags.
+   */
+  dataVersion(): Promise<string>
   /** Writes the whole batch or, on any error, nothing. */
   write(batch: WriteBatch): Promise<void>
   /** Opens the one write transaction; readers keep seeing the old data until commit. */

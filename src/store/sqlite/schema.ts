@@ -15,6 +15,8 @@ export const MIGRATIONS: readonly string[] = [
    CREATE TABLE api_keys (
      id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
      created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
+  // 2: a random id per store, so data versions (ETags) of two stores never collide.
+  `INSERT INTO meta (key, value) VALUES ('store_id', abs(random() % 1000000000000));`,
 ]
 
 /** Span of one chunk per stored period (FORMAT.md, "Chunks"). */

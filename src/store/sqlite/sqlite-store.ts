@@ -87,7 +87,7 @@ function statements(db: Db) {
     ),
     events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     putEvent: db.prepare<[string, number, number]>('INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)'),
-    generation: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'generation'"),
+    version: db.prepare<[], { value: string }>("SELECT group_concat(value, '.') AS value FROM (SELECT value FROM meta WHERE key IN ('store_id', 'generation') ORDER BY key DESC)"),
     bumpGeneration: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'generation'"),
   }
 }
@@ -239,8 +239,8 @@ export class SqliteStore implements Store {
     })
   }
 
-  async dataVersion(): Promise<number> {
-    return this.#guard(() => this.#st.generation.get()!.value)
+  async dataVersion(): Promise<string> {
+    return this.#guard(() => this.#st.version.get()!.value)
   }
 
   async write(batch: WriteBatch): Promise<void> {

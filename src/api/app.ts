@@ -1,0 +1,103 @@
+/** @module The Fastify app: plugins for compression, OpenAPI, auth and the /v1 routes; JSON for every answer. */
+import compress from '@fastify/compress'
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import { constants as zlib } from 'node:zlib'
+import { SymbolContexts } from '../query/symbol-context.js'
+import type { Store } from '../store/store.js'
+import { authPlugin } from './auth.js'
+import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
+import { parseQueryString, redactUrl } from './query-string.js'
+import { dataRoutes } from './routes.js'
+
+export interface AppOptions {
+  readonly store: Store
+  /** pino options, or false for no logs (tests). */
+  readonly logger?: FastifyServerOptions['logger']
+  /** Registered inside /v1 after authentication (rate limiting). */
+  readonly v1Hooks?: (app: FastifyInstance) => Promise<void> | void
+}
+
+/** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
+export const MAX_URL_LENGTH = 15_000
+
+/** Paths and the methods they answer: any other method is a 405 with `Allow`. */
+const KNOWN_PATHS: Record<string, readonly string[]> = {
+  '/v1/klines': ['GET', 'HEAD'],
+  '/v1/klines/ex-factors': ['GET', 'HEAD'],
+  '/v1/instruments': ['GET', 'HEAD', 'POST'],
+  '/openapi.json': ['GET', 'HEAD'],
+}
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    // One line per request comes from the onResponse hook below (with the key id, URL redacted).
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: true },
+    schemaErrorFormatter,
+    clientErrorHandler,
+    bodyLimit: 1 << 20,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // Clients (the Python SDK) send Content-Type: application/json on GET with no body.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if (body === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(Object.assign(new Error('The request body is not valid JSON.'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON' }), undefined)
+    }
+  })
+
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(notFoundHandler)
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.length > MAX_URL_LENGTH) return reply.code(414).send({ code: 414, message: `The URL is longer than ${MAX_URL_LENGTH} characters.` })
+  })
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, url: redactUrl(req.url), route: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, keyId: req.apiKey?.id }, 'request')
+  })
+
+  await app.register(compress, { threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } } })
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'mdq', version: '1', description: 'Market data query service, wire-compatible with the TickFlow API.' },
+      components: {
+        securitySchemes: {
+          ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+        },
+      },
+      security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
+    },
+  })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  const contexts = new SymbolContexts(opts.store)
+  await app.register(
+    async (v1) => {
+      await v1.register(authPlugin, { store: opts.store })
+      await opts.v1Hooks?.(v1)
+      await v1.register(dataRoutes, { store: opts.store, contexts })
+    },
+    { prefix: '/v1' },
+  )
+
+  for (const [url, allowed] of Object.entries(KNOWN_PATHS)) {
+    app.route({
+      method: ALL_METHODS.filter((m) => !allowed.includes(m)),
+      url,
+      schema: { hide: true },
+      handler: async (req, reply) => reply.code(405).header('Allow', allowed.join(', ')).send({ code: 405, message: `Method ${req.method} is not allowed on ${url}; allowed: ${allowed.join(', ')}.` }),
+    })
+  }
+  return app
+}

@@ -1,0 +1,74 @@
+/** @module The /v1 data routes: each is a schema plus one call into query/. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { readKlines } from '../query/klines.js'
+import { readExFactors, readInstruments } from '../query/reference.js'
+import type { SymbolContexts } from '../query/symbol-context.js'
+import type { Store } from '../store/store.js'
+import { sendWithEtag } from './etag.js'
+import { badParam } from './errors.js'
+import { rejectRepeatedOrEmpty } from './query-string.js'
+import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SymbolsQuery } from './schemas.js'
+import { instrumentWire, klinesJson } from './wire.js'
+
+export interface RouteOptions {
+  readonly store: Store
+  readonly contexts: SymbolContexts
+}
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
+
+/** The comma-separated list of a batch route: 1..max entries (malformed ones are refused later). */
+function symbolList(value: string | readonly string[], max: number): string[] {
+  const list = (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter((s) => s !== '')
+  if (list.length === 0) throw badParam(`Parameter 'symbols' must name at least one symbol.`)
+  if (list.length > max) throw badParam(`Parameter 'symbols' must name at most ${max} symbols (got ${list.length}).`)
+  return list
+}
+
+function checkRange(start?: number, end?: number): void {
+  if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
+}
+
+export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts }) => {
+  app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust']))
+
+  app.get(
+    '/klines',
+    { schema: { summary: 'Kline series of one instrument (columnar)', querystring: KlinesQuery, response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse } } },
+    async (req, reply) => {
+      const q = req.query
+      checkRange(q.start_time, q.end_time)
+      return sendWithEtag(req, reply, store, async () => {
+        const bars = await readKlines(store, contexts, { symbol: q.symbol, period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust })
+        return klinesJson(bars, { adjusted: q.adjust !== 'none', aggregated: q.period !== '1m' && q.period !== '1d' })
+      })
+    },
+  )
+
+  app.get(
+    '/klines/ex-factors',
+    { schema: { summary: 'Ex-rights / ex-dividend factors of instruments', querystring: ExFactorsQuery, response: { 200: ExFactorsResponse, ...errors, 429: RateLimitResponse } } },
+    async (req, reply) => {
+      const q = req.query
+      checkRange(q.start_time, q.end_time)
+      const symbols = symbolList(q.symbols, 100)
+      return sendWithEtag(req, reply, store, async () => {
+        const events = await readExFactors(store, symbols, q.start_time, q.end_time)
+        const data: Record<string, { timestamp: number; ex_factor: number }[]> = {}
+        for (const [symbol, list] of events) data[symbol] = list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.exFactor }))
+        return JSON.stringify({ data })
+      })
+    },
+  )
+
+  const instruments = async (symbols: string[]) => JSON.stringify({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
+  app.get('/instruments', { schema: { summary: 'Instrument metadata', querystring: SymbolsQuery(1000), response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
+    const symbols = symbolList(req.query.symbols, 1000)
+    return sendWithEtag(req, reply, store, () => instruments(symbols))
+  })
+  app.post('/instruments', { schema: { summary: 'Instrument metadata (body form, used by the TickFlow SDK)', body: InstrumentsBody, response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
+    const symbols = symbolList(req.body.symbols, 1000)
+    return sendWithEtag(req, reply, store, () => instruments(symbols))
+  })
+}
+

@@ -1,0 +1,77 @@
+/** @module readKlines: the klines use case: select base bars, fill prev_close, adjust, aggregate, trim to count. */
+import { adjustBars, type Adjust } from '../domain/adjust.js'
+import { aggregate } from '../domain/aggregate.js'
+import { barCount, lowerBound, sliceBars, type Bars } from '../domain/bars.js'
+import { MdqError } from '../domain/errors.js'
+import type { ExFactorEvent } from '../domain/ex-factors.js'
+import { MARKETS, parseSymbol, type Market } from '../domain/market.js'
+import { basePeriodOf, type Period, type StoredPeriod } from '../domain/period.js'
+import { fillDailyPrevClose, fillMinutePrevClose } from '../domain/prev-close.js'
+import { DAY_MS, HOUR_MS } from '../domain/time-zone.js'
+import type { Store } from '../store/store.js'
+import type { SymbolContexts } from './symbol-context.js'
+
+export interface KlinesQuery {
+  readonly symbol: string
+  readonly period: Period
+  readonly count: number
+  readonly startTime?: number
+  readonly endTime?: number
+  readonly adjust: Adjust
+}
+
+/** Base bars per derived bar, a first guess for how many to read (then doubled until enough). */
+const BASE_PER_BAR: Record<Period, number> = { '1m': 1, '5m': 5, '10m': 10, '15m': 15, '30m': 30, '60m': 60, '1d': 1, '1w': 5, '1M': 23, '1Q': 66, '1Y': 260 }
+/** The longest span of one derived bar: a bar stamped t holds base bars up to t + span. */
+const SPAN_MS: Record<Period, number> = { '1m': 0, '5m': HOUR_MS, '10m': HOUR_MS, '15m': HOUR_MS, '30m': HOUR_MS, '60m': HOUR_MS, '1d': 0, '1w': 7 * DAY_MS, '1M': 31 * DAY_MS, '1Q': 92 * DAY_MS, '1Y': 366 * DAY_MS }
+
+/**
+ * Bars of `period` with startTime <= timestamp <= endTime, the latest `count` of them, ascending.
+ * Prices are adjusted (not yet rounded); a derived bar always holds its whole bucket.
+ */
+export async function readKlines(store: Store, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
+  const { symbol, exchange } = parseSymbol(q.symbol)
+  const ctx = await contexts.get(symbol)
+  if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
+  const market = MARKETS[exchange]
+  const base = basePeriodOf(q.period)
+  const from = q.startTime ?? -8.64e15
+  const to = q.endTime ?? 8.64e15
+  const derived = q.period !== base
+
+  let limit = derived ? (q.count + 1) * BASE_PER_BAR[q.period] + 64 : q.count
+  let bars: Bars
+  for (;;) {
+    const raw = await store.readBars({ symbol, period: base, fromMs: from, toMs: derived ? to + SPAN_MS[q.period] : to, limit })
+    const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market)
+    const adjusted = adjustBars(filled, ctx.events, q.adjust, q.adjust.endsWith('additive') ? await ctx.gaps() : undefined, filled)
+    bars = aggregate(adjusted, q.period, market)
+    // Enough when the store had no more, or when one more bucket than asked shows the earliest is whole.
+    const inRange = lowerBound(bars.timestamp, to + 1)
+    if (!derived || barCount(raw) < limit || inRange > q.count) break
+    limit *= 2
+  }
+  const end = lowerBound(bars.timestamp, to + 1)
+  return sliceBars(bars, Math.max(0, end - q.count), end)
+}
+
+/** Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store. */
+async function fillPrevClose(store: Store, symbol: string, base: StoredPeriod, raw: Bars, events: readonly ExFactorEvent[], market: Market): Promise<Bars> {
+  const n = barCount(raw)
+  if (n === 0) return raw
+  let missing = false
+  for (let i = 0; i < n && !missing; i++) missing = Number.isNaN(raw.prevClose[i])
+  if (!missing) return raw
+  const prior = await store.readBars({ symbol, period: base, toMs: raw.timestamp[0] - 1, limit: 1 })
+  const before = barCount(prior) ? { timestamp: prior.timestamp[0], close: prior.close[0] } : undefined
+  if (base === '1d') return fillDailyPrevClose(raw, events, before)
+  // Minute bars: a day's first bar takes that day's daily prev_close when there is a daily bar.
+  const zone = market.zone
+  const daily = await store.readBars({ symbol, period: '1d', fromMs: zone.midnightUtc(zone.localDay(raw.timestamp[0])), toMs: raw.timestamp[n - 1], limit: Number.MAX_SAFE_INTEGER })
+  const dayPrevClose = new Map<number, number>()
+  if (barCount(daily)) {
+    const dailyFilled = await fillPrevClose(store, symbol, '1d', daily, events, market)
+    for (let i = 0; i < barCount(dailyFilled); i++) dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
+  }
+  return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)
+}

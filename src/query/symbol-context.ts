@@ -1,0 +1,54 @@
+/** @module Per-symbol facts every kline query needs (known?, events, additive gaps), cached per data version. */
+import { gapsOf, type ExFactorEvent } from '../domain/ex-factors.js'
+import type { Store } from '../store/store.js'
+
+export interface SymbolContext {
+  readonly events: readonly ExFactorEvent[]
+  /** Additive gap per event: P_e from the last daily close before the ex-date (else the last 1m close). */
+  gaps(): Promise<Float64Array>
+}
+
+/**
+ * Caches contexts while the store's data version stays the same; any import (from any process)
+ * changes the version and so empties the cache on the next query.
+ */
+export class SymbolContexts {
+  #version = ''
+  readonly #cache = new Map<string, Promise<SymbolContext | undefined>>()
+  constructor(private readonly store: Store) {}
+
+  async get(symbol: string): Promise<SymbolContext | undefined> {
+    const version = await this.store.dataVersion()
+    if (version !== this.#version) {
+      this.#cache.clear()
+      this.#version = version
+    }
+    let ctx = this.#cache.get(symbol)
+    if (!ctx) {
+      ctx = this.#load(symbol)
+      this.#cache.set(symbol, ctx)
+      ctx.catch(() => this.#cache.delete(symbol))
+    }
+    return ctx
+  }
+
+  async #load(symbol: string): Promise<SymbolContext | undefined> {
+    const events = (await this.store.readExFactors([symbol])).get(symbol)
+    if (!events) return undefined
+    let gaps: Promise<Float64Array> | undefined
+    return {
+      events,
+      gaps: () => (gaps ??= this.#gaps(symbol, events)),
+    }
+  }
+
+  async #gaps(symbol: string, events: readonly ExFactorEvent[]): Promise<Float64Array> {
+    const closes = new Map<number, number>()
+    for (const e of events) {
+      let before = await this.store.readBars({ symbol, period: '1d', toMs: e.timestamp - 1, limit: 1 })
+      if (before.close.length === 0) before = await this.store.readBars({ symbol, period: '1m', toMs: e.timestamp - 1, limit: 1 })
+      closes.set(e.timestamp, before.close.length ? before.close[0] : NaN)
+    }
+    return gapsOf(events, (e) => closes.get(e.timestamp) ?? NaN)
+  }
+}

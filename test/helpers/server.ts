@@ -1,0 +1,83 @@
+/** @module A real mdq server on an ephemeral loopback port over a real SQLite file, for end-to-end tests. */
+import type { FastifyInstance } from 'fastify'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { buildApp, type AppOptions } from '../../src/api/app.js'
+import { generateKey, hashKey } from '../../src/auth/api-keys.js'
+import { buildDemo } from '../../src/cli/demo-command.js'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import type { Store } from '../../src/store/store.js'
+
+export interface TestServer {
+  readonly url: string
+  readonly app: FastifyInstance
+  readonly store: SqliteStore
+  readonly key: string
+  close(): Promise<void>
+}
+
+export async function newKey(store: Store, name = 'test', quota: { ratePerMin?: number; burst?: number } = {}): Promise<string> {
+  const key = generateKey()
+  await store.createKey({ name, hash: hashKey(key), ratePerMin: quota.ratePerMin ?? null, burst: quota.burst ?? null })
+  return key
+}
+
+export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}): Promise<TestServer> {
+  const store = SqliteStore.open(dbPath)
+  const app = await buildApp({ store, ...extra })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const key = await newKey(store)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    store,
+    key,
+    close: async () => {
+      await app.close()
+      await store.close()
+    },
+  }
+}
+
+export async function demoDb(dir: string): Promise<string> {
+  const path = join(dir, 'demo.db')
+  await buildDemo(path)
+  return path
+}
+
+export interface Answer<T = unknown> {
+  status: number
+  headers: Headers
+  body: T
+}
+
+export async function getJson<T = unknown>(url: string, init: RequestInit = {}): Promise<Answer<T>> {
+  const res = await fetch(url, init)
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as T }
+}
+
+/** A raw request (no automatic decompression), for compression and odd-request tests. */
+export function rawRequest(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+export interface KlinesData {
+  timestamp: number[]
+  open: number[]
+  high: number[]
+  low: number[]
+  close: number[]
+  volume: number[]
+  amount: number[]
+  prev_close: number[]
+}
