@@ -10,12 +10,15 @@ import type { Store } from '../store/store.js'
 import { authPlugin } from './auth.js'
 import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
 import { parseQueryString, redactUrl } from './query-string.js'
+import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
 
 export interface AppOptions {
   readonly store: Store
   /** pino options, or false for no logs (tests). */
   readonly logger?: FastifyServerOptions['logger']
+  /** Bytes of answers kept for repeated requests (default 64 MB; 0 disables). */
+  readonly responseCacheBytes?: number
   /** Registered inside /v1 after authentication (rate limiting). */
   readonly v1Hooks?: (app: FastifyInstance) => Promise<void> | void
 }
@@ -82,11 +85,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   const contexts = new SymbolContexts(opts.store)
+  const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { store: opts.store })
       await opts.v1Hooks?.(v1)
-      await v1.register(dataRoutes, { store: opts.store, contexts })
+      await v1.register(dataRoutes, { store: opts.store, contexts, cache })
     },
     { prefix: '/v1' },
   )

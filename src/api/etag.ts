@@ -1,23 +1,30 @@
-/** @module ETags for the data routes: the store's data version plus the query, checked before any work. */
+/** @module ETags for the data routes: the store's data version plus the request, checked before any work. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Store } from '../store/store.js'
+import type { ResponseCache } from './response-cache.js'
 
 /** The request as far as the answer depends on it: method, path, query without the key, body. */
 function requestDigest(req: FastifyRequest): string {
   const url = req.url.replace(/([?&])api_key=[^&#]*&?/g, '$1')
   const body = req.method === 'POST' ? JSON.stringify(req.body ?? null) : ''
-  return createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 16)
+  return createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 22)
 }
 
 /**
- * Answers 304 when If-None-Match holds the current tag; else runs `produce` and tags the answer.
- * Weak tags, as compression may change the bytes but not the data.
+ * Answers 304 when If-None-Match holds the current tag, else the cached answer of that tag, else
+ * runs `produce` and keeps its answer. Weak tags: compression may change the bytes, not the data.
+ * Any import changes the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: Store, produce: () => Promise<string>): Promise<FastifyReply> {
+export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: Store, cache: ResponseCache, produce: () => Promise<string>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
   reply.header('ETag', tag)
   const match = req.headers['if-none-match']
   if (match && match.split(',').some((t) => t.trim() === tag || t.trim() === '*')) return reply.code(304).send()
-  return reply.type('application/json; charset=utf-8').send(await produce())
+  reply.type('application/json; charset=utf-8')
+  const cached = cache.maxBytes > 0 ? cache.get(tag) : undefined
+  if (cached !== undefined) return reply.send(cached)
+  const body = await produce()
+  if (cache.maxBytes > 0) cache.set(tag, body)
+  return reply.send(body)
 }

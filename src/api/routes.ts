@@ -6,6 +6,7 @@ import type { SymbolContexts } from '../query/symbol-context.js'
 import type { Store } from '../store/store.js'
 import { sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
+import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SymbolsQuery } from './schemas.js'
 import { instrumentWire, klinesJson } from './wire.js'
@@ -13,6 +14,7 @@ import { instrumentWire, klinesJson } from './wire.js'
 export interface RouteOptions {
   readonly store: Store
   readonly contexts: SymbolContexts
+  readonly cache: ResponseCache
 }
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
@@ -29,7 +31,7 @@ function checkRange(start?: number, end?: number): void {
   if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
 }
 
-export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts }) => {
+export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts, cache }) => {
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust']))
 
   app.get(
@@ -38,7 +40,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
-      return sendWithEtag(req, reply, store, async () => {
+      return sendWithEtag(req, reply, store, cache, async () => {
         const bars = await readKlines(store, contexts, { symbol: q.symbol, period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust })
         return klinesJson(bars, { adjusted: q.adjust !== 'none', aggregated: q.period !== '1m' && q.period !== '1d' })
       })
@@ -52,7 +54,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const symbols = symbolList(q.symbols, 100)
-      return sendWithEtag(req, reply, store, async () => {
+      return sendWithEtag(req, reply, store, cache, async () => {
         const events = await readExFactors(store, symbols, q.start_time, q.end_time)
         const data: Record<string, { timestamp: number; ex_factor: number }[]> = {}
         for (const [symbol, list] of events) data[symbol] = list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.exFactor }))
@@ -64,11 +66,11 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
   const instruments = async (symbols: string[]) => JSON.stringify({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
   app.get('/instruments', { schema: { summary: 'Instrument metadata', querystring: SymbolsQuery(1000), response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
     const symbols = symbolList(req.query.symbols, 1000)
-    return sendWithEtag(req, reply, store, () => instruments(symbols))
+    return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
   })
   app.post('/instruments', { schema: { summary: 'Instrument metadata (body form, used by the TickFlow SDK)', body: InstrumentsBody, response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
     const symbols = symbolList(req.body.symbols, 1000)
-    return sendWithEtag(req, reply, store, () => instruments(symbols))
+    return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
   })
 }
 

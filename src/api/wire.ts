@@ -4,14 +4,39 @@ import type { Bars } from '../domain/bars.js'
 import type { Instrument } from '../domain/instrument.js'
 import { MARKETS } from '../domain/market.js'
 
+// Number formatting is most of the cost of a large answer; V8's double-to-string takes ~100 ns.
+// Values with at most 4 decimals (all prices we emit) are written from integers instead: exact,
+// and about 3x faster. Anything else goes through String(), the shortest round-trip form.
+const FRACTION = Array.from({ length: 10_000 }, (_, f) => (f === 0 ? '' : `.${String(f).padStart(4, '0').replace(/0+$/, '')}`))
+const MAX_FAST = 1e11
+
+/** The JSON text of a finite number, the same value JSON.stringify would give. */
+export function formatNumber(x: number): string {
+  const abs = x < 0 ? -x : x
+  if (abs <= Number.MAX_SAFE_INTEGER && x === Math.floor(x)) {
+    if (abs < 1e9) return String(x)
+    const hi = Math.floor(abs / 1e6) // epoch ms: two small integers print faster than one large
+    const lo = abs - hi * 1e6
+    return (x < 0 ? '-' : '') + hi + (lo < 100_000 ? String(lo).padStart(6, '0') : String(lo))
+  }
+  if (abs < MAX_FAST) {
+    const r = Math.round(abs * 10_000)
+    if (r / 10_000 === abs) {
+      const ip = Math.floor(r / 10_000)
+      return (x < 0 ? '-' : '') + ip + FRACTION[r - ip * 10_000]
+    }
+  }
+  return String(x)
+}
+
 const asIs = (x: number) => x
 const noise = (x: number) => Math.round(x * 1e6) / 1e6
 
-function column(values: Float64Array, format: (x: number) => number): string {
+function column(values: Float64Array, round: (x: number) => number): string {
   let s = '['
   for (let i = 0; i < values.length; i++) {
     if (i > 0) s += ','
-    s += format(values[i])
+    s += formatNumber(round(values[i]))
   }
   return s + ']'
 }

@@ -11,11 +11,19 @@ export interface ServeConfig {
   readonly port: number
   readonly host: string
   readonly logLevel: string
+  /** Response cache size in MB (0 disables). */
+  readonly cacheMb: number
 }
 
 function port(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number 0..65535')
+  return n
+}
+
+function megabytes(value: string): number {
+  const n = Number(value)
+  if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number of megabytes >= 0')
   return n
 }
 
@@ -25,6 +33,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const app = await buildApp({
     store,
     logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'] },
+    responseCacheBytes: config.cacheMb * 1024 * 1024,
   })
   let closing = false
   const shutdown = async (signal: string) => {
@@ -47,7 +56,8 @@ export function registerServe(program: Command): void {
       .addOption(new Option('--port <n>', 'port to listen on').env('PORT').default(8080).argParser(port))
       .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default('127.0.0.1'))
       .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default('info').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-  type Flags = { port: number; host: string; logLevel: string }
+      .addOption(new Option('--cache-mb <n>', 'memory for cached answers to repeated requests (0 = off)').env('MDQ_CACHE_MB').default(64).argParser(megabytes))
+  type Flags = { port: number; host: string; logLevel: string; cacheMb: number }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
     await serve({ db: program.opts<{ db: string }>().db, ...o })

@@ -44,10 +44,19 @@ export function fillMinutePrevClose(
   const { timestamp, close, open } = minute
   const prevClose = Float64Array.from(minute.prevClose)
   let lastDay = before ? zone.localDay(before.timestamp) : NaN
+  let dayLo = Infinity // bars in [dayLo, dayHi) are on local day lastDay
+  let dayHi = -Infinity
   for (let i = 0; i < n; i++) {
-    const day = zone.localDay(timestamp[i])
-    const firstOfDay = day !== lastDay
-    lastDay = day
+    const t = timestamp[i]
+    let firstOfDay = false
+    if (t < dayLo || t >= dayHi) {
+      const day = zone.localDay(t)
+      firstOfDay = day !== lastDay
+      lastDay = day
+      dayLo = zone.midnightUtc(day)
+      dayHi = zone.midnightUtc(day + 1)
+    }
+    const day = lastDay
     if (!Number.isNaN(prevClose[i])) continue
     const prevTs = i > 0 ? timestamp[i - 1] : before?.timestamp
     const prevRaw = i > 0 ? close[i - 1] : before?.close

@@ -97,8 +97,64 @@ export function encodeChunk(bars: Bars): Uint8Array {
   return w.bytes.slice(0, w.length)
 }
 
-export function decodeChunk(blob: Uint8Array): Bars {
+/**
+ * The hot loop of every read: n zigzag varints, optionally delta-summed, scaled by 10^-e, written
+ * from index `skip` on. Varints are inlined (1-byte fast path); returns the offset after the column.
+ */
+function decodeScaled(blob: Uint8Array, at: number, n: number, delta: boolean, e: number, out: Float64Array, shift: number, skip: number): number {
+  const p = pow10(e)
+  const divide = e >= 0
+  let acc = 0
+  for (let i = 0; i < n; i++) {
+    let v: number
+    const b0 = blob[at++]
+    if (b0 < 128) {
+      v = (b0 >>> 1) ^ -(b0 & 1) // small values: integer ops
+    } else {
+      let z = b0 & 127
+      let mul = 128
+      let b: number
+      do {
+        b = blob[at++]
+        z += (b & 127) * mul
+        mul *= 128
+      } while (b >= 128)
+      v = z % 2 === 0 ? z / 2 : -(z + 1) / 2
+    }
+    acc = delta ? acc + v : v
+    if (i >= skip) out[i + shift] = divide ? acc / p : acc * p
+  }
+  return at
+}
+
+/** The number of bars in a chunk, read from its header only. */
+export function chunkLength(blob: Uint8Array): number {
+  checkVersion(blob)
+  let z = 0
+  let mul = 1
+  for (let at = 1; ; at++) {
+    z += (blob[at] & 127) * mul
+    if (blob[at] < 128) return z
+    mul *= 128
+  }
+}
+
+function checkVersion(blob: Uint8Array): void {
   if (blob[0] !== CHUNK_VERSION) throw new Error(`chunk encoding version ${blob[0]} is not supported (this build reads ${CHUNK_VERSION})`)
+}
+
+export function decodeChunk(blob: Uint8Array): Bars {
+  const bars = allocBars(chunkLength(blob))
+  decodeChunkInto(blob, bars, 0)
+  return bars
+}
+
+/**
+ * Decodes bars [skip, n) of a chunk into `target` from index `at`: range reads fill one allocation
+ * chunk by chunk, no concatenation. Delta-coded columns are still walked from their start.
+ */
+export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0): void {
+  checkVersion(blob)
   let at = 1
   const readVarint = (): number => {
     let b = blob[at++]
@@ -113,30 +169,21 @@ export function decodeChunk(blob: Uint8Array): Bars {
     return z
   }
   const n = readVarint()
-  const bars = allocBars(n)
+  const shift = at0 - skip
   for (const f of BAR_FIELDS) {
-    const out = bars[f]
+    const out = target[f]
     const kind = blob[at++] as ColumnKind
     if (kind === ColumnKind.AllNaN) {
-      out.fill(NaN)
+      out.fill(NaN, at0, at0 + n - skip)
     } else if (kind === ColumnKind.Float64) {
       const view = new DataView(blob.buffer, blob.byteOffset + at, n * 8)
-      for (let i = 0; i < n; i++) out[i] = view.getFloat64(i * 8, true)
+      for (let i = skip; i < n; i++) out[i + shift] = view.getFloat64(i * 8, true)
       at += n * 8
     } else if (kind === ColumnKind.Scaled || kind === ColumnKind.ScaledDelta) {
       const e = (blob[at++] << 24) >> 24
-      const p = pow10(e)
-      const delta = kind === ColumnKind.ScaledDelta
-      let acc = 0
-      for (let i = 0; i < n; i++) {
-        const z = readVarint()
-        const v = z % 2 === 0 ? z / 2 : -(z + 1) / 2
-        acc = delta ? acc + v : v
-        out[i] = e >= 0 ? acc / p : acc * p
-      }
+      at = decodeScaled(blob, at, n, kind === ColumnKind.ScaledDelta, e, out, shift, skip)
     } else {
       throw new Error(`chunk column ${f}: unknown kind ${kind}`)
     }
   }
-  return bars
 }

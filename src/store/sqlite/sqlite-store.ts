@@ -2,14 +2,14 @@
 import Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { BAR_FIELDS, allocBars, barCount, concatBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { BAR_FIELDS, allocBars, barCount, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { MdqError } from '../../domain/errors.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import type { ApiKeyRecord, BarQuery, Store, StoreWriter, WriteBatch } from '../store.js'
-import { decodeChunk, encodeChunk } from './chunk-codec.js'
+import { decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS, MIGRATIONS } from './schema.js'
 
 type Db = Database.Database
@@ -95,23 +95,42 @@ type Statements = ReturnType<typeof statements>
 
 const MAX_MS = 8.64e15
 
+/**
+ * Plans newest-first until `limit` bars are covered (chunk counts need no decoding), then decodes
+ * each chunk straight into one allocation, oldest first. Only chunks cut by the range are decoded
+ * on their own and copied.
+ */
 function readBarsWith(st: Statements, q: BarQuery): Bars {
   const from = q.fromMs ?? -MAX_MS
   const to = q.toMs ?? MAX_MS
-  const parts: Bars[] = []
+  const parts: { blob: Uint8Array; count: number; cut?: Bars }[] = []
   let have = 0
   if (q.limit > 0 && from <= to) {
     for (const row of st.chunksDesc.iterate(q.symbol, q.period, to, from)) {
-      let bars = decodeChunk(row.data)
-      if (row.first_ms < from || row.last_ms > to) bars = sliceBars(bars, lowerBound(bars.timestamp, from), lowerBound(bars.timestamp, to + 1))
-      parts.push(bars)
-      have += barCount(bars)
+      if (row.first_ms < from || row.last_ms > to) {
+        const all = decodeChunk(row.data)
+        const cut = sliceBars(all, lowerBound(all.timestamp, from), lowerBound(all.timestamp, to + 1))
+        parts.push({ blob: row.data, count: barCount(cut), cut })
+        have += barCount(cut)
+      } else {
+        parts.push({ blob: row.data, count: row.count })
+        have += row.count
+      }
       if (have >= q.limit) break
     }
   }
-  if (parts.length === 0) return allocBars(0)
-  const all = concatBars(parts.reverse())
-  return have > q.limit ? sliceBars(all, have - q.limit, have) : all
+  const out = allocBars(Math.min(have, q.limit))
+  let skip = have - barCount(out) // leading bars of the oldest part that fall outside `limit`
+  let at = 0
+  for (let k = parts.length - 1; k >= 0; k--) {
+    const { blob, count, cut } = parts[k]
+    const s = Math.min(skip, count)
+    if (cut) for (const f of BAR_FIELDS) out[f].set(cut[f].subarray(s), at)
+    else decodeChunkInto(blob, out, at, s)
+    at += count - s
+    skip -= s
+  }
+  return out
 }
 
 /** Two ascending series merged; at equal timestamps `incoming` wins. */
