@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
+import { RedisServer, skipWithoutRedis } from '../test/helpers/redis.js'
 import { buildBenchStore } from './bench-store.js'
 import { row } from './measure.js'
 
@@ -75,6 +76,24 @@ try {
     row(w.name, 'bare node:http', b.requests.average.toFixed(0), b.latency.p50, b.latency.p99, size, '1.00')
     row('', 'mdq', m.requests.average.toFixed(0), m.latency.p50, m.latency.p99, size, (m.requests.average / b.requests.average).toFixed(2))
   }
+  // The limiter's cost on W1: the same server without it, and with Redis (a local redis-server).
+  const w1 = workloads[0]
+  const variants: [string, string[]][] = [['mdq, no limiter', ['--rate-limit', 'off']], ['mdq, memory limiter', []]]
+  const redis = skipWithoutRedis() ? undefined : await RedisServer.start()
+  if (redis) variants.push(['mdq, Redis limiter', ['--redis-url', redis.url]])
+  console.log(`\nlimiter cost on W1 (${SECONDS} s each, same run):`)
+  row('variant', '', 'req/s', 'p50 ms', 'p99 ms', '', 'vs no limiter')
+  let base = 0
+  for (const [name, flags] of variants) {
+    const s = await startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', cacheMb, ...flags])
+    const r = await run(s.url, w1, key)
+    if (r.non2xx > 0) throw new Error(`${name}: ${r.non2xx} non-2xx answers`)
+    base ||= r.requests.average
+    row(name, '', r.requests.average.toFixed(0), r.latency.p50, r.latency.p99, '', (r.requests.average / base).toFixed(2))
+    s.child.kill('SIGTERM')
+    await once(s.child, 'exit')
+  }
+  await redis?.stop()
   for (const c of [mdq.child, bare.child]) {
     c.kill('SIGTERM')
     await once(c, 'exit')

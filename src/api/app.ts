@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js'
 import { authPlugin } from './auth.js'
 import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
 import { parseQueryString, redactUrl } from './query-string.js'
+import { rateLimitPlugin, type RateLimitOptions } from './rate-limit.js'
 import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
 
@@ -19,8 +20,8 @@ export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger']
   /** Bytes of answers kept for repeated requests (default 64 MB; 0 disables). */
   readonly responseCacheBytes?: number
-  /** Registered inside /v1 after authentication (rate limiting). */
-  readonly v1Hooks?: (app: FastifyInstance) => Promise<void> | void
+  /** Rate limiting of the spec's limited routes; absent = none (tests of other concerns). */
+  readonly rateLimit?: RateLimitOptions
 }
 
 /** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
@@ -84,12 +85,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
+  if (opts.rateLimit) {
+    const { limiter } = opts.rateLimit
+    app.addHook('onClose', async () => limiter.close())
+  }
   const contexts = new SymbolContexts(opts.store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { store: opts.store })
-      await opts.v1Hooks?.(v1)
+      if (opts.rateLimit) await v1.register(rateLimitPlugin, opts.rateLimit)
       await v1.register(dataRoutes, { store: opts.store, contexts, cache })
     },
     { prefix: '/v1' },

@@ -12,6 +12,7 @@ export const STATUS = {
   UNKNOWN_SYMBOL: 404,
   RATE_LIMITED: 429,
   STORE_UNAVAILABLE: 503,
+  LIMITER_UNAVAILABLE: 503,
 } as const satisfies Record<ErrorCode, number>
 
 export interface ErrorBody {

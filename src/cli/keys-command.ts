@@ -3,14 +3,21 @@ import { InvalidArgumentError, type Command } from 'commander'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { SqliteStore } from '../store/sqlite/sqlite-store.js'
 
-/** `N/min`, `N/s` or a bare N (per minute) -> requests per minute. */
+/** `N/min`, `N/s` or a bare N (per minute) -> requests per minute; `off` -> 0 (only where allowed). */
 export function parseRate(value: string): number {
+  if (value.trim() === 'off') return 0
   const m = /^(\d+(?:\.\d+)?)(?:\/(min|s))?$/.exec(value.trim())
   if (!m || !(Number(m[1]) > 0)) throw new InvalidArgumentError('expected a rate like 600/min or 10/s')
   return m[2] === 's' ? Number(m[1]) * 60 : Number(m[1])
 }
 
-function positiveInt(value: string): number {
+function positiveRate(value: string): number {
+  const r = parseRate(value)
+  if (r === 0) throw new InvalidArgumentError('a key quota must be a positive rate')
+  return r
+}
+
+export function positiveInt(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer')
   return n
@@ -24,7 +31,7 @@ export function registerKeys(program: Command): void {
     .command('create')
     .description('create a key; prints only the plaintext key (shown this once)')
     .requiredOption('--name <name>', 'who or what the key is for')
-    .option('--rate <rate>', 'own quota for the limited routes, e.g. 600/min', parseRate)
+    .option('--rate <rate>', 'own quota for the limited routes, e.g. 600/min', positiveRate)
     .option('--burst <n>', 'own burst size', positiveInt)
     .action(async (o: { name: string; rate?: number; burst?: number }) => {
       const store = open()
@@ -71,7 +78,7 @@ export function registerKeys(program: Command): void {
     .command('set-rate')
     .description("change a key's own quota (omit both to go back to the defaults)")
     .argument('<id>', 'key id', positiveInt)
-    .option('--rate <rate>', 'e.g. 600/min', parseRate)
+    .option('--rate <rate>', 'e.g. 600/min', positiveRate)
     .option('--burst <n>', 'burst size', positiveInt)
     .action(async (id: number, o: { rate?: number; burst?: number }) => {
       const store = open()

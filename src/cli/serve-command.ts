@@ -3,7 +3,9 @@ import { InvalidArgumentError, Option, type Command } from 'commander'
 import { existsSync } from 'node:fs'
 import { buildApp } from '../api/app.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
+import { MemoryRateLimiter, RedisRateLimiter } from '../auth/rate-limiter.js'
 import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+import { parseRate, positiveInt } from './keys-command.js'
 import { buildDemo } from './demo-command.js'
 
 export interface ServeConfig {
@@ -13,6 +15,12 @@ export interface ServeConfig {
   readonly logLevel: string
   /** Response cache size in MB (0 disables). */
   readonly cacheMb: number
+  /** Default quota of keys without their own, requests per minute and burst. */
+  readonly rateLimit: number
+  readonly burst: number
+  /** Share the budget between instances through Redis; absent = in memory. */
+  readonly redisUrl?: string
+  readonly redisFailure: 'open' | 'closed'
 }
 
 function port(value: string): number {
@@ -30,17 +38,20 @@ function megabytes(value: string): number {
 /** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
 export async function serve(config: ServeConfig): Promise<void> {
   const store = SqliteStore.open(config.db)
+  const limiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()
+  if (config.rateLimit === 0) await limiter.close()
   const app = await buildApp({
     store,
     logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'] },
     responseCacheBytes: config.cacheMb * 1024 * 1024,
+    rateLimit: config.rateLimit === 0 ? undefined : { limiter, defaults: { ratePerMin: config.rateLimit, burst: config.burst }, failOpen: config.redisFailure === 'open' },
   })
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    await app.close()
+    await app.close() // also closes the limiter
     await store.close()
     process.exit(0)
   }
@@ -57,7 +68,11 @@ export function registerServe(program: Command): void {
       .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default('127.0.0.1'))
       .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default('info').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
       .addOption(new Option('--cache-mb <n>', 'memory for cached answers to repeated requests (0 = off)').env('MDQ_CACHE_MB').default(64).argParser(megabytes))
-  type Flags = { port: number; host: string; logLevel: string; cacheMb: number }
+      .addOption(new Option('--rate-limit <rate>', 'default quota per key on /v1/klines and /v1/klines/ex-factors, e.g. 600/min or 10/s (off: no limiting)').env('MDQ_RATE_LIMIT').default(600).argParser(parseRate))
+      .addOption(new Option('--burst <n>', 'default burst per key').env('MDQ_BURST').default(60).argParser(positiveInt))
+      .addOption(new Option('--redis-url <url>', 'share rate limits between instances through Redis').env('REDIS_URL'))
+      .addOption(new Option('--redis-failure <mode>', 'when Redis is unreachable: serve unlimited (open) or answer 503 (closed)').env('MDQ_REDIS_FAILURE').default('open').choices(['open', 'closed']))
+  type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed' }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
     await serve({ db: program.opts<{ db: string }>().db, ...o })

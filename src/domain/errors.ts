@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'BAD_KEY',
   'RATE_LIMITED',
   'STORE_UNAVAILABLE',
+  'LIMITER_UNAVAILABLE',
   'BAD_IMPORT',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]

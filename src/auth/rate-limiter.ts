@@ -1,0 +1,102 @@
+/** @module Rate limiters: one token bucket per (API key, operation), in memory or shared through Redis. */
+import { Redis } from 'ioredis'
+import { takeToken, type BucketState, type Decision, type Quota } from './token-bucket.js'
+
+export type LimitedOperation = 'klines' | 'ex-factors'
+
+export interface RateLimiter {
+  readonly name: 'memory' | 'redis'
+  /** Takes one token of the bucket (keyId, operation); rejects only when the backend cannot be reached. */
+  take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision>
+  /** Whether the backend answers (for /readyz). */
+  ready(): Promise<boolean>
+  close(): Promise<void>
+}
+
+/** One process's buckets; Node runs one request's check at a time, so a Map is exact. */
+export class MemoryRateLimiter implements RateLimiter {
+  readonly name = 'memory'
+  readonly #buckets = new Map<string, BucketState>()
+  constructor(private readonly now: () => number = () => performance.timeOrigin + performance.now()) {}
+
+  async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
+    const id = `${keyId}:${operation}`
+    const { decision, state } = takeToken(this.#buckets.get(id), this.now(), quota)
+    this.#buckets.set(id, state)
+    return decision
+  }
+  async ready(): Promise<boolean> {
+    return true
+  }
+  async close(): Promise<void> {}
+}
+
+/**
+ * The same bucket in one Lua script, atomic in Redis, with Redis's own clock (TIME) so instances
+ * with skewed clocks still share one exact budget. State: a hash {tokens, ms}, expiring once full.
+ */
+const TAKE_SCRIPT = `
+local perMs = tonumber(ARGV[1]) / 60000
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ms')
+local tokens = burst
+if state[1] then
+  tokens = math.min(burst, tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * perMs)
+end
+local allowed = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ms', tostring(now))
+local fullMs = math.ceil((burst - tokens) / perMs)
+redis.call('PEXPIRE', KEYS[1], fullMs + 1000)
+local retry = 0
+if allowed == 0 then retry = math.ceil((1 - tokens) / perMs) end
+return {allowed, math.floor(tokens), retry, fullMs}
+`
+
+/** How long the first requests wait for the first connection before counting as a failure. */
+export const FIRST_CONNECT_MS = 3000
+
+export class RedisRateLimiter implements RateLimiter {
+  readonly name = 'redis'
+  readonly #redis: Redis
+  /** Settles at the first connection (or after FIRST_CONNECT_MS): requests at startup are not "Redis down". */
+  readonly #firstConnect: Promise<void>
+  constructor(url: string, readonly prefix = 'mdq:rl:') {
+    // Fail fast while disconnected (no offline queue), and keep reconnecting in the background.
+    this.#redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n) => Math.min(n * 100, 1000) })
+    this.#redis.on('error', () => {}) // reported per request by the caller
+    this.#redis.defineCommand('mdqTake', { numberOfKeys: 1, lua: TAKE_SCRIPT })
+    this.#firstConnect = new Promise((resolve) => {
+      const timer = setTimeout(resolve, FIRST_CONNECT_MS)
+      timer.unref()
+      this.#redis.once('ready', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+
+  async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
+    if (this.#redis.status !== 'ready') await this.#firstConnect
+    const take = (this.#redis as unknown as { mdqTake(key: string, rate: number, burst: number): Promise<[number, number, number, number]> }).mdqTake
+    const [allowed, remaining, retryAfterMs, resetMs] = await take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst)
+    return { allowed: allowed === 1, remaining, retryAfterMs, resetMs, limit: quota.burst }
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      return (await this.#redis.ping()) === 'PONG'
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect()
+  }
+}

@@ -1,0 +1,63 @@
+/** @module A real redis-server (Debian's) on a free loopback port, started and stopped by PID from tests. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createConnection, createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+export function skipWithoutRedis(): string | false {
+  return spawnSync('redis-server', ['--version']).status === 0 ? false : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)'
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' }, () => socket.write('PING\r\n'))
+    socket.once('data', (d) => {
+      socket.destroy()
+      resolve(d.toString().startsWith('+PONG'))
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+export class RedisServer {
+  #child?: ChildProcess
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisServer> {
+    const server = new RedisServer(await freePort())
+    await server.start()
+    return server
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  async start(): Promise<void> {
+    this.#child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const t0 = Date.now()
+    while (!(await ping(this.port))) {
+      if (Date.now() - t0 > 10_000) throw new Error(`redis-server did not start on port ${this.port}`)
+      await sleep(20)
+    }
+  }
+
+  /** Stops the server by its PID and waits until it has exited. */
+  async stop(): Promise<void> {
+    const child = this.#child
+    if (!child || child.exitCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    await exited
+  }
+}

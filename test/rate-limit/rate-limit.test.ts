@@ -1,0 +1,192 @@
+// Rate limiting over real HTTP: exact under concurrency (memory, Redis, two processes on one Redis),
+// true retry_after_ms, refill rate, per-key quotas, ordering after auth, Redis failure modes.
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
+import type { Quota } from '../../src/auth/token-bucket.js'
+import { RedisServer, skipWithoutRedis } from '../helpers/redis.js'
+import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
+import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
+
+const { dir, cleanup } = tempDir()
+let db: string
+let redis: RedisServer | undefined
+const noRedis = skipWithoutRedis()
+before(async () => {
+  db = await demoDb(dir)
+  if (!noRedis) redis = await RedisServer.start()
+})
+after(async () => {
+  await redis?.stop()
+  cleanup()
+})
+
+const KLINES = '/v1/klines?symbol=600519.SH&count=5'
+const get = (base: string, key: string, path = KLINES) => fetch(base + path, { headers: { 'X-API-Key': key } })
+
+async function limitedServer(limiter: RateLimiter, defaults: Quota, failOpen = true): Promise<TestServer> {
+  return startServer(db, { rateLimit: { limiter, defaults, failOpen }, responseCacheBytes: 0 })
+}
+
+/** 200 requests at once; the count of each status. */
+async function burst(urls: readonly string[], key: string, n = 200): Promise<Record<number, number>> {
+  const answers = await Promise.all(Array.from({ length: n }, (_, i) => get(urls[i % urls.length], key).then(async (r) => (await r.arrayBuffer(), r.status))))
+  return answers.reduce<Record<number, number>>((acc, s) => ((acc[s] = (acc[s] ?? 0) + 1), acc), {})
+}
+
+describe('rate limiting, in memory', () => {
+  let server: TestServer
+  before(async () => (server = await limitedServer(new MemoryRateLimiter(), { ratePerMin: 1, burst: 50 })))
+  after(() => server.close())
+
+  it('200 parallel requests against burst 50: exactly 50 succeed', async () => {
+    assert.deepEqual(await burst([server.url], await newKey(server.store, 'mem-burst')), { 200: 50, 429: 150 })
+  })
+
+  it('a 429 has the rate-limit body and headers; every limited answer has RateLimit-* headers', async () => {
+    const key = await newKey(server.store, 'headers', { ratePerMin: 60, burst: 1 })
+    const ok = await get(server.url, key)
+    assert.equal(ok.status, 200)
+    assert.equal(ok.headers.get('ratelimit-limit'), '1')
+    assert.equal(ok.headers.get('ratelimit-remaining'), '0')
+    assert.ok(Number(ok.headers.get('ratelimit-reset')) >= 1)
+    const refused = await get(server.url, key)
+    assert.equal(refused.status, 429)
+    const body = (await refused.json()) as { code: number; message: string; retry_after_ms: number }
+    assert.equal(body.code, 429)
+    assert.ok(body.retry_after_ms > 900 && body.retry_after_ms <= 1000, String(body.retry_after_ms))
+    assert.equal(refused.headers.get('retry-after'), '1')
+    assert.match(body.message, /60\/min, burst 1/)
+  })
+
+  it('retry_after_ms is the true wait: a retry clearly before it fails, one after it succeeds', async () => {
+    const key = await newKey(server.store, 'retry', { ratePerMin: 120, burst: 1 }) // a token every 500 ms
+    assert.equal((await get(server.url, key)).status, 200)
+    const refused = await get(server.url, key)
+    const { retry_after_ms: wait } = (await refused.json()) as { retry_after_ms: number }
+    await sleep(wait - 150)
+    assert.equal((await get(server.url, key)).status, 429)
+    const again = (await (await get(server.url, key)).json()) as { retry_after_ms: number }
+    await sleep(again.retry_after_ms + 5)
+    assert.equal((await get(server.url, key)).status, 200)
+  })
+
+  it('per-key quotas are independent; 401 precedes 429; instruments is never limited', async () => {
+    const a = await newKey(server.store, 'a', { ratePerMin: 1, burst: 2 })
+    const b = await newKey(server.store, 'b', { ratePerMin: 1, burst: 3 })
+    const statuses = async (key: string, n: number) => {
+      const out: number[] = []
+      for (let i = 0; i < n; i++) out.push((await get(server.url, key)).status)
+      return out
+    }
+    assert.deepEqual(await statuses(a, 3), [200, 200, 429])
+    assert.deepEqual(await statuses(b, 4), [200, 200, 200, 429])
+    assert.equal((await get(server.url, 'mdq_not_a_key')).status, 401)
+    // ex-factors has its own bucket; instruments has none.
+    assert.equal((await get(server.url, a, '/v1/klines/ex-factors?symbols=600000.SH')).status, 200)
+    for (let i = 0; i < 5; i++) {
+      const r = await get(server.url, a, '/v1/instruments?symbols=600000.SH')
+      assert.equal(r.status, 200)
+      assert.equal(r.headers.get('ratelimit-limit'), null)
+    }
+  })
+
+  it('`mdq keys create --rate --burst` and `keys set-rate` from another process apply to a running server', async () => {
+    const key = runMdq(['--db', db, 'keys', 'create', '--name', 'cli-quota', '--rate', '1/min', '--burst', '2']).stdout.trim()
+    assert.deepEqual([(await get(server.url, key)).status, (await get(server.url, key)).status, (await get(server.url, key)).status], [200, 200, 429])
+    const id = (await server.store.listKeys()).find((k) => k.name === 'cli-quota')!.id
+    assert.equal(runMdq(['--db', db, 'keys', 'set-rate', String(id), '--rate', '1/min', '--burst', '5']).status, 0)
+    await sleep(600) // the key cache holds a key for 500 ms
+    const r = await get(server.url, key)
+    assert.equal(r.headers.get('ratelimit-limit'), '5')
+  })
+
+  it('refills within 5% of the configured rate over a few seconds', async () => {
+    const key = await newKey(server.store, 'refill', { ratePerMin: 1200, burst: 1 }) // 20/s
+    const t0 = Date.now()
+    let ok = 0
+    while (Date.now() - t0 < 3000) if ((await get(server.url, key)).status === 200) ok++
+    const expected = 1 + (20 * (Date.now() - t0)) / 1000
+    assert.ok(Math.abs(ok / expected - 1) <= 0.05, `${ok} successes, expected ${expected.toFixed(1)}`)
+  })
+})
+
+describe('rate limiting through Redis', { skip: noRedis }, () => {
+  it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
+    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test1:'), { ratePerMin: 1, burst: 50 })
+    try {
+      assert.deepEqual(await burst([server.url], await newKey(server.store, 'redis-burst')), { 200: 50, 429: 150 })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('two `mdq serve` processes sharing one Redis share one budget: exactly 50 of 200', async () => {
+    const key = runMdq(['--db', db, 'keys', 'create', '--name', 'shared']).stdout.trim()
+    const children: ChildProcess[] = []
+    const urls: string[] = []
+    try {
+      for (let i = 0; i < 2; i++) {
+        const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--redis-url', redis!.url, '--rate-limit', '1/min', '--burst', '50', '--cache-mb', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+        children.push(child)
+        let out = ''
+        child.stdout!.on('data', (d) => (out += d))
+        const t0 = Date.now()
+        while (!/127\.0\.0\.1:(\d+)/.test(out) && Date.now() - t0 < 10_000) await sleep(20)
+        urls.push(`http://127.0.0.1:${/127\.0\.0\.1:(\d+)/.exec(out)![1]}`)
+      }
+      assert.deepEqual(await burst(urls, key), { 200: 50, 429: 150 })
+    } finally {
+      for (const c of children) {
+        c.kill('SIGTERM')
+        await once(c, 'exit')
+      }
+    }
+  })
+
+  it('refills within 5% of the configured rate (Redis clock)', async () => {
+    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test3:'), { ratePerMin: 1200, burst: 1 })
+    try {
+      const key = await newKey(server.store, 'redis-refill')
+      const t0 = Date.now()
+      let ok = 0
+      while (Date.now() - t0 < 3000) if ((await get(server.url, key)).status === 200) ok++
+      const expected = 1 + (20 * (Date.now() - t0)) / 1000
+      assert.ok(Math.abs(ok / expected - 1) <= 0.05, `${ok} successes, expected ${expected.toFixed(1)}`)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns', async () => {
+    const open = await limitedServer(new RedisRateLimiter(redis!.url, 'test4:'), { ratePerMin: 1, burst: 3 }, true)
+    const closed = await limitedServer(new RedisRateLimiter(redis!.url, 'test5:'), { ratePerMin: 1, burst: 3 }, false)
+    try {
+      const k1 = await newKey(open.store, 'open')
+      assert.equal((await get(open.url, k1)).status, 200)
+      await redis!.stop()
+      for (let i = 0; i < 6; i++) assert.equal((await get(open.url, k1)).status, 200, 'fail-open serves beyond the burst')
+      const k2 = await newKey(closed.store, 'closed')
+      const refused = await get(closed.url, k2)
+      assert.equal(refused.status, 503)
+      assert.deepEqual(await refused.json(), { code: 503, message: 'Rate limiting is unavailable right now; retry shortly.' })
+      await redis!.start()
+      // ioredis reconnects by itself (no restart): wait until limiting answers again, then exhaust.
+      const t0 = Date.now()
+      while ((await get(closed.url, k2)).status === 503 && Date.now() - t0 < 10_000) await sleep(100)
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++) statuses.push((await get(closed.url, k2)).status)
+      assert.ok(statuses.includes(429), `limiting resumed: ${statuses}`)
+      const k3 = await newKey(open.store, 'open-after')
+      const after: number[] = []
+      for (let i = 0; i < 4; i++) after.push((await get(open.url, k3)).status)
+      assert.deepEqual(after, [200, 200, 200, 429])
+    } finally {
+      await open.close()
+      await closed.close()
+    }
+  })
+})
