@@ -68,7 +68,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #firstConnect: Promise<void>
   constructor(url: string, readonly prefix = 'mdq:rl:') {
     // Fail fast while disconnected (no offline queue), and keep reconnecting in the background.
-    this.#redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (n) => Math.min(n * 100, 1000) })
+    // Auto-pipelining sends the checks of concurrent requests in one round trip.
+    this.#redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true, retryStrategy: (n) => Math.min(n * 100, 1000) })
     this.#redis.on('error', () => {}) // reported per request by the caller
     this.#redis.defineCommand('mdqTake', { numberOfKeys: 1, lua: TAKE_SCRIPT })
     this.#firstConnect = new Promise((resolve) => {

@@ -1,6 +1,7 @@
 /** @module `mdq serve` and `mdq start`: open the store, build the app, listen, shut down gracefully. */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { existsSync } from 'node:fs'
+import pino from 'pino'
 import { buildApp } from '../api/app.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MemoryRateLimiter, RedisRateLimiter } from '../auth/rate-limiter.js'
@@ -40,9 +41,11 @@ export async function serve(config: ServeConfig): Promise<void> {
   const store = SqliteStore.open(config.db)
   const limiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()
   if (config.rateLimit === 0) await limiter.close()
+  // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
+  const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
   const app = await buildApp({
     store,
-    logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'] },
+    logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream },
     responseCacheBytes: config.cacheMb * 1024 * 1024,
     rateLimit: config.rateLimit === 0 ? undefined : { limiter, defaults: { ratePerMin: config.rateLimit, burst: config.burst }, failOpen: config.redisFailure === 'open' },
   })
@@ -53,12 +56,14 @@ export async function serve(config: ServeConfig): Promise<void> {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     await app.close() // also closes the limiter
     await store.close()
+    logStream.flushSync()
     process.exit(0)
   }
   process.on('SIGINT', () => void shutdown('SIGINT'))
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ port: config.port, host: config.host })
   app.log.info({ db: config.db }, `mdq serving ${config.db} on http://${config.host}:${(app.server.address() as { port: number }).port}`)
+  logStream.flush() // the address line, at once: scripts wait for it
 }
 
 export function registerServe(program: Command): void {
