@@ -8,11 +8,13 @@ import { constants as zlib } from 'node:zlib'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { Store } from '../store/store.js'
 import { authPlugin } from './auth.js'
+import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
 import { parseQueryString, redactUrl } from './query-string.js'
 import { rateLimitPlugin, type RateLimitOptions } from './rate-limit.js'
 import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
+import { webPlugin } from './web.js'
 
 export interface AppOptions {
   readonly store: Store
@@ -32,6 +34,7 @@ const KNOWN_PATHS: Record<string, readonly string[]> = {
   '/v1/klines': ['GET', 'HEAD'],
   '/v1/klines/ex-factors': ['GET', 'HEAD'],
   '/v1/instruments': ['GET', 'HEAD', 'POST'],
+  '/v1/instruments/search': ['GET', 'HEAD'],
   '/openapi.json': ['GET', 'HEAD'],
 }
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
@@ -84,18 +87,26 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(webPlugin)
 
   if (opts.rateLimit) {
     const { limiter } = opts.rateLimit
     app.addHook('onClose', async () => limiter.close())
   }
-  const contexts = new SymbolContexts(opts.store)
+  const metrics = new Metrics()
+  const store = timedStore(opts.store, metrics)
+  const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
+  metrics.watch(cache, opts.store)
+  await app.register(observabilityPlugin, { store: opts.store, metrics, limiter: opts.rateLimit?.limiter })
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { store: opts.store })
-      if (opts.rateLimit) await v1.register(rateLimitPlugin, opts.rateLimit)
-      await v1.register(dataRoutes, { store: opts.store, contexts, cache })
+      if (opts.rateLimit) {
+        const onOutcome = (outcome: 'limited' | 'backend_error', operation: 'klines' | 'ex-factors') => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
+        await v1.register(rateLimitPlugin, { ...opts.rateLimit, onOutcome })
+      }
+      await v1.register(dataRoutes, { store, contexts, cache })
     },
     { prefix: '/v1' },
   )

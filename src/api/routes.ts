@@ -8,7 +8,7 @@ import { sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
 import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
-import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SymbolsQuery } from './schemas.js'
+import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SearchQuery, SymbolsQuery } from './schemas.js'
 import { instrumentWire, klinesJson } from './wire.js'
 
 export interface RouteOptions {
@@ -32,7 +32,7 @@ function checkRange(start?: number, end?: number): void {
 }
 
 export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts, cache }) => {
-  app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust']))
+  app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust', 'q', 'limit']))
 
   app.get(
     '/klines',
@@ -68,6 +68,11 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     const symbols = symbolList(req.query.symbols, 1000)
     return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
   })
+  app.get(
+    '/instruments/search',
+    { schema: { summary: 'Search instruments by symbol, code or name (an mdq extension, used by the chart page)', querystring: SearchQuery, response: { 200: InstrumentsResponse, ...errors } } },
+    async (req) => ({ data: (await store.searchInstruments(req.query.q, req.query.limit)).map(instrumentWire) }),
+  )
   app.post('/instruments', { schema: { summary: 'Instrument metadata (body form, used by the TickFlow SDK)', body: InstrumentsBody, response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
     const symbols = symbolList(req.body.symbols, 1000)
     return sendWithEtag(req, reply, store, cache, () => instruments(symbols))

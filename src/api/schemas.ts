@@ -74,3 +74,8 @@ export const InstrumentsResponse = Type.Object({ data: Type.Array(InstrumentReco
 
 export const ErrorResponse = Type.Object({ code: Type.Integer(), message: Type.String() })
 export const RateLimitResponse = Type.Object({ code: Type.Literal(429), message: Type.String(), retry_after_ms: Type.Integer() })
+
+export const SearchQuery = Type.Object({
+  q: Type.String({ minLength: 1, maxLength: 64, description: 'Text in the symbol, code or name' }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+})

@@ -67,6 +67,13 @@ export function runStoreContract(name: string, open: () => Promise<Store>, skip:
       assert.equal(got[0].name, null)
       assert.equal(got[0].region, 'US')
     })
+    test('search finds instruments by symbol, code or name, case-insensitively, with % and _ taken literally', async () => {
+      assert.deepEqual((await store.searchInstruments('pudong', 10)).map((i) => i.symbol), ['600000.SH'])
+      assert.deepEqual((await store.searchInstruments('aap', 10)).map((i) => i.symbol), ['AAPL.US'])
+      assert.deepEqual((await store.searchInstruments('0', 1)).map((i) => i.symbol), ['00700.HK'])
+      assert.deepEqual(await store.searchInstruments('%', 10), [])
+      assert.deepEqual(await store.searchInstruments('_', 10), [])
+    })
     test('ex-factors: ascending per known symbol, [] without events, unknown left out, range inclusive', async () => {
       const all = await store.readExFactors(['600000.SH', 'AAPL.US', '000002.SZ'])
       assert.deepEqual([...all.keys()], ['600000.SH', 'AAPL.US'])
@@ -82,6 +89,9 @@ export function runStoreContract(name: string, open: () => Promise<Store>, skip:
       if (store.capabilities.liveImport && name !== 'sqlite :memory:') assert.equal(barCount(await store.readBars({ symbol: '00700.HK', period: '1d', limit: 10 })), 0)
       await w.rollback()
       assert.equal(barCount(await store.readBars({ symbol: '00700.HK', period: '1d', limit: 10 })), 0)
+    })
+    test('check() passes on a healthy store', async () => {
+      await store.check()
     })
     test('API keys: created, found by hash, quotas set, revoked', async () => {
       const k = await store.createKey({ name: 'ci', hash: 'ab'.repeat(32) })

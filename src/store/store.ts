@@ -49,6 +49,8 @@ export interface Store {
   readBars(q: BarQuery): Promise<Bars>
   /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
+  /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
+  searchInstruments(text: string, limit: number): Promise<Instrument[]>
   /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
   readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
   /**
@@ -56,6 +58,8 @@ export interface Store {
    * imports), unique to this store: for caches and ETags.
    */
   dataVersion(): Promise<string>
+  /** Throws unless the store can really be read now (for /readyz): touches the storage, not a cache. */
+  check(): Promise<void>
   /** Writes the whole batch or, on any error, nothing. */
   write(batch: WriteBatch): Promise<void>
   /** Opens the one write transaction; readers keep seeing the old data until commit. */

@@ -224,7 +224,7 @@ describe('authentication', () => {
     const r = await getJson<{ openapi: string; paths: Record<string, unknown>; components: { securitySchemes: Record<string, { in: string; name: string }> } }>(`${server.url}/openapi.json`)
     assert.equal(r.status, 200)
     assert.equal(r.body.openapi, '3.1.0')
-    assert.deepEqual(Object.keys(r.body.paths).sort(), ['/v1/instruments', '/v1/klines', '/v1/klines/ex-factors'])
+    assert.deepEqual(Object.keys(r.body.paths).sort(), ['/v1/instruments', '/v1/instruments/search', '/v1/klines', '/v1/klines/ex-factors'])
     assert.deepEqual(r.body.components.securitySchemes.ApiKeyQuery, { type: 'apiKey', in: 'query', name: 'api_key' })
   })
 })
@@ -281,5 +281,58 @@ describe('HTTP details', () => {
     assert.ok(br.body.length < plain.body.length / 3)
     assert.deepEqual(JSON.parse(gunzipSync(gz.body).toString()), JSON.parse(plain.body.toString()))
     assert.deepEqual(JSON.parse(brotliDecompressSync(br.body).toString()), JSON.parse(plain.body.toString()))
+  })
+})
+
+describe('operator endpoints', () => {
+  it('/healthz and /readyz need no key; /readyz checks the store', async () => {
+    assert.deepEqual((await getJson(`${server.url}/healthz`)).body, { status: 'ok' })
+    assert.deepEqual((await getJson(`${server.url}/readyz`)).body, { status: 'ready', checks: { store: 'ok' } })
+  })
+
+  it('/metrics parses as Prometheus text and its counters move with requests', async () => {
+    const scrape = async () => {
+      const r = await fetch(`${server.url}/metrics`)
+      assert.match(r.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/)
+      const text = await r.text()
+      const samples = new Map<string, number>()
+      for (const line of text.split('\n')) {
+        if (line === '' || line.startsWith('#')) continue
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (-?[0-9.eE+-]+|nan|\+inf|-inf)$/i.exec(line) // Prometheus parses NaN/Inf in any case
+        assert.ok(m, `not a Prometheus sample line: ${line}`)
+        samples.set(m[1], Number(m[2]))
+      }
+      return { samples, text }
+    }
+    const route = 'mdq_http_requests_total{route="/v1/klines",method="GET",status="200"}'
+    const before = (await scrape()).samples.get(route) ?? 0
+    for (let i = 0; i < 3; i++) await (await fetch(`${server.url}/v1/klines?symbol=600000.SH&count=${i + 1}`, { headers: { 'X-API-Key': server.key } })).text()
+    const { samples, text } = await scrape()
+    assert.equal(samples.get(route), before + 3)
+    assert.ok((samples.get('mdq_store_read_duration_seconds_count{operation="bars"}') ?? 0) > 0)
+    assert.ok(samples.has('mdq_response_cache_hits_total') && samples.has('mdq_store_imports_total'))
+    assert.ok(!text.includes(server.key), 'never a key')
+  })
+
+  it('/readyz turns 503 when the store file cannot be read', async () => {
+    const { chmodSync, copyFileSync } = await import('node:fs')
+    const broken = `${dir}/broken.db`
+    copyFileSync(db, broken)
+    const other = await startServer(broken)
+    try {
+      assert.equal((await getJson(`${other.url}/readyz`)).status, 200)
+      // Replace the file's header with garbage: every read now fails.
+      const { openSync, writeSync, closeSync } = await import('node:fs')
+      const fd = openSync(broken, 'r+')
+      writeSync(fd, Buffer.alloc(100, 0x42), 0, 100, 0)
+      closeSync(fd)
+      chmodSync(broken, 0o000)
+      const r = await getJson<{ code: number; checks: Record<string, string> }>(`${other.url}/readyz`)
+      assert.equal(r.status, 503)
+      assert.deepEqual(r.body.checks, { store: 'unreadable' })
+    } finally {
+      chmodSync(broken, 0o644)
+      await other.close().catch(() => undefined)
+    }
   })
 })

@@ -1,6 +1,6 @@
 /** @module The embedded Store on one SQLite file (WAL): columnar chunk BLOBs per symbol, period and span. */
 import Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { BAR_FIELDS, allocBars, barCount, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { MdqError } from '../../domain/errors.js'
@@ -81,6 +81,9 @@ function statements(db: Db) {
       'INSERT OR REPLACE INTO chunks (symbol, period, start_ms, first_ms, last_ms, count, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     instrument: db.prepare<[string], InstrumentRow>('SELECT * FROM instruments WHERE symbol = ?'),
+    search: db.prepare<[string, string, string, number], InstrumentRow>(
+      "SELECT * FROM instruments WHERE symbol LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR code LIKE ? ESCAPE '\\' ORDER BY symbol LIMIT ?",
+    ),
     putInstrument: db.prepare(
       `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down)
        VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown)`,
@@ -247,6 +250,11 @@ export class SqliteStore implements Store {
     return this.#guard(() => readInstrumentsWith(this.#st, symbols))
   }
 
+  async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    return this.#guard(() => this.#st.search.all(pattern, pattern, pattern, limit).map(toInstrument))
+  }
+
   async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
     return this.#guard(() => {
       const out = new Map<string, ExFactorEvent[]>()
@@ -256,6 +264,21 @@ export class SqliteStore implements Store {
       }
       return out
     })
+  }
+
+  async check(): Promise<void> {
+    if (this.#path !== ':memory:') {
+      // SQLite may answer from its page cache; read the file's header to know the file is there and sane.
+      const fd = openSync(this.#path, 'r')
+      try {
+        const header = Buffer.alloc(16)
+        readSync(fd, header, 0, 16, 0)
+        if (header.toString('latin1') !== 'SQLite format 3\0') throw new MdqError('STORE_UNAVAILABLE', 'The store file is not a SQLite database.')
+      } finally {
+        closeSync(fd)
+      }
+    }
+    await this.dataVersion()
   }
 
   async dataVersion(): Promise<string> {

@@ -1,0 +1,104 @@
+/** @module What operators watch: /healthz, /readyz and Prometheus /metrics (no key, no data, no keys revealed). */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { RateLimiter } from '../auth/rate-limiter.js'
+import type { Store } from '../store/store.js'
+import type { ResponseCache } from './response-cache.js'
+
+/** The metrics of one app (a registry of its own, so tests can build many apps). */
+export class Metrics {
+  readonly registry = new Registry()
+  readonly requests = new Counter({ name: 'mdq_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] })
+  readonly latency = new Histogram({
+    name: 'mdq_http_request_duration_seconds',
+    help: 'HTTP request latency by route',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  })
+  readonly rateLimited = new Counter({ name: 'mdq_rate_limited_total', help: 'Requests refused with 429, by operation', labelNames: ['operation'] as const, registers: [this.registry] })
+  readonly limiterErrors = new Counter({ name: 'mdq_rate_limiter_errors_total', help: 'Rate-limiter backend failures (Redis unreachable), by operation', labelNames: ['operation'] as const, registers: [this.registry] })
+  readonly storeReads = new Histogram({
+    name: 'mdq_store_read_duration_seconds',
+    help: 'Time spent in store reads, by operation',
+    labelNames: ['operation'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+    registers: [this.registry],
+  })
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'mdq_' })
+  }
+
+  /** Gauges read when scraped: cache counters and the store's import generation. */
+  watch(cache: ResponseCache, store: Store): void {
+    const registers = [this.registry]
+    new Gauge({ name: 'mdq_response_cache_hits_total', help: 'Answers served from the response cache', registers, collect() { this.set(cache.hits) } })
+    new Gauge({ name: 'mdq_response_cache_misses_total', help: 'Cacheable answers computed', registers, collect() { this.set(cache.misses) } })
+    new Gauge({ name: 'mdq_response_cache_bytes', help: 'Memory held by cached answers', registers, collect() { this.set(cache.bytes) } })
+    new Gauge({
+      name: 'mdq_store_imports_total',
+      help: 'Imports committed to the store so far (any process)',
+      registers,
+      async collect() {
+        const generation = Number((await store.dataVersion().catch(() => '.NaN')).split('.').pop())
+        if (Number.isFinite(generation)) this.set(generation)
+      },
+    })
+  }
+}
+
+/** A Store whose reads are timed into `mdq_store_read_duration_seconds` (a decorator: backends stay unaware). */
+export function timedStore(store: Store, metrics: Metrics): Store {
+  const time = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    const end = metrics.storeReads.startTimer({ operation })
+    try {
+      return await fn(...args)
+    } finally {
+      end()
+    }
+  }
+  const timed: Partial<Store> = {
+    readBars: time('bars', store.readBars.bind(store)),
+    readInstruments: time('instruments', store.readInstruments.bind(store)),
+    readExFactors: time('ex_factors', store.readExFactors.bind(store)),
+  }
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop in timed) return timed[prop as keyof Store]
+      const value: unknown = Reflect.get(target, prop, receiver)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+export interface ObservabilityOptions {
+  readonly store: Store
+  readonly metrics: Metrics
+  readonly limiter?: RateLimiter
+}
+
+const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: FastifyInstance, { store, metrics, limiter }) => {
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched'
+    metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) })
+    metrics.latency.observe({ route, method: req.method }, reply.elapsedTime / 1000)
+  })
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    const checks: Record<string, string> = {}
+    try {
+      await store.check()
+      checks.store = 'ok'
+    } catch {
+      checks.store = 'unreadable'
+    }
+    if (limiter?.name === 'redis') checks.redis = (await limiter.ready()) ? 'ok' : 'unreachable'
+    const ready = Object.values(checks).every((c) => c === 'ok')
+    return reply.code(ready ? 200 : 503).send(ready ? { status: 'ready', checks } : { code: 503, message: 'Not ready.', checks })
+  })
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()))
+}
+
+export const observabilityPlugin = fp(observability, { name: 'mdq-observability' })

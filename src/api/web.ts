@@ -1,0 +1,29 @@
+/** @module The chart page at / and the API reference at /docs, served from this process (no CDN). */
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyPluginAsync } from 'fastify'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** web/ at the package root (this file runs from dist/src/api/). */
+const WEB_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'web')
+const CHARTS = join(dirname(createRequire(import.meta.url).resolve('lightweight-charts/package.json')), 'dist', 'lightweight-charts.standalone.production.js')
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/': { file: join(WEB_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
+  '/assets/app.js': { file: join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  '/assets/style.css': { file: join(WEB_DIR, 'style.css'), type: 'text/css; charset=utf-8' },
+  '/assets/lightweight-charts.js': { file: CHARTS, type: 'text/javascript; charset=utf-8' },
+}
+
+export const webPlugin: FastifyPluginAsync = async (app) => {
+  for (const [url, { file, type }] of Object.entries(ASSETS)) {
+    const body = readFileSync(file) // read once at startup: a handful of small files
+    app.get(url, { schema: { hide: true } }, async (_req, reply) => reply.type(type).header('Cache-Control', 'no-cache').send(body))
+  }
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: true, tryItOutEnabled: true },
+  })
+}

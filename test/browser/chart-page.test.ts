@@ -1,0 +1,110 @@
+/// <reference lib="dom" />
+// The chart page in a real browser (Debian's chromium via playwright-core): key, symbol, 1d forward,
+// the chart holds what the API returns, switch to 60m, scroll back for older bars, screenshot.
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { repoRoot } from '../helpers/shared-data.js'
+import { demoDb, getJson, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
+import { tempDir } from '../helpers/store-files.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`
+
+describe('chart page in Chromium', { skip }, () => {
+  const { dir, cleanup } = tempDir()
+  let server: TestServer
+  let browser: Browser
+  let page: Page
+  before(async () => {
+    server = await startServer(await demoDb(dir))
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    })
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
+  })
+  after(async () => {
+    await browser?.close()
+    await server?.close()
+    cleanup()
+  })
+
+  const count = async () => Number(await page.locator('#bar-count').textContent())
+  const waitForCount = async (pred: (n: number) => boolean, what: string) => {
+    const t0 = Date.now()
+    while (!pred(await count())) {
+      if (Date.now() - t0 > 15_000) throw new Error(`timed out waiting for ${what}; status: ${await page.locator('#status').textContent()}`)
+      await page.waitForTimeout(50)
+    }
+    return count()
+  }
+
+  it('shows 600519.SH 1d forward with the bars the API returns, ex-dates marked', async () => {
+    await page.goto(`${server.url}/?page=60`)
+    await page.fill('#api-key', server.key)
+    await page.fill('#symbol', '600519.SH')
+    await page.selectOption('#period', '1d')
+    await page.selectOption('#adjust', 'forward')
+    await page.click('button[type=submit]')
+    const n = await waitForCount((c) => c > 0, 'daily bars')
+    const api = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&period=1d&adjust=forward&count=60`, { headers: { 'X-API-Key': server.key } })
+    assert.equal(n, api.body.data.timestamp.length)
+    assert.equal(Number(await page.locator('#bar-count').getAttribute('data-first')), api.body.data.timestamp[0])
+    assert.equal(await page.evaluate(() => localStorage.getItem('mdq.apiKey')), server.key)
+  })
+
+  it('switches to 60m and loads older bars when scrolled back', async () => {
+    await page.selectOption('#period', '60m')
+    const first = await waitForCount((c) => c === 60, '60m bars')
+    await page.waitForTimeout(400) // the page hands the view to the user 300 ms after drawing
+    assert.equal(first, 60)
+    await page.evaluate(() => (window as unknown as { mdqChart: { timeScale(): { setVisibleLogicalRange(r: { from: number; to: number }): void } } }).mdqChart.timeScale().setVisibleLogicalRange({ from: -5, to: 30 }))
+    const more = await waitForCount((c) => c > 60, 'older 60m bars')
+    const all = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&period=60m&adjust=forward&count=10000`, { headers: { 'X-API-Key': server.key } })
+    assert.equal(more, all.body.data.timestamp.length) // 20 days x 4 bars: the whole history
+    await page.selectOption('#period', '1d')
+    await waitForCount((c) => c === 60, 'daily bars again')
+    await page.waitForTimeout(400)
+    await page.evaluate(() => (window as unknown as { mdqChart: { timeScale(): { setVisibleLogicalRange(r: { from: number; to: number }): void } } }).mdqChart.timeScale().setVisibleLogicalRange({ from: -5, to: 50 }))
+    await waitForCount((c) => c === 120, 'a second page of daily bars')
+  })
+
+  it('marks exactly the ex-dates inside the loaded bars', async () => {
+    await page.fill('#symbol', 'AAPL.US') // quarterly dividends: a 60-day window holds some
+    await page.click('button[type=submit]')
+    const n = await waitForCount((c) => c === 60, 'AAPL daily bars')
+    const headers = { 'X-API-Key': server.key }
+    const bars = (await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=AAPL.US&count=${n}`, { headers })).body.data
+    const events = (await getJson<{ data: Record<string, { timestamp: number }[]> }>(`${server.url}/v1/klines/ex-factors?symbols=AAPL.US&start_time=${bars.timestamp[0]}`, { headers })).body.data['AAPL.US']
+    assert.ok(events.length >= 1)
+    assert.equal(Number(await page.locator('#event-count').textContent()), events.length)
+    await page.screenshot({ path: join(repoRoot(), 'docs', 'chart.png') }) // shown in the README
+  })
+
+  it('says so clearly for a bad key and an unknown symbol', async () => {
+    await page.fill('#api-key', 'mdq_wrong')
+    await page.click('button[type=submit]')
+    await page.waitForFunction(() => document.querySelector('#status')?.className === 'error')
+    assert.match(String(await page.locator('#status').textContent()), /401: Unknown API key/)
+    await page.fill('#api-key', server.key)
+    await page.fill('#symbol', '688999.SH')
+    await page.click('button[type=submit]')
+    await page.waitForFunction(() => /404/.test(document.querySelector('#status')?.textContent ?? ''))
+  })
+
+  it('/docs serves the API reference from /openapi.json, locally', async () => {
+    const docs = await browser.newPage()
+    const external: string[] = []
+    docs.on('request', (r) => {
+      if (!r.url().startsWith(server.url)) external.push(r.url())
+    })
+    await docs.goto(`${server.url}/docs`)
+    await docs.locator('.opblock-summary-path', { hasText: '/v1/klines' }).first().waitFor()
+    assert.ok(await docs.locator('button.authorize').count(), 'the API-key schemes can be set for "try it out"')
+    assert.deepEqual(external, [])
+    await docs.close()
+  })
+})

@@ -1,0 +1,156 @@
+// mdq chart page: candles + volume from /v1/klines, ex-dates from /v1/klines/ex-factors,
+// older bars fetched when scrolling back (end_time = first timestamp - 1).
+/* global LightweightCharts */
+'use strict'
+
+const $ = (id) => document.getElementById(id)
+// Bars per request; ?page=N in the URL changes it (small pages show the paging at work).
+const PAGE = Math.min(10000, Math.max(10, Number(new URLSearchParams(location.search).get('page')) || 500))
+const ZONES = { SH: 'Asia/Shanghai', SZ: 'Asia/Shanghai', BJ: 'Asia/Shanghai', HK: 'Asia/Hong_Kong', US: 'America/New_York' }
+
+const chart = LightweightCharts.createChart($('chart'), {
+  autoSize: true,
+  layout: { background: { color: '#ffffff' }, textColor: '#333' },
+  timeScale: { timeVisible: true, secondsVisible: false },
+  grid: { vertLines: { color: '#f0f0f0' }, horzLines: { color: '#f0f0f0' } },
+})
+const candles = chart.addSeries(LightweightCharts.CandlestickSeries, { upColor: '#d23c3c', downColor: '#1f9d55', borderVisible: false, wickUpColor: '#d23c3c', wickDownColor: '#1f9d55' })
+const volume = chart.addSeries(LightweightCharts.HistogramSeries, { priceFormat: { type: 'volume' }, color: '#9db4cc' }, 1)
+const markers = LightweightCharts.createSeriesMarkers(candles, [])
+window.mdqChart = chart // for tests and the curious
+
+// `settled`: the view is the user's; range changes before that come from our own fit, not a scroll.
+let state = { symbol: '', period: '1d', adjust: 'forward', bars: [], events: [], loading: false, exhausted: false, settled: false, generation: 0 }
+
+function status(text, error = false) {
+  $('status').textContent = text
+  $('status').className = error ? 'error' : ''
+}
+
+/** The chart library draws UTC; shift each bar by its exchange's offset so axes read local time. */
+const offsets = new Map()
+function offsetSeconds(zone, ms) {
+  const hour = Math.floor(ms / 3600000)
+  const key = zone + hour
+  if (!offsets.has(key)) {
+    const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' }).formatToParts(hour * 3600000).map((p) => [p.type, p.value]))
+    offsets.set(key, (Date.UTC(+parts.year, parts.month - 1, +parts.day, +parts.hour, +parts.minute) - hour * 3600000) / 1000)
+  }
+  return offsets.get(key)
+}
+const zoneOf = (symbol) => ZONES[symbol.slice(symbol.lastIndexOf('.') + 1).toUpperCase()] ?? 'UTC'
+const chartTime = (ms) => Math.floor(ms / 1000) + offsetSeconds(zoneOf(state.symbol), ms)
+
+async function api(path) {
+  const key = $('api-key').value.trim()
+  for (;;) {
+    const res = await fetch(path, { headers: { 'X-API-Key': key } })
+    const body = await res.json().catch(() => ({}))
+    if (res.ok) return body.data
+    if (res.status === 429) {
+      status(`Rate limited: retrying in ${(body.retry_after_ms / 1000).toFixed(1)} s...`, true)
+      await new Promise((r) => setTimeout(r, body.retry_after_ms))
+      continue
+    }
+    const hint = { 401: 'Check the API key (create one with: npx mdq keys create --name me).', 404: 'No such instrument in this store.' }[res.status] ?? ''
+    throw new Error(`${res.status}: ${body.message ?? res.statusText} ${hint}`)
+  }
+}
+
+function render() {
+  const seen = new Set()
+  const rows = state.bars.filter((b) => !seen.has(b.t) && seen.add(b.t))
+  candles.setData(rows.map((b) => ({ time: chartTime(b.t), open: b.o, high: b.h, low: b.l, close: b.c })))
+  volume.setData(rows.map((b) => ({ time: chartTime(b.t), value: b.v, color: b.c >= b.o ? '#e8a5a5' : '#9fd3b2' })))
+  // An ex-date inside the loaded bars is marked on the bar that holds it (calendar periods) or on
+  // its first bar (the first traded one after it, for a suspension).
+  const calendar = ['1w', '1M', '1Q', '1Y'].includes(state.period)
+  const marks = []
+  for (const e of rows.length ? state.events : []) {
+    if (e.timestamp < rows[0].t) continue
+    const i = calendar ? rows.findLastIndex((b) => b.t <= e.timestamp) : rows.findIndex((b) => b.t >= e.timestamp)
+    if (i >= 0) marks.push({ time: chartTime(rows[i].t), position: 'aboveBar', shape: 'arrowDown', color: '#7b4bb7', text: `XD ${e.ex_factor.toFixed(4)}` })
+  }
+  markers.setMarkers(marks.sort((a, b) => a.time - b.time))
+  $('bar-count').value = String(rows.length)
+  $('bar-count').dataset.first = rows.length ? String(rows[0].t) : ''
+  $('event-count').value = String(marks.length)
+}
+
+function toBars(d) {
+  return d.timestamp.map((t, i) => ({ t, o: d.open[i], h: d.high[i], l: d.low[i], c: d.close[i], v: d.volume[i] }))
+}
+
+async function load() {
+  const symbol = $('symbol').value.trim().split(' ')[0]
+  const generation = ++state.generation
+  state = { ...state, symbol, period: $('period').value, adjust: $('adjust').value, bars: [], events: [], exhausted: false, loading: true, settled: false }
+  localStorage.setItem('mdq.apiKey', $('api-key').value.trim())
+  status(`Loading ${symbol} ${state.period} ${state.adjust}...`)
+  try {
+    const q = `symbol=${encodeURIComponent(symbol)}&period=${state.period}&adjust=${state.adjust}&count=${PAGE}`
+    const [data, events, info] = await Promise.all([api(`/v1/klines?${q}`), api(`/v1/klines/ex-factors?symbols=${encodeURIComponent(symbol)}`), api(`/v1/instruments?symbols=${encodeURIComponent(symbol)}`)])
+    if (generation !== state.generation) return
+    state.bars = toBars(data)
+    state.events = Object.values(events)[0] ?? []
+    state.exhausted = state.bars.length < PAGE
+    $('name').textContent = info[0] ? `${info[0].symbol} ${info[0].name ?? ''} · ` : ''
+    render()
+    chart.timeScale().fitContent()
+    setTimeout(() => generation === state.generation && (state.settled = true), 300)
+    status(state.bars.length ? `${symbol}: ${state.bars.length} bars. Scroll left for older ones.` : `${symbol}: no bars for ${state.period}.`)
+  } catch (err) {
+    status(err.message, true)
+  } finally {
+    state.loading = false
+  }
+}
+
+async function loadOlder() {
+  if (state.loading || state.exhausted || state.bars.length === 0) return
+  state.loading = true
+  const generation = state.generation
+  try {
+    const end = state.bars[0].t - 1
+    const data = await api(`/v1/klines?symbol=${encodeURIComponent(state.symbol)}&period=${state.period}&adjust=${state.adjust}&count=${PAGE}&end_time=${end}`)
+    if (generation !== state.generation) return
+    const range = chart.timeScale().getVisibleLogicalRange()
+    const older = toBars(data)
+    state.bars = [...older, ...state.bars]
+    state.exhausted = older.length < PAGE
+    render()
+    if (range) chart.timeScale().setVisibleLogicalRange({ from: range.from + older.length, to: range.to + older.length })
+    status(`${state.symbol}: ${state.bars.length} bars${state.exhausted ? ' (the whole history)' : ''}.`)
+  } catch (err) {
+    status(err.message, true)
+  } finally {
+    state.loading = false
+  }
+}
+
+chart.timeScale().subscribeVisibleLogicalRangeChange((range) => {
+  if (range && range.from < 10 && state.settled) void loadOlder()
+})
+
+let searchTimer
+$('symbol').addEventListener('input', () => {
+  clearTimeout(searchTimer)
+  const q = $('symbol').value.trim()
+  if (q.length < 1 || !$('api-key').value.trim()) return
+  searchTimer = setTimeout(async () => {
+    try {
+      const found = await api(`/v1/instruments/search?q=${encodeURIComponent(q)}&limit=20`)
+      $('symbols').replaceChildren(...found.map((i) => Object.assign(document.createElement('option'), { value: i.symbol, label: `${i.symbol} ${i.name ?? ''}` })))
+    } catch {
+      /* search is a convenience; the Show button reports errors */
+    }
+  }, 200)
+})
+$('controls').addEventListener('submit', (e) => {
+  e.preventDefault()
+  void load()
+})
+for (const id of ['period', 'adjust']) $(id).addEventListener('change', () => $('api-key').value && void load())
+
+$('api-key').value = localStorage.getItem('mdq.apiKey') ?? ''
+if ($('api-key').value) void load()
