@@ -46,8 +46,8 @@ if state[1] then
   tokens = math.min(burst, tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * perMs)
 end
 local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if tokens >= 1 - 1e-9 then
+  tokens = math.max(0, tokens - 1)
   allowed = 1
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ms', tostring(now))

@@ -37,6 +37,11 @@ describe('token bucket', () => {
           }
         }
       }),
+      { numRuns: 2000 },
     )
+    // The counterexample fast-check found once: a retry at exactly retryAfterMs.
+    const first = takeToken(undefined, 0, { ratePerMin: 10, burst: 1 })
+    const refused = takeToken(first.state, 14, { ratePerMin: 10, burst: 1 })
+    assert.equal(takeToken(refused.state, 14 + refused.decision.retryAfterMs, { ratePerMin: 10, burst: 1 }).decision.allowed, true)
   })
 })

@@ -23,13 +23,19 @@ export interface Decision {
   readonly limit: number
 }
 
+/**
+ * Tokens are doubles: a retry exactly `retryAfterMs` later can find 0.9999999999 of a token. Counting
+ * that as one keeps the promise "a retry after retry_after_ms succeeds" (the Lua script does the same).
+ */
+export const TOKEN_EPSILON = 1e-9
+
 /** Refill since the last update, then take one token if there is one. */
 export function takeToken(state: BucketState | undefined, nowMs: number, quota: Quota): { decision: Decision; state: BucketState } {
   const perMs = quota.ratePerMin / 60_000
   const elapsed = state ? Math.max(0, nowMs - state.updatedMs) : 0
   let tokens = state ? Math.min(quota.burst, state.tokens + elapsed * perMs) : quota.burst
-  const allowed = tokens >= 1
-  if (allowed) tokens -= 1
+  const allowed = tokens >= 1 - TOKEN_EPSILON
+  if (allowed) tokens = Math.max(0, tokens - 1)
   return {
     state: { tokens, updatedMs: nowMs },
     decision: {

@@ -1,6 +1,7 @@
 /** @module `mdq keys create|list|revoke|set-rate`: API keys, stored only as hashes. */
 import { InvalidArgumentError, type Command } from 'commander'
 import { generateKey, hashKey } from '../auth/api-keys.js'
+import { MdqError } from '../domain/errors.js'
 import { SqliteStore } from '../store/sqlite/sqlite-store.js'
 
 /** `N/min`, `N/s` or a bare N (per minute) -> requests per minute; `off` -> 0 (only where allowed). */
@@ -25,7 +26,15 @@ export function positiveInt(value: string): number {
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('manage API keys')
-  const open = () => SqliteStore.open(program.opts<{ db: string }>().db)
+  const withStore = async (fn: (store: SqliteStore) => Promise<void>) => {
+    const store = SqliteStore.open(program.opts<{ db: string }>().db)
+    try {
+      await fn(store)
+    } finally {
+      await store.close()
+    }
+  }
+  const noSuchKey = (id: number) => new MdqError('BAD_PARAM', `no key with id ${id} (see mdq keys list)`)
 
   keys
     .command('create')
@@ -34,30 +43,24 @@ export function registerKeys(program: Command): void {
     .option('--rate <rate>', 'own quota for the limited routes, e.g. 600/min', positiveRate)
     .option('--burst <n>', 'own burst size', positiveInt)
     .action(async (o: { name: string; rate?: number; burst?: number }) => {
-      const store = open()
-      try {
+      await withStore(async (store) => {
         const key = generateKey()
         await store.createKey({ name: o.name, hash: hashKey(key), ratePerMin: o.rate ?? null, burst: o.burst ?? null })
         process.stdout.write(key + '\n')
-      } finally {
-        await store.close()
-      }
+      })
     })
 
   keys
     .command('list')
     .description('list keys (never their plaintext)')
     .action(async () => {
-      const store = open()
-      try {
+      await withStore(async (store) => {
         for (const k of await store.listKeys()) {
           const status = k.revokedMs ? `revoked ${new Date(k.revokedMs).toISOString()}` : 'active'
           const quota = k.ratePerMin ? `${k.ratePerMin}/min burst ${k.burst ?? 'default'}` : 'default quota'
           process.stdout.write(`${k.id}\t${k.name}\t${status}\t${quota}\tcreated ${new Date(k.createdMs).toISOString()}\n`)
         }
-      } finally {
-        await store.close()
-      }
+      })
     })
 
   keys
@@ -65,13 +68,10 @@ export function registerKeys(program: Command): void {
     .description('revoke a key by id (takes effect within a second, also in running servers)')
     .argument('<id>', 'key id from `mdq keys list`', positiveInt)
     .action(async (id: number) => {
-      const store = open()
-      try {
-        if (!(await store.revokeKey(id))) throw new InvalidArgumentError(`no key with id ${id}`)
+      await withStore(async (store) => {
+        if (!(await store.revokeKey(id))) throw noSuchKey(id)
         process.stdout.write(`revoked key ${id}\n`)
-      } finally {
-        await store.close()
-      }
+      })
     })
 
   keys
@@ -81,12 +81,9 @@ export function registerKeys(program: Command): void {
     .option('--rate <rate>', 'e.g. 600/min', positiveRate)
     .option('--burst <n>', 'burst size', positiveInt)
     .action(async (id: number, o: { rate?: number; burst?: number }) => {
-      const store = open()
-      try {
-        if (!(await store.setKeyRate(id, o.rate ?? null, o.burst ?? null))) throw new InvalidArgumentError(`no key with id ${id}`)
+      await withStore(async (store) => {
+        if (!(await store.setKeyRate(id, o.rate ?? null, o.burst ?? null))) throw noSuchKey(id)
         process.stdout.write(`key ${id}: ${o.rate ? `${o.rate}/min` : 'default rate'}, ${o.burst ? `burst ${o.burst}` : 'default burst'}\n`)
-      } finally {
-        await store.close()
-      }
+      })
     })
 }

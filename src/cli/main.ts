@@ -19,8 +19,9 @@ registerServe(program)
 try {
   await program.parseAsync(process.argv)
 } catch (err) {
-  if (err instanceof MdqError) {
-    process.stderr.write(`mdq: ${err.message}\n`)
-    process.exitCode = 1
-  } else throw err
+  // One line for the operator; the stack only when asked for (MDQ_DEBUG=1) or for a bug.
+  const known = err instanceof MdqError || (err instanceof Error && 'code' in err)
+  process.stderr.write(`mdq: ${err instanceof Error ? err.message : String(err)}\n`)
+  if (process.env.MDQ_DEBUG || !known) process.stderr.write(`${err instanceof Error ? err.stack : ''}\n`)
+  process.exitCode = 1
 }

@@ -8,6 +8,7 @@ import { MINUTE_MS } from '../domain/time-zone.js'
 import type { StoreWriter } from '../store/store.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
 import { FieldReader, isWeekday, marketOfParts, sessionOf } from './fields.js'
+import { ImportError } from './import-error.js'
 
 export interface BarImportOptions {
   readonly period: StoredPeriod
@@ -79,7 +80,7 @@ const FLUSH_ROWS = 1 << 16
 export async function importBars(file: CsvFile, writer: StoreWriter, opts: BarImportOptions): Promise<ImportCounts> {
   const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
-  if (cols.symbol === undefined && !fixed) throw new Error(`${file.path}: no 'symbol' column; give --symbol`)
+  if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
   const r = new FieldReader(file)
   const buffers = new Map<string, BarBuffer>()
   const counts: ImportCounts = { rows: 0, skipped: 0, symbols: 0, events: 0 }

@@ -1,5 +1,5 @@
 /** @module Readers for QuantConnect LEAN sample data (see ../shared/data/us-lean/README.md). */
-import { allocBars, type Bars } from '../../src/domain/bars.js'
+import { allocBars, type BarRow, type Bars } from '../../src/domain/bars.js'
 import type { ExFactorEvent } from '../../src/domain/ex-factors.js'
 import { MARKETS } from '../../src/domain/market.js'
 import { MINUTE_MS, daysFromCivil } from '../../src/domain/time-zone.js'
@@ -36,13 +36,7 @@ function ymdParts(ymd: string): [number, number, number] {
   return [Number(ymd.slice(0, 4)), Number(ymd.slice(4, 6)), Number(ymd.slice(6, 8))]
 }
 
-export interface MinuteRow {
-  timestamp: number
-  open: number
-  high: number
-  low: number
-  close: number
-  volume: number
+export type MinuteRow = Omit<BarRow, 'amount' | 'prevClose'> & {
   /** Minutes since local midnight. */
   minute: number
 }
