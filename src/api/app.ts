@@ -10,8 +10,9 @@ import type { Store } from '../store/store.js'
 import { authPlugin } from './auth.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
-import { parseQueryString, redactUrl } from './query-string.js'
-import { rateLimitPlugin, type RateLimitOptions } from './rate-limit.js'
+import { parseQueryString } from './query-string.js'
+import type { LimitedOperation } from '../auth/rate-limiter.js'
+import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
 import { webPlugin } from './web.js'
@@ -68,9 +69,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     if (req.url.length > MAX_URL_LENGTH) return reply.code(414).send({ code: 414, message: `The URL is longer than ${MAX_URL_LENGTH} characters.` })
   })
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: redactUrl(req.url), route: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, keyId: req.apiKey?.id }, 'request')
-  })
 
   await app.register(compress, { threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } } })
   await app.register(swagger, {
@@ -102,11 +100,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { store: opts.store })
-      if (opts.rateLimit) {
-        const onOutcome = (outcome: 'limited' | 'backend_error', operation: 'klines' | 'ex-factors') => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
-        await v1.register(rateLimitPlugin, { ...opts.rateLimit, onOutcome })
-      }
-      await v1.register(dataRoutes, { store, contexts, cache })
+      const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
+      const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
+      await v1.register(dataRoutes, { store, contexts, cache, limit: rateLimit && ((operation) => rateLimitHook(rateLimit, operation)) })
     },
     { prefix: '/v1' },
   )

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { RateLimiter } from '../auth/rate-limiter.js'
 import type { Store } from '../store/store.js'
+import { redactUrl } from './query-string.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** The metrics of one app (a registry of its own, so tests can build many apps). */
@@ -80,10 +81,13 @@ export interface ObservabilityOptions {
 }
 
 const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: FastifyInstance, { store, metrics, limiter }) => {
+  // One hook for the request's log line and its metrics (request.routeOptions builds an object per read).
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched'
+    const ms = reply.elapsedTime
+    req.log.info({ method: req.method, url: redactUrl(req.url), route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, keyId: req.apiKey?.id }, 'request')
     metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) })
-    metrics.latency.observe({ route, method: req.method }, reply.elapsedTime / 1000)
+    metrics.latency.observe({ route, method: req.method }, ms / 1000)
   })
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {

@@ -1,5 +1,7 @@
 /** @module The /v1 data routes: each is a schema plus one call into query/. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { onRequestAsyncHookHandler } from 'fastify'
+import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { readKlines } from '../query/klines.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
@@ -15,6 +17,8 @@ export interface RouteOptions {
   readonly store: Store
   readonly contexts: SymbolContexts
   readonly cache: ResponseCache
+  /** The rate-limit hook of a limited operation, when limiting is on. */
+  readonly limit?: (operation: LimitedOperation) => onRequestAsyncHookHandler
 }
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
@@ -31,12 +35,13 @@ function checkRange(start?: number, end?: number): void {
   if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
 }
 
-export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts, cache }) => {
+export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts, cache, limit }) => {
+  const limited = (operation: LimitedOperation) => (limit ? { onRequest: limit(operation) } : {})
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust', 'q', 'limit']))
 
   app.get(
     '/klines',
-    { schema: { summary: 'Kline series of one instrument (columnar)', querystring: KlinesQuery, response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse } } },
+    { ...limited('klines'), schema: { summary: 'Kline series of one instrument (columnar)', querystring: KlinesQuery, response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse } } },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
@@ -49,7 +54,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
 
   app.get(
     '/klines/ex-factors',
-    { schema: { summary: 'Ex-rights / ex-dividend factors of instruments', querystring: ExFactorsQuery, response: { 200: ExFactorsResponse, ...errors, 429: RateLimitResponse } } },
+    { ...limited('ex-factors'), schema: { summary: 'Ex-rights / ex-dividend factors of instruments', querystring: ExFactorsQuery, response: { 200: ExFactorsResponse, ...errors, 429: RateLimitResponse } } },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)

@@ -91,6 +91,7 @@ function statements(db: Db) {
     events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     putEvent: db.prepare<[string, number, number]>('INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)'),
     version: db.prepare<[], { value: string }>("SELECT group_concat(value, '.') AS value FROM (SELECT value FROM meta WHERE key IN ('store_id', 'generation') ORDER BY key DESC)"),
+    changeCounter: db.prepare('PRAGMA data_version').pluck(),
     bumpGeneration: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'generation'"),
   }
 }
@@ -281,9 +282,22 @@ export class SqliteStore implements Store {
     await this.dataVersion()
   }
 
+  /**
+   * Read on every request (ETags, caches): `meta` is re-read only when PRAGMA data_version, SQLite's
+   * cheap "another connection committed" counter, moves. Writers always use another connection.
+   */
   async dataVersion(): Promise<string> {
-    return this.#guard(() => this.#st.version.get()!.value)
+    return this.#guard(() => {
+      const counter = this.#st.changeCounter.get() as number
+      if (counter !== this.#seenCounter || this.#version === undefined) {
+        this.#version = this.#st.version.get()!.value
+        this.#seenCounter = counter
+      }
+      return this.#version
+    })
   }
+  #seenCounter = -1
+  #version: string | undefined
 
   async write(batch: WriteBatch): Promise<void> {
     const w = await this.beginWrite()
@@ -316,6 +330,7 @@ export class SqliteStore implements Store {
       try {
         if (sql === 'COMMIT') st.bumpGeneration.run()
         db.exec(sql)
+        if (db === this.#db) this.#version = undefined // data_version only counts other connections' commits
       } finally {
         if (db !== this.#db) db.close()
       }
