@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { formatNumber } from './wire.js'
+import { round4 } from '../domain/adjust.js'
+import { formatNumber, formatPrice4 } from './wire.js'
 
 describe('formatNumber', () => {
   it('writes the same number JSON.stringify writes, for any finite double', () => {
@@ -10,6 +11,12 @@ describe('formatNumber', () => {
     fc.assert(fc.property(fc.integer({ min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 4 }), (n, d) => check(n / 10 ** d)), { numRuns: 20_000 })
     fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 53 - 1 }), check), { numRuns: 20_000 })
     for (const x of [0, -0, 0.5, -0.5, 10.0385, 1e-7, 1700000040000, -1700000040000, 99999999999.9999, 123456789.01]) check(x)
+  })
+  it('formatPrice4 writes exactly round4(x), for any finite double', () => {
+    const check = (x: number) => assert.equal(Number(formatPrice4(x)), Number(JSON.stringify(round4(x))), String(x)) // JSON has no -0
+    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), check), { numRuns: 20_000 })
+    fc.assert(fc.property(fc.double({ min: -1e6, max: 1e6, noNaN: true }), check), { numRuns: 20_000 })
+    for (const x of [0, -0, 10.03846153, -1.23456, -0.00004, 0.00005, -0.00005, 1e11, 123.45675]) check(x)
   })
   it('is valid JSON text', () => {
     for (const x of [-0, 0.0001, -12.5, 1e21, 5e-324]) assert.doesNotThrow(() => JSON.parse(formatNumber(x)))

@@ -26,17 +26,26 @@ export function formatNumber(x: number): string {
       return (x < 0 ? '-' : '') + ip + FRACTION[r - ip * 10_000]
     }
   }
-  return String(x)
+  return Number.isFinite(x) ? String(x) : 'null' // as JSON.stringify; stored values are checked finite
 }
 
-const asIs = (x: number) => x
-const noise = (x: number) => Math.round(x * 1e6) / 1e6
+/** An adjusted price rounded to 4 decimals, written from the scaled integer in one step. */
+export function formatPrice4(x: number): string {
+  const abs = x < 0 ? -x : x
+  if (!(abs < MAX_FAST)) return formatNumber(round4(x))
+  const r = Math.round(x * 10_000) // as round4 rounds: half up, also for negatives
+  const ar = r < 0 ? -r : r
+  const ip = Math.floor(ar / 10_000)
+  return (r < 0 ? '-' : '') + ip + FRACTION[ar - ip * 10_000]
+}
 
-function column(values: Float64Array, round: (x: number) => number): string {
+const noise = (x: number) => formatNumber(Math.round(x * 1e6) / 1e6)
+
+function column(values: Float64Array, format: (x: number) => string): string {
   let s = '['
   for (let i = 0; i < values.length; i++) {
     if (i > 0) s += ','
-    s += formatNumber(round(values[i]))
+    s += format(values[i])
   }
   return s + ']'
 }
@@ -46,11 +55,11 @@ function column(values: Float64Array, round: (x: number) => number): string {
  * raw prices go out exactly as stored. Summed amounts of aggregated bars drop float noise below 1e-6.
  */
 export function klinesJson(bars: Bars, opts: { adjusted: boolean; aggregated: boolean }): string {
-  const price = opts.adjusted ? round4 : asIs
+  const price = opts.adjusted ? formatPrice4 : formatNumber
   return (
-    `{"data":{"timestamp":${column(bars.timestamp, asIs)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
-    `"low":${column(bars.low, price)},"close":${column(bars.close, price)},"volume":${column(bars.volume, asIs)},` +
-    `"amount":${column(bars.amount, opts.aggregated ? noise : asIs)},"prev_close":${column(bars.prevClose, price)}}}`
+    `{"data":{"timestamp":${column(bars.timestamp, formatNumber)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
+    `"low":${column(bars.low, price)},"close":${column(bars.close, price)},"volume":${column(bars.volume, formatNumber)},` +
+    `"amount":${column(bars.amount, opts.aggregated ? noise : formatNumber)},"prev_close":${column(bars.prevClose, price)}}}`
   )
 }
 

@@ -76,5 +76,6 @@ function shiftRange(src: Float64Array, dst: Float64Array, from: number, to: numb
 
 /** Adjusted prices leave the service rounded to 4 decimals; the math before stays in doubles. */
 export function round4(x: number): number {
-  return Math.round(x * 10_000) / 10_000
+  const r = Math.round(x * 10_000) / 10_000
+  return Number.isFinite(r) ? r : x // beyond 1.8e304 scaling overflows; such a double has no decimals anyway
 }

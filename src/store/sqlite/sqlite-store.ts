@@ -73,8 +73,9 @@ function migrate(db: Db): void {
 /** Prepared statements of one connection. */
 function statements(db: Db) {
   return {
-    chunksDesc: db.prepare<[string, string, number, number], ChunkRow>(
-      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND last_ms >= ? ORDER BY start_ms DESC',
+    // start_ms > from - span bounds the index range: a chunk starting earlier ends before `from`.
+    chunksDesc: db.prepare<[string, string, number, number, number], ChunkRow>(
+      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC',
     ),
     chunkAt: db.prepare<[string, string, number], ChunkRow>('SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?'),
     putChunk: db.prepare<[string, string, number, number, number, number, Uint8Array]>(
@@ -110,7 +111,7 @@ function readBarsWith(st: Statements, q: BarQuery): Bars {
   const parts: { blob: Uint8Array; count: number; cut?: Bars }[] = []
   let have = 0
   if (q.limit > 0 && from <= to) {
-    for (const row of st.chunksDesc.iterate(q.symbol, q.period, to, from)) {
+    for (const row of st.chunksDesc.iterate(q.symbol, q.period, to, from - CHUNK_SPAN_MS[q.period], from)) {
       if (row.first_ms < from || row.last_ms > to) {
         const all = decodeChunk(row.data)
         const cut = sliceBars(all, lowerBound(all.timestamp, from), lowerBound(all.timestamp, to + 1))
