@@ -56,6 +56,10 @@ function openDb(path: string, options: SqliteStoreOptions = {}): Db {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
   }
+  // Chunk BLOBs span overflow-page chains: reading them through mmap instead of one pread per page
+  // made a range query 2.6x faster here (95 -> 36 us). The mapping is address space, filled lazily.
+  db.pragma('mmap_size = 1073741824')
+  db.pragma('cache_size = -65536')
   return db
 }
 
