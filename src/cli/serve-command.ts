@@ -36,6 +36,9 @@ function megabytes(value: string): number {
   return n
 }
 
+/** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
+export const SHUTDOWN_GRACE_MS = 10_000
+
 /** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
 export async function serve(config: ServeConfig): Promise<void> {
   const store = SqliteStore.open(config.db)
@@ -54,7 +57,14 @@ export async function serve(config: ServeConfig): Promise<void> {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    // Node closes idle keep-alive connections once, when closing starts; a connection whose request
+    // finishes later would hold the exit for the keep-alive timeout (72 s). Keep closing the idle
+    // ones, and give in-flight requests at most SHUTDOWN_GRACE_MS.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50)
+    const hard = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS)
     await app.close() // also closes the limiter
+    clearInterval(idle)
+    clearTimeout(hard)
     await store.close()
     logStream.flushSync()
     process.exit(0)
