@@ -7,7 +7,7 @@ import type { StoredPeriod } from '../domain/period.js'
 import { MINUTE_MS } from '../domain/time-zone.js'
 import type { StoreWriter } from '../store/store.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
-import { FieldReader, isWeekday, marketOfParts, sessionOf } from './fields.js'
+import { FieldReader, isWeekday, marketOfParts, inSession } from './fields.js'
 import { ImportError } from './import-error.js'
 
 export interface BarImportOptions {
@@ -101,7 +101,7 @@ export async function importBars(file: CsvFile, writer: StoreWriter, opts: BarIm
         t -= shift
       }
       if (!isWeekday(market, t)) r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
-      if (!daily && !sessionOf(market, t)) {
+      if (!daily && !inSession(market, t)) {
         if (opts.outsideSessions === 'skip') {
           counts.skipped++
           continue

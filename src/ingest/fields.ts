@@ -1,7 +1,7 @@
 /** @module Parsing one CSV field into a checked value; every failure names file, line and column. */
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
-import { MINUTE_MS, daysFromCivil, isoWeekday } from '../domain/time-zone.js'
+import { daysFromCivil, isoWeekday } from '../domain/time-zone.js'
 import type { CsvFile, CsvRow } from './csv-reader.js'
 import { ImportError } from './import-error.js'
 
@@ -85,13 +85,11 @@ export function isWeekday(market: Market, utcMs: number): boolean {
   return isoWeekday(market.zone.localDay(utcMs)) < 5
 }
 
-/** The session [open, close) in local minutes holding a bar that starts at `minute`, or undefined. */
-export function sessionOf(market: Market, utcMs: number): boolean {
+/** Whether a bar starting at utcMs lies inside one of the market's regular sessions [open, close). */
+export function inSession(market: Market, utcMs: number): boolean {
   const minute = market.zone.localMinute(utcMs)
   return market.sessions.some((s) => minute >= s.open && minute < s.close)
 }
-
-export const isWholeMinute = (utcMs: number) => utcMs % MINUTE_MS === 0
 
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)
 
