@@ -51,8 +51,9 @@ export async function readKlines(store: Store, contexts: SymbolContexts, q: Klin
     if (!derived || barCount(raw) < limit || inRange > q.count) break
     limit *= 2
   }
+  // Selection is by each bar's own stamp: a bucket begun before start_time (and so only partly read) is out.
   const end = lowerBound(bars.timestamp, to + 1)
-  return sliceBars(bars, Math.max(0, end - q.count), end)
+  return sliceBars(bars, Math.max(lowerBound(bars.timestamp, from, 0, end), end - q.count), end)
 }
 
 /** Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store. */

@@ -336,3 +336,17 @@ describe('operator endpoints', () => {
     }
   })
 })
+
+describe('derived periods and the selection window', () => {
+  it('a start_time inside a week or an hour never yields a partial bar stamped before it', async () => {
+    const daily = (await klines('symbol=600519.SH&period=1d&count=30&adjust=none')).body.data
+    const wednesday = daily.timestamp.find((t) => new Date(t + 8 * 3_600_000).getUTCDay() === 3)!
+    const weekly = (await klines(`symbol=600519.SH&period=1w&count=100&adjust=none&start_time=${wednesday}`)).body.data
+    assert.ok(weekly.timestamp.length > 0)
+    assert.ok(weekly.timestamp.every((t) => t >= wednesday), 'every bar is stamped at or after start_time')
+    const hourly = (await klines('symbol=600519.SH&period=60m&count=8&adjust=none')).body.data
+    const midHour = hourly.timestamp[4] + 15 * 60_000
+    const after = (await klines(`symbol=600519.SH&period=60m&count=100&adjust=none&start_time=${midHour}`)).body.data
+    assert.deepEqual(after.timestamp, hourly.timestamp.slice(5))
+  })
+})
