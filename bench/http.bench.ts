@@ -70,6 +70,9 @@ try {
   row('workload', 'server', 'req/s', 'p50 ms', 'p99 ms', 'body KB', 'vs bare')
   for (const [k, w] of workloads.entries()) {
     const size = (Buffer.byteLength(bodies[firstPaths[k]]) / 1024).toFixed(0)
+    // One warm-up second per server and workload (JIT, caches), then the measured run.
+    await run(bare.url, w, key, 1)
+    await run(mdq.url, w, key, 1)
     const b = await run(bare.url, w, key)
     const m = await run(mdq.url, w, key)
     if (m.non2xx > 0 || m.errors > 0) throw new Error(`${w.name}: ${m.non2xx} non-2xx answers, ${m.errors} errors`)
@@ -85,6 +88,7 @@ try {
   const servers = await Promise.all(variants.map(([, flags]) => startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', cacheMb, ...flags])))
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
   const results = variants.map(() => [] as autocannon.Result[])
+  for (const s of servers) await run(s.url, w1, key, 1) // warm-up
   for (let round = 0; round < ROUNDS; round++) {
     for (const [v, s] of servers.entries()) {
       const r = await run(s.url, { ...w1 }, key, Math.max(2, Math.round(SECONDS / 2)))

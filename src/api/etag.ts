@@ -4,11 +4,23 @@ import { createHash } from 'node:crypto'
 import type { Store } from '../store/store.js'
 import type { ResponseCache } from './response-cache.js'
 
+/** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. */
+const digests = new Map<string, string>()
+
 /** The request as far as the answer depends on it: method, path, query without the key, body. */
 function requestDigest(req: FastifyRequest): string {
+  if (req.method === 'GET') {
+    const known = digests.get(req.url)
+    if (known !== undefined) return known
+  }
   const url = req.url.replace(/([?&])api_key=[^&#]*&?/g, '$1')
   const body = req.method === 'POST' ? JSON.stringify(req.body ?? null) : ''
-  return createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 22)
+  const digest = createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 22)
+  if (req.method === 'GET') {
+    if (digests.size >= 10_000) digests.clear()
+    digests.set(req.url, digest)
+  }
+  return digest
 }
 
 /**
@@ -24,7 +36,7 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
   reply.type('application/json; charset=utf-8')
   const cached = cache.maxBytes > 0 ? cache.get(tag) : undefined
   if (cached !== undefined) return reply.send(cached)
-  const body = await produce()
+  const body = Buffer.from(await produce(), 'utf8')
   if (cache.maxBytes > 0) cache.set(tag, body)
   return reply.send(body)
 }

@@ -1,7 +1,7 @@
-/** @module Answers kept by ETag (data version + request), least recently used first out, bounded in bytes. */
+/** @module Answers kept by ETag (data version + request) as UTF-8 bytes, least recently used first out, bounded in bytes. */
 
 export class ResponseCache {
-  readonly #entries = new Map<string, string>()
+  readonly #entries = new Map<string, Buffer>()
   #bytes = 0
   hits = 0
   misses = 0
@@ -9,7 +9,7 @@ export class ResponseCache {
   /** @param maxBytes 0 disables the cache. */
   constructor(readonly maxBytes: number) {}
 
-  get(tag: string): string | undefined {
+  get(tag: string): Buffer | undefined {
     const body = this.#entries.get(tag)
     if (body === undefined) {
       this.misses++
@@ -21,15 +21,15 @@ export class ResponseCache {
     return body
   }
 
-  set(tag: string, body: string): void {
-    const size = body.length * 2
+  set(tag: string, body: Buffer): void {
+    const size = body.length
     if (size > this.maxBytes / 4) return // one answer never takes more than a quarter
     this.#entries.set(tag, body)
     this.#bytes += size
     for (const [oldest, old] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break
       this.#entries.delete(oldest)
-      this.#bytes -= old.length * 2
+      this.#bytes -= old.length
     }
   }
 
