@@ -30,14 +30,8 @@ export interface AppOptions {
 /** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
 export const MAX_URL_LENGTH = 15_000
 
-/** Paths and the methods they answer: any other method is a 405 with `Allow`. */
-const KNOWN_PATHS: Record<string, readonly string[]> = {
-  '/v1/klines': ['GET', 'HEAD'],
-  '/v1/klines/ex-factors': ['GET', 'HEAD'],
-  '/v1/instruments': ['GET', 'HEAD', 'POST'],
-  '/v1/instruments/search': ['GET', 'HEAD'],
-  '/openapi.json': ['GET', 'HEAD'],
-}
+/** On these paths a method without a route is a 405 with `Allow` (the API's own paths). */
+const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.json'
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
@@ -64,6 +58,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
   })
 
+  // The methods each API path answers, as routes are registered: the 405s below follow from them.
+  const allowed = new Map<string, string[]>()
+  app.addHook('onRoute', (route) => {
+    if (!isApiPath(route.url)) return
+    const methods = allowed.get(route.url) ?? []
+    allowed.set(route.url, [...methods, ...[route.method].flat()])
+  })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', async (req, reply) => {
@@ -107,12 +108,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     { prefix: '/v1' },
   )
 
-  for (const [url, allowed] of Object.entries(KNOWN_PATHS)) {
+  for (const [url, methods] of [...allowed]) {
+    const allow = ALL_METHODS.filter((m) => methods.includes(m))
     app.route({
-      method: ALL_METHODS.filter((m) => !allowed.includes(m)),
+      method: ALL_METHODS.filter((m) => !methods.includes(m)),
       url,
       schema: { hide: true },
-      handler: async (req, reply) => reply.code(405).header('Allow', allowed.join(', ')).send({ code: 405, message: `Method ${req.method} is not allowed on ${url}; allowed: ${allowed.join(', ')}.` }),
+      handler: async (req, reply) => reply.code(405).header('Allow', allow.join(', ')).send({ code: 405, message: `Method ${req.method} is not allowed on ${url}; allowed: ${allow.join(', ')}.` }),
     })
   }
   return app

@@ -43,8 +43,7 @@ export class Metrics {
       help: 'Imports committed to the store so far (any process)',
       registers,
       async collect() {
-        const generation = Number((await store.dataVersion().catch(() => '.NaN')).split('.').pop())
-        if (Number.isFinite(generation)) this.set(generation)
+        this.set(await store.importCount().catch(() => NaN))
       },
     })
   }

@@ -5,9 +5,6 @@ import type { ExFactorEvent } from './ex-factors.js'
 export const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'] as const
 export type Adjust = (typeof ADJUSTS)[number]
 
-export function isAdjust(value: string): value is Adjust {
-  return (ADJUSTS as readonly string[]).includes(value)
-}
 
 /**
  * Adjusted prices (open, high, low, close, prevClose); timestamp, volume and amount are shared, never

@@ -81,14 +81,6 @@ export interface BarRow {
   prevClose: number
 }
 
-export function barsFromRows(rows: readonly BarRow[]): Bars {
-  const out = allocBars(rows.length)
-  rows.forEach((r, i) => {
-    for (const f of BAR_FIELDS) out[f][i] = r[f]
-  })
-  return out
-}
-
 export function rowsOfBars(bars: Bars): BarRow[] {
   const rows: BarRow[] = []
   for (let i = 0; i < barCount(bars); i++) {

@@ -76,6 +76,3 @@ export function gapsOf(events: readonly ExFactorEvent[], closeBefore: (e: ExFact
   return gaps
 }
 
-export function sortEvents(events: readonly ExFactorEvent[]): ExFactorEvent[] {
-  return [...events].sort((a, b) => a.timestamp - b.timestamp)
-}

@@ -96,9 +96,6 @@ export function parseSymbol(input: string, param = 'symbol'): SymbolParts {
   return { symbol: `${code}.${exchange}`, code, exchange }
 }
 
-export function marketOf(symbol: string): Market {
-  return MARKETS[parseSymbol(symbol).exchange]
-}
 
 function clip(s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}...` : s

@@ -58,7 +58,11 @@ class BarBuffer {
     this.n = 0
     let ascending = true
     for (let i = 1; i < n && ascending; i++) ascending = src.timestamp[i] > src.timestamp[i - 1]
-    if (ascending) return sortedCopy(src, Array.from({ length: n }, (_, i) => i))
+    if (ascending) {
+      const out = allocBars(n) // a copy: the buffer is reused for the next rows
+      for (const f of BAR_FIELDS) out[f].set(src[f].subarray(0, n))
+      return out
+    }
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => src.timestamp[a] - src.timestamp[b] || a - b)
     const keep = order.filter((idx, k) => k === n - 1 || src.timestamp[order[k + 1]] !== src.timestamp[idx])
     return sortedCopy(src, keep)

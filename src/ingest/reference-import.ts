@@ -50,7 +50,12 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
 }
 
 /** Shared loop of the two event formats: symbol must be known, ex_date a date; `factor` gives f. */
-async function importEvents(file: CsvFile, writer: StoreWriter, extra: readonly string[], factor: (r: FieldReader, exDateUtc: number, symbol: string) => Promise<number>): Promise<ImportCounts> {
+async function importEvents<E extends string>(
+  file: CsvFile,
+  writer: StoreWriter,
+  extra: readonly E[],
+  factor: (r: FieldReader, cols: Record<E, number | undefined> & { ex_date: number }, exDateUtc: number, symbol: string) => Promise<number>,
+): Promise<ImportCounts> {
   const cols = columnsOf(file, ['symbol', 'ex_date'], extra)
   const r = new FieldReader(file)
   const events = new Map<string, Map<number, ExFactorEvent>>()
@@ -65,7 +70,7 @@ async function importEvents(file: CsvFile, writer: StoreWriter, extra: readonly 
       if (!known.get(parts.symbol)) r.fail(cols.symbol, `unknown symbol ${parts.symbol}: import its instrument or bars first`)
       const market = marketOfParts(parts)
       const ts = market.zone.midnightUtc(r.date(cols.ex_date, 'ex_date'))
-      const f = await factor(r, ts, parts.symbol)
+      const f = await factor(r, cols, ts, parts.symbol)
       if (!(f > 0) || !Number.isFinite(f)) r.fail(cols.ex_date, `the ex-factor of this row is ${f}, not a positive number`)
       let bySymbol = events.get(parts.symbol)
       if (!bySymbol) events.set(parts.symbol, (bySymbol = new Map()))
@@ -81,15 +86,13 @@ async function importEvents(file: CsvFile, writer: StoreWriter, extra: readonly 
 }
 
 export function importExFactors(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
-  const exFactorCol = file.header.indexOf('ex_factor')
-  return importEvents(file, writer, ['ex_factor'], async (r) => r.number(exFactorCol < 0 ? undefined : exFactorCol, 'ex_factor'))
+  return importEvents(file, writer, ['ex_factor'], async (r, cols) => r.number(cols.ex_factor, 'ex_factor'))
 }
 
 /** Corporate actions -> ex-factors with the exchange formula; P is the stored raw close before the ex-date. */
 export function importActions(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
   const names = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price', 'split_ratio'] as const
-  const at = Object.fromEntries(names.map((n) => [n, file.header.indexOf(n) < 0 ? undefined : file.header.indexOf(n)])) as Record<(typeof names)[number], number | undefined>
-  return importEvents(file, writer, names, async (r, ts, symbol) => {
+  return importEvents(file, writer, names, async (r, at, ts, symbol) => {
     const nonNegative = (name: (typeof names)[number], fallback: number) => {
       const v = r.number(at[name], name, fallback)
       if (v < 0) r.fail(at[name]!, `${name} ${v} is negative`)
@@ -104,9 +107,9 @@ export function importActions(file: CsvFile, writer: StoreWriter): Promise<Impor
     }
     if (action.splitRatio === 0) r.fail(at.split_ratio!, 'split_ratio must be positive')
     const before = await writer.readBars({ symbol, period: '1d', toMs: ts - 1, limit: 1 })
-    if (before.close.length === 0) r.fail(file.header.indexOf('ex_date'), `no daily bar of ${symbol} before this ex_date to take the last close P from: import its daily bars first`)
+    if (before.close.length === 0) r.fail(at.ex_date, `no daily bar of ${symbol} before this ex_date to take the last close P from: import its daily bars first`)
     const p = before.close[0]
-    if (!(referencePrice(p, action) > 0)) r.fail(file.header.indexOf('cash_dividend'), `the reference price is not positive (last close ${p})`)
+    if (!(referencePrice(p, action) > 0)) r.fail(at.cash_dividend ?? at.ex_date, `the reference price is not positive (last close ${p})`)
     return exFactorOfAction(p, action)
   })
 }

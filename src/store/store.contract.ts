@@ -46,6 +46,7 @@ export function runStoreContract(name: string, open: () => Promise<Store>, skip:
       await store.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: sliceBars(daily, 500, 700) }] })
       same(await store.readBars({ symbol: '600000.SH', period: '1d', limit: 3000 }), daily)
       assert.notEqual(await store.dataVersion(), before)
+      assert.ok((await store.importCount()) >= 2)
       const changed = walkBars([daily.timestamp[600]], [0.99])
       await store.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: changed }] })
       const back = await store.readBars({ symbol: '600000.SH', period: '1d', fromMs: daily.timestamp[600], toMs: daily.timestamp[600], limit: 1 })

@@ -58,6 +58,8 @@ export interface Store {
    * imports), unique to this store: for caches and ETags.
    */
   dataVersion(): Promise<string>
+  /** How many writes (imports) have been committed to this store, by any process. */
+  importCount(): Promise<number>
   /** Throws unless the store can really be read now (for /readyz): touches the storage, not a cache. */
   check(): Promise<void>
   /** Writes the whole batch or, on any error, nothing. */

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { allocBars, type Bars } from '../../src/domain/bars.js'
 import type { ExFactorEvent } from '../../src/domain/ex-factors.js'
 import { MARKETS, type Exchange } from '../../src/domain/market.js'
-import { DAY_MS, isoWeekday } from '../../src/domain/time-zone.js'
+import { DAY_MS, civilFromDays, isoWeekday } from '../../src/domain/time-zone.js'
 
 /** Consistent OHLC bars from a random walk; low <= open, close <= high; prev_close = previous close. */
 export function walkBars(timestamps: readonly number[], seed: readonly number[]): Bars {
@@ -41,16 +41,12 @@ export function sessionMinutes(exchange: Exchange, days: readonly number[]): num
   const { zone, sessions } = MARKETS[exchange]
   const out: number[] = []
   for (const d of days) {
-    const local = Math.round((d + zone.offsetMs(d)) / DAY_MS)
-    for (const s of sessions) for (let m = s.open; m < s.close; m++) out.push(zone.utcOf(...civil(local), m))
+    const { year, month, day } = civilFromDays(Math.round((d + zone.offsetMs(d)) / DAY_MS))
+    for (const s of sessions) for (let m = s.open; m < s.close; m++) out.push(zone.utcOf(year, month, day, m))
   }
   return out
 }
 
-function civil(day: number): [number, number, number] {
-  const d = new Date(day * DAY_MS)
-  return [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()]
-}
 
 export const arbSeed = fc.array(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { minLength: 1, maxLength: 50 })
 

@@ -95,7 +95,7 @@ function statements(db: Db) {
     ),
     events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     putEvent: db.prepare<[string, number, number]>('INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)'),
-    version: db.prepare<[], { value: string }>("SELECT group_concat(value, '.') AS value FROM (SELECT value FROM meta WHERE key IN ('store_id', 'generation') ORDER BY key DESC)"),
+    meta: db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck(),
     changeCounter: db.prepare('PRAGMA data_version').pluck(),
     bumpGeneration: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'generation'"),
   }
@@ -295,13 +295,17 @@ export class SqliteStore implements Store {
     return this.#guard(() => {
       const counter = this.#st.changeCounter.get() as number
       if (counter !== this.#seenCounter || this.#version === undefined) {
-        this.#version = this.#st.version.get()!.value
+        this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
         this.#seenCounter = counter
       }
       return this.#version
     })
   }
   #seenCounter = -1
+
+  async importCount(): Promise<number> {
+    return this.#guard(() => this.#st.meta.get('generation')!)
+  }
   #version: string | undefined
 
   async write(batch: WriteBatch): Promise<void> {
@@ -393,10 +397,6 @@ export class SqliteStore implements Store {
     return this.#db.prepare('UPDATE api_keys SET rate_per_min = ?, burst = ? WHERE id = ?').run(ratePerMin, burst, id).changes > 0
   }
 
-  /** PRAGMA data_version: changes when another connection commits anything (keys included). */
-  connectionDataVersion(): number {
-    return this.#db.pragma('data_version', { simple: true }) as number
-  }
 
   async close(): Promise<void> {
     if (this.#db.open) this.#db.close()
