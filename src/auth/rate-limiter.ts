@@ -61,6 +61,13 @@ return {allowed, math.floor(tokens), retry, fullMs}
 /** How long the first requests wait for the first connection before counting as a failure. */
 export const FIRST_CONNECT_MS = 3000
 
+/**
+ * How long one Redis command may take before it counts as a failure (then the fail-open/closed
+ * policy answers). A stalled Redis (paused, swapping, blocked by a slow script) keeps the TCP
+ * connection up, so only a timeout notices it.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 250
+
 export class RedisRateLimiter implements RateLimiter {
   readonly name = 'redis'
   readonly #redis: Redis
@@ -69,7 +76,13 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(url: string, readonly prefix = 'mdq:rl:') {
     // Fail fast while disconnected (no offline queue), and keep reconnecting in the background.
     // Auto-pipelining sends the checks of concurrent requests in one round trip.
-    this.#redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true, retryStrategy: (n) => Math.min(n * 100, 1000) })
+    this.#redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      enableAutoPipelining: true,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      retryStrategy: (n) => Math.min(n * 100, 1000),
+    })
     this.#redis.on('error', () => {}) // reported per request by the caller
     this.#redis.defineCommand('mdqTake', { numberOfKeys: 1, lua: TAKE_SCRIPT })
     this.#firstConnect = new Promise((resolve) => {
