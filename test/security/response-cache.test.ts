@@ -1,0 +1,66 @@
+// Response-cache accounting under concurrent misses: the hand-written cache counted a body once per
+// concurrent miss of the same tag (until it reported full while holding one copy). Now concurrent
+// misses share one computation (single-flight) and the byte count is what is held.
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { demoDb, startServer, type TestServer } from '../helpers/server.js'
+import { tempDir } from '../helpers/store-files.js'
+import { metricSum } from './harness.js'
+
+const { dir, cleanup } = tempDir()
+let server: TestServer
+before(async () => (server = await startServer(await demoDb(dir), { responseCacheBytes: 16 << 20 })))
+after(async () => {
+  await server.close()
+  cleanup()
+})
+
+const metrics = async () => {
+  const text = await (await fetch(`${server.url}/metrics`)).text()
+  return { hits: metricSum(text, 'mdq_response_cache_hits_total'), misses: metricSum(text, 'mdq_response_cache_misses_total'), bytes: metricSum(text, 'mdq_response_cache_bytes') }
+}
+
+describe('response cache', () => {
+  it('40 concurrent misses of one request: computed once, held once, counted once', async () => {
+    const path = '/v1/klines?symbol=AAPL.US&period=1m&count=5000&adjust=backward'
+    const bodies = await Promise.all(Array.from({ length: 40 }, async () => {
+      const r = await fetch(server.url + path, { headers: { 'X-API-Key': server.key, 'Accept-Encoding': 'identity' } })
+      assert.equal(r.status, 200)
+      return Buffer.from(await r.arrayBuffer())
+    }))
+    assert.ok(bodies.every((b) => b.equals(bodies[0])))
+    assert.ok(bodies[0].length > 100_000, `${bodies[0].length} bytes: a body worth caching`)
+    const m = await metrics()
+    assert.equal(m.misses, 1, 'one computation')
+    assert.equal(m.hits, 39)
+    assert.equal(m.bytes, bodies[0].length, 'the bytes held are one copy of the answer')
+  })
+
+  it('distinct requests add their sizes', async () => {
+    const before = await metrics()
+    const sizes: number[] = []
+    for (const count of [100, 200, 300]) {
+      const r = await fetch(`${server.url}/v1/klines?symbol=600519.SH&count=${count}&adjust=none`, { headers: { 'X-API-Key': server.key, 'Accept-Encoding': 'identity' } })
+      sizes.push((await r.arrayBuffer()).byteLength)
+    }
+    const after = await metrics()
+    assert.equal(after.bytes - before.bytes, sizes[0] + sizes[1] + sizes[2])
+    assert.equal(after.misses - before.misses, 3)
+  })
+
+  it('a small cache stays within its byte bound as answers are evicted', async () => {
+    const small = await startServer(join(dir, 'demo.db'), { responseCacheBytes: 64 << 10 })
+    try {
+      for (let count = 100; count <= 1500; count += 100) {
+        const r = await fetch(`${small.url}/v1/klines?symbol=600519.SH&count=${count}&adjust=none`, { headers: { 'X-API-Key': small.key } })
+        assert.equal(r.status, 200)
+        await r.arrayBuffer()
+        const held = metricSum(await (await fetch(`${small.url}/metrics`)).text(), 'mdq_response_cache_bytes')
+        assert.ok(held > 0 && held <= 64 << 10, `${held} bytes held`)
+      }
+    } finally {
+      await small.close()
+    }
+  })
+})
