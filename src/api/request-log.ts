@@ -8,13 +8,19 @@ const KEY_LIKE = /mdq_[A-Za-z0-9_-]*/gi
 /** Parameter names that hold a secret, however spelled (`api_key`, `apiKey`, `amp;api_key`, `x-api-key`). */
 const SECRET_NAME = /key|token|secret|auth/i
 
-/** Percent-decoding that never throws: a malformed escape is kept as written. */
+/** Percent-decoding that never throws (a malformed escape is kept as written), repeated so a double-encoded key shows too. */
 function decode(text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text.replace(/%([0-9a-f]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  for (let round = 0; round < 3 && text.includes('%'); round++) {
+    let next: string
+    try {
+      next = decodeURIComponent(text)
+    } catch {
+      next = text.replace(/%([0-9a-f]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    }
+    if (next === text) break
+    text = next
   }
+  return text
 }
 
 const mask = (text: string) => text.replace(KEY_LIKE, '[REDACTED]')
