@@ -48,7 +48,7 @@ export function sendError(reply: FastifyReply, code: number, message: string, ex
 function drainUnreadBody(req: FastifyRequest, reply: FastifyReply): void {
   if (req.raw.complete) return
   reply.removeHeader('connection')
-  req.raw.resume()
+  req.raw.on('data', () => {}) // flowing, dropped
 }
 
 export function errorHandler(err: FastifyError | MdqError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {

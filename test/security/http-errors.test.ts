@@ -3,6 +3,7 @@
 // hardening headers on the pages; POST {"symbols": "a,b"} accepted.
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
+import { request } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { demoDb, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
@@ -34,27 +35,37 @@ describe('error bodies', () => {
   for (const [what, chunked] of [['with Content-Length', false], ['chunked', true]] as const) {
     it(`a body over the 1 MB limit (${what}) is a 413 the client reads, not a connection reset`, async () => {
       const size = 4 << 20
+      // Done when the answer is read AND the whole body was written: a server that closes with the
+      // body unread resets the connection, and the client sees EPIPE / ECONNRESET instead.
       const r = await new Promise<{ status: number; body: string; headers: Record<string, unknown> }>((resolve, reject) => {
-        import('node:http').then(({ request }) => {
-          const headers: Record<string, string | number> = { 'content-type': 'application/json', 'x-api-key': server.key }
-          if (!chunked) headers['content-length'] = size
-          const req = request({ host: base.hostname, port: base.port, method: 'POST', path: '/v1/instruments', headers }, (res) => {
-            let body = ''
-            res.on('data', (d) => (body += d))
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }))
+        const headers: Record<string, string | number> = { 'content-type': 'application/json', 'x-api-key': server.key }
+        if (!chunked) headers['content-length'] = size
+        let answer: { status: number; body: string; headers: Record<string, unknown> } | undefined
+        let written = false
+        const settle = () => answer && written && resolve(answer)
+        const req = request({ host: base.hostname, port: base.port, method: 'POST', path: '/v1/instruments', headers, agent: false }, (res) => {
+          let body = ''
+          res.on('data', (d) => (body += d))
+          res.on('end', () => {
+            answer = { status: res.statusCode ?? 0, body, headers: res.headers }
+            settle()
           })
-          req.on('error', reject) // EPIPE / ECONNRESET: what the client saw before the fix
-          const chunk = Buffer.alloc(64 << 10, 0x20)
-          let sent = 0
-          const pump = (): void => {
-            while (sent < size) {
-              sent += chunk.length
-              if (!req.write(chunk)) return void req.once('drain', pump)
-            }
-            req.end()
+        })
+        req.on('error', reject)
+        req.on('finish', () => {
+          written = true
+          settle()
+        })
+        const chunk = Buffer.alloc(64 << 10, 0x20)
+        let sent = 0
+        const pump = (): void => {
+          while (sent < size) {
+            sent += chunk.length
+            if (!req.write(chunk)) return void req.once('drain', pump)
           }
-          pump()
-        }, reject)
+          req.end()
+        }
+        pump()
       })
       assert.equal(r.status, 413)
       assertErrorBody(r.status, r.headers as never, r.body, 'POST 4 MB')

@@ -1,16 +1,35 @@
 // Response-cache accounting under concurrent misses: the hand-written cache counted a body once per
 // concurrent miss of the same tag (until it reported full while holding one copy). Now concurrent
-// misses share one computation (single-flight) and the byte count is what is held.
+// misses share one computation (single-flight) and the byte count is what is held. Concurrent misses
+// need a store that yields while reading (a network backend does; SQLite reads synchronously), so
+// the store here yields to the event loop before each bar read: real SQLite file, delayed answer.
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { demoDb, startServer, type TestServer } from '../helpers/server.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { buildApp } from '../../src/api/app.js'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 import { metricSum } from './harness.js'
 
 const { dir, cleanup } = tempDir()
 let server: TestServer
-before(async () => (server = await startServer(await demoDb(dir), { responseCacheBytes: 16 << 20 })))
+before(async () => {
+  const db = await demoDb(dir)
+  const store = SqliteStore.open(db)
+  const yielding = new Proxy(store, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver)
+      if (prop === 'readBars') return async (...args: Parameters<SqliteStore['readBars']>) => (await sleep(5), target.readBars(...args))
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const app = await buildApp({ store: yielding, responseCacheBytes: 16 << 20 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const key = await newKey(store)
+  server = { url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, app, store, key, close: async () => (await app.close(), await store.close()) }
+})
 after(async () => {
   await server.close()
   cleanup()
