@@ -204,10 +204,10 @@ describe('authentication', () => {
   })
 
   it('a key revoked by `mdq keys revoke` in another process stops working within a second', async () => {
-    const key = await newKey(server.store, 'to-revoke')
+    const key = await newKey(server.keys, 'to-revoke')
     const url = `${server.url}/v1/klines?symbol=AAPL.US&count=1`
     assert.equal((await getJson(url, { headers: { 'X-API-Key': key } })).status, 200)
-    const id = (await server.store.listKeys()).find((k) => k.name === 'to-revoke')!.id
+    const id = (await server.keys.listKeys()).find((k) => k.name === 'to-revoke')!.id
     const revoked = runMdq(['--db', db, 'keys', 'revoke', String(id)])
     assert.equal(revoked.status, 0, revoked.stderr)
     const t0 = Date.now()
