@@ -285,9 +285,9 @@ describe('HTTP details', () => {
 })
 
 describe('operator endpoints', () => {
-  it('/healthz and /readyz need no key; /readyz checks the store', async () => {
+  it('/healthz and /readyz need no key; /readyz checks the store and the keys', async () => {
     assert.deepEqual((await getJson(`${server.url}/healthz`)).body, { status: 'ok' })
-    assert.deepEqual((await getJson(`${server.url}/readyz`)).body, { status: 'ready', checks: { store: 'ok' } })
+    assert.deepEqual((await getJson(`${server.url}/readyz`)).body, { status: 'ready', checks: { store: 'ok', keys: 'ok' } })
   })
 
   it('/metrics parses as Prometheus text and its counters move with requests', async () => {
@@ -329,7 +329,7 @@ describe('operator endpoints', () => {
       chmodSync(broken, 0o000)
       const r = await getJson<{ code: number; checks: Record<string, string> }>(`${other.url}/readyz`)
       assert.equal(r.status, 503)
-      assert.deepEqual(r.body.checks, { store: 'unreadable' })
+      assert.deepEqual(r.body.checks, { store: 'unreadable', keys: 'ok' })
     } finally {
       chmodSync(broken, 0o644)
       await other.close().catch(() => undefined)
