@@ -73,25 +73,36 @@ export function sqliteStoreExists(path: string): boolean {
 /** The ClickHouse backend lives on its own branch; merging it replaces this line. */
 const openClickHouse = (config: ClickHouseConfig): Promise<Stores> => Promise.reject(new MdqError('BAD_PARAM', `ClickHouse (${config.url}) is not built in this branch of mdq`)) // backend: clickhouse
 
-async function openSqlite(path: string, keysPath: string | undefined, create: boolean): Promise<Stores> {
+async function openSqlite(path: string, keysUrl: string | undefined, create: boolean): Promise<Stores> {
   if (!create && !sqliteStoreExists(path))
     throw new MdqError('STORE_UNAVAILABLE', `no store at ${path} (${existsSync(path) ? 'an empty file' : 'no such file'}): create it with mdq migrate, mdq demo or mdq import`)
-  const keys = keysPath === undefined ? SqliteKeyStore.open(defaultKeysPath(path)) : undefined
+  const keys = await sqliteKeysFor(path, keysUrl)
   try {
-    keys?.adoptLegacyKeys(path)
-    const market = SqliteMarketStore.open(path)
-    return { market, keys: keys ?? (await openKeys(keysPath!)) }
+    return { market: SqliteMarketStore.open(path), keys }
   } catch (err) {
-    await keys?.close()
+    await keys.close()
     throw err
   }
 }
 
-async function openKeys(url: string): Promise<KeyStore> {
-  const at = parseStoreUrl(url, '--keys')
+/** The keys of a SQLite store: `--keys`, else the file beside it; an old store's keys move into a SQLite key file first. */
+async function sqliteKeysFor(storePath: string, keysUrl: string | undefined): Promise<KeyStore> {
+  const keys = keysUrl === undefined ? SqliteKeyStore.open(defaultKeysPath(storePath)) : await openKeys(keysUrl, '--keys')
+  try {
+    if (keys instanceof SqliteKeyStore) keys.adoptLegacyKeys(storePath)
+    return keys
+  } catch (err) {
+    await keys.close()
+    throw err
+  }
+}
+
+async function openKeys(url: string, flag: '--store' | '--keys'): Promise<KeyStore> {
+  const at = parseStoreUrl(url, flag)
   if (at.kind === 'sqlite') return SqliteKeyStore.open(at.path)
   const both = await openClickHouse(at.config)
-  return { ...bind(both.keys), close: async () => (await Promise.all([both.keys.close(), both.market.close()]), undefined) }
+  // Only the keys are wanted: closing them closes the market side opened with them.
+  return { ...bind(both.keys), close: async () => void (await Promise.all([both.keys.close(), both.market.close()])) }
 }
 
 const bind = (k: KeyStore): KeyStore => ({
@@ -115,7 +126,7 @@ export async function openStores(o: { store: string; keys?: string; create: bool
   const both = await openClickHouse(at.config)
   if (o.keys === undefined) return both
   try {
-    return { market: both.market, keys: await openKeys(o.keys) }
+    return { market: both.market, keys: await openKeys(o.keys, '--keys') }
   } finally {
     await both.keys.close()
   }
@@ -126,17 +137,9 @@ export async function openStores(o: { store: string; keys?: string; create: bool
  * long import cannot hold it up. Creates the keys file if needed, never the market store.
  */
 export async function openKeyStore(o: { store: string; keys?: string }): Promise<KeyStore> {
-  if (o.keys !== undefined) return openKeys(o.keys)
   const at = parseStoreUrl(o.store)
-  if (at.kind !== 'sqlite') return openKeys(o.store)
-  const keys = SqliteKeyStore.open(defaultKeysPath(at.path))
-  try {
-    keys.adoptLegacyKeys(at.path)
-    return keys
-  } catch (err) {
-    await keys.close()
-    throw err
-  }
+  if (at.kind === 'sqlite') return sqliteKeysFor(at.path, o.keys)
+  return openKeys(o.keys ?? o.store, o.keys === undefined ? '--store' : '--keys')
 }
 
 /** Runs `fn` with the stores open and closes both after, also on failure. */
