@@ -109,7 +109,7 @@ export function registerServe(program: Command): void {
       await keys.close()
       process.stderr.write(`\nDemo API key (shown once, keep it): ${key}\n` + `Try: curl -H "X-API-Key: ${key}" "http://${o.host}:${o.port}/v1/klines?symbol=600519.SH&period=1w&adjust=forward&count=5"\n\n`)
     } else {
-      process.stderr.write(`Serving ${db}. Create an API key with: npx mdq keys create --name me${urls.store === DEFAULT_STORE ? '' : ` --store ${db}`}\n`)
+      process.stderr.write(`Serving ${db}. Create an API key with: npx mdq keys create --name me${urls.store === DEFAULT_STORE ? '' : ` --store ${db}`}${urls.keys ? ` --keys ${displayStore(urls.keys)}` : ''}\n`)
     }
     await serve({ ...urls, ...o })
   })
