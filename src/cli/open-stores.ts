@@ -1,5 +1,6 @@
 /** @module The one factory of stores: a `--store` / `--keys` URL -> the backend that serves it (the only place a backend is named). */
 import { existsSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { MdqError } from '../domain/errors.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -87,6 +88,9 @@ async function openSqlite(path: string, keysUrl: string | undefined, create: boo
 
 /** The keys of a SQLite store: `--keys`, else the file beside it; an old store's keys move into a SQLite key file first. */
 async function sqliteKeysFor(storePath: string, keysUrl: string | undefined): Promise<KeyStore> {
+  const keysAt = keysUrl === undefined ? undefined : parseStoreUrl(keysUrl, '--keys')
+  if (keysAt?.kind === 'sqlite' && storePath !== ':memory:' && resolve(keysAt.path) === resolve(storePath))
+    throw new MdqError('BAD_PARAM', `--keys '${keysUrl}' is the store file itself: keys need a file of their own (the default is ${defaultKeysPath(storePath)})`)
   const keys = keysUrl === undefined ? SqliteKeyStore.open(defaultKeysPath(storePath)) : await openKeys(keysUrl, '--keys')
   try {
     if (keys instanceof SqliteKeyStore) keys.adoptLegacyKeys(storePath)

@@ -73,6 +73,9 @@ describe('mdq serve and the store it is given', () => {
     } finally {
       await Promise.all([server.stop(), elsewhere.stop()])
     }
+    const same = runMdq(['--db', path, '--keys', `sqlite:${path}`, 'keys', 'list'])
+    assert.equal(same.status, 1)
+    assert.match(same.stderr, /^mdq: --keys 'sqlite:.*split\.db' is the store file itself: keys need a file of their own/)
     for (const [url, why] of [
       ['postgres://h:5432/db', 'unknown scheme'],
       ['clickhouse://localhost/db', 'no port'],
