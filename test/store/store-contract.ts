@@ -15,7 +15,10 @@ export type Capability = keyof StoreCapabilities
 
 export interface ContractOptions {
   readonly name: string
-  /** A fresh, empty pair of stores; called once, and again by tests of several instances. */
+  /**
+   * Opens the stores under test: the first call gets empty ones; later calls (the tests of several
+   * instances, gated by liveImport) open the SAME stores again, as another mdq instance would.
+   */
   readonly open: () => Promise<{ market: MarketStore; keys: KeyStore }>
   /** Skip the tests that need a capability, with the reason (also when the store declares it). */
   readonly skip?: Partial<Record<Capability, string>>
