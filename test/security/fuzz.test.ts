@@ -113,10 +113,10 @@ describe('fuzz', () => {
   let keys: { valid: string; limited: string; revoked: string }
   before(async () => {
     server = await startServer(await demoDb(dir), { logger, rateLimit: { limiter: new MemoryRateLimiter(), defaults: { ratePerMin: 1_000_000, burst: 100_000 }, failOpen: true } })
-    const limited = await newKey(server.store, 'limited', { ratePerMin: 60, burst: 3 })
-    const revoked = await newKey(server.store, 'revoked')
-    const id = (await server.store.listKeys()).find((r) => r.name === 'revoked')!.id
-    await server.store.revokeKey(id)
+    const limited = await newKey(server.keys, 'limited', { ratePerMin: 60, burst: 3 })
+    const revoked = await newKey(server.keys, 'revoked')
+    const id = (await server.keys.listKeys()).find((r) => r.name === 'revoked')!.id
+    await server.keys.revokeKey(id)
     keys = { valid: server.key, limited, revoked }
   })
   after(async () => {

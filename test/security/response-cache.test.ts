@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../../src/api/app.js'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { openStores } from '../../src/cli/open-stores.js'
+import type { MarketStore } from '../../src/store/market-store.js'
 import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 import { metricSum } from './harness.js'
@@ -17,18 +18,18 @@ const { dir, cleanup } = tempDir()
 let server: TestServer
 before(async () => {
   const db = await demoDb(dir)
-  const store = SqliteStore.open(db)
+  const { market: store, keys } = await openStores({ store: db, create: false })
   const yielding = new Proxy(store, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver)
-      if (prop === 'readBars') return async (...args: Parameters<SqliteStore['readBars']>) => (await sleep(5), target.readBars(...args))
+      if (prop === 'readBars') return async (...args: Parameters<MarketStore['readBars']>) => (await sleep(5), target.readBars(...args))
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
-  const app = await buildApp({ store: yielding, responseCacheBytes: 16 << 20 })
+  const app = await buildApp({ store: yielding, keys, responseCacheBytes: 16 << 20 })
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const key = await newKey(store)
-  server = { url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, app, store, key, close: async () => (await app.close(), await store.close()) }
+  const key = await newKey(keys)
+  server = { url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, app, store, keys, key, close: async () => (await app.close(), await Promise.all([store.close(), keys.close()]), undefined) }
 })
 after(async () => {
   await server.close()
