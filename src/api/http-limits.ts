@@ -5,7 +5,11 @@ export interface HttpLimits {
   readonly headersTimeoutMs: number
   /** The whole request, body included, must arrive within this; else 408 and the connection closes. */
   readonly requestTimeoutMs: number
-  /** An idle keep-alive connection is closed after this. */
+  /**
+   * An idle keep-alive connection is closed after this. Fastify's 72 s: above the 60 s idle timeout
+   * of common load balancers (one reusing a connection the server has just closed answers 502), and
+   * long enough for clients that block their event loop between requests to notice a close first.
+   */
   readonly keepAliveTimeoutMs: number
   /** A connection with no traffic in either direction for this long is closed (a stalled reader). */
   readonly idleTimeoutMs: number
@@ -18,7 +22,7 @@ export interface HttpLimits {
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 72_000,
   idleTimeoutMs: 60_000,
   maxConnections: 900,
   bodyLimitBytes: 1 << 20,
