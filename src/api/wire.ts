@@ -29,17 +29,26 @@ export function formatNumber(x: number): string {
   return Number.isFinite(x) ? String(x) : 'null' // as JSON.stringify; stored values are checked finite
 }
 
-/** An adjusted price rounded to 4 decimals, written from the scaled integer in one step. */
+/**
+ * A price, amount or ratio: like formatNumber but always with a fraction part (`266.0`), so that
+ * clients typing numbers by their JSON token (Python's json, pandas) always see a float.
+ */
+export function formatFloat(x: number): string {
+  const s = formatNumber(x)
+  return x === Math.floor(x) && Math.abs(x) < 1e21 ? `${s}.0` : s
+}
+
+/** An adjusted price rounded to 4 decimals, written from the scaled integer in one step; always with a fraction part. */
 export function formatPrice4(x: number): string {
   const abs = x < 0 ? -x : x
   if (!(abs < MAX_FAST)) return formatNumber(round4(x))
   const r = Math.round(x * 10_000) // as round4 rounds: half up, also for negatives
   const ar = r < 0 ? -r : r
   const ip = Math.floor(ar / 10_000)
-  return (r < 0 ? '-' : '') + ip + FRACTION[ar - ip * 10_000]
+  return (r < 0 ? '-' : '') + ip + (FRACTION[ar - ip * 10_000] || '.0')
 }
 
-const noise = (x: number) => formatNumber(Math.round(x * 1e6) / 1e6)
+const noise = (x: number) => formatFloat(Math.round(x * 1e6) / 1e6)
 
 function column(values: Float64Array, format: (x: number) => string): string {
   let s = '['
@@ -50,17 +59,46 @@ function column(values: Float64Array, format: (x: number) => string): string {
   return s + ']'
 }
 
+export interface KlinesFormat {
+  readonly adjusted: boolean
+  readonly aggregated: boolean
+}
+
 /**
- * `{"data":{...eight arrays...}}`. Adjusted prices are rounded to 4 decimals here and only here;
- * raw prices go out exactly as stored. Summed amounts of aggregated bars drop float noise below 1e-6.
+ * The eight arrays `{timestamp, open, ..., prev_close}` of one symbol: the one writer of bars, for
+ * /v1/klines and every batch. Adjusted prices are rounded to 4 decimals here and only here; raw
+ * prices go out exactly as stored. Summed amounts of aggregated bars drop float noise below 1e-6.
  */
-export function klinesJson(bars: Bars, opts: { adjusted: boolean; aggregated: boolean }): string {
-  const price = opts.adjusted ? formatPrice4 : formatNumber
+export function klinesColumnsJson(bars: Bars, opts: KlinesFormat): string {
+  const price = opts.adjusted ? formatPrice4 : formatFloat
   return (
-    `{"data":{"timestamp":${column(bars.timestamp, formatNumber)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
+    `{"timestamp":${column(bars.timestamp, formatNumber)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
     `"low":${column(bars.low, price)},"close":${column(bars.close, price)},"volume":${column(bars.volume, formatNumber)},` +
-    `"amount":${column(bars.amount, opts.aggregated ? noise : formatNumber)},"prev_close":${column(bars.prevClose, price)}}}`
+    `"amount":${column(bars.amount, opts.aggregated ? noise : formatFloat)},"prev_close":${column(bars.prevClose, price)}}`
   )
+}
+
+/** How bars of a query are written: rounded when adjusted, amount noise dropped when aggregated. */
+export function klinesFormat(period: string, adjust: string): KlinesFormat {
+  return { adjusted: adjust !== 'none', aggregated: period !== '1m' && period !== '1d' }
+}
+
+/** `{"data":{...eight arrays...}}`. */
+export function klinesJson(bars: Bars, opts: KlinesFormat): string {
+  return `{"data":${klinesColumnsJson(bars, opts)}}`
+}
+
+/** Keys whose numbers are prices, amounts or ratios: written with a fraction part wherever they appear. */
+const FLOAT_KEYS: ReadonlySet<string> = new Set(['open', 'high', 'low', 'close', 'amount', 'prev_close', 'last_price', 'ex_factor', 'tick_size', 'limit_up', 'limit_down', 'change_amount', 'change_pct', 'amplitude'])
+
+/** JSON.stringify for answers, except that numbers under FLOAT_KEYS always carry a fraction part. */
+export function wireJson(value: unknown, key = ''): string {
+  if (typeof value === 'number') return FLOAT_KEYS.has(key) ? formatFloat(value) : formatNumber(value)
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  if (Array.isArray(value)) return `[${value.map((v) => wireJson(v, key)).join(',')}]`
+  const parts: string[] = []
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) parts.push(`${JSON.stringify(k)}:${wireJson(v, k)}`)
+  return `{${parts.join(',')}}`
 }
 
 export function instrumentWire(i: Instrument) {
@@ -79,6 +117,9 @@ export function instrumentWire(i: Instrument) {
       limit_down: i.limitDown,
       total_shares: i.totalShares,
       float_shares: i.floatShares,
+      // TickFlow's per-market extras: name_en on CN instruments, lot_size on HK ones.
+      ...(i.region === 'CN' ? { name_en: i.nameEn } : {}),
+      ...(i.region === 'HK' ? { lot_size: i.lotSize } : {}),
     },
   }
 }

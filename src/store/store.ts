@@ -3,6 +3,7 @@ import type { Bars } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { Instrument } from '../domain/instrument.js'
 import type { StoredPeriod } from '../domain/period.js'
+import type { StoredUniverse } from '../domain/universe.js'
 
 export interface BarQuery {
   readonly symbol: string
@@ -51,6 +52,12 @@ export interface Store {
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
   /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
   searchInstruments(text: string, limit: number): Promise<Instrument[]>
+  // Listing and universes (issue 10; seam.md names them).
+  /** Every instrument, or those of one exchange and/or security type; symbol ascending. */
+  listInstruments(filter?: { exchange?: string; type?: string }): Promise<Instrument[]>
+  /** The imported universes (id ascending); the built-in ones are derived in query/. */
+  readUniverses(): Promise<StoredUniverse[]>
+
   /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
   readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
   /**
@@ -86,6 +93,8 @@ export interface StoreWriter {
   /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
   putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
   putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
+  /** Replaces each listed universe (its fields and its members) as a whole. */
+  putUniverses(list: readonly StoredUniverse[]): Promise<void>
   /** Reads inside the transaction: sees what it wrote. */
   readBars(q: BarQuery): Promise<Bars>
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>

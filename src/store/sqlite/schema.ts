@@ -17,6 +17,11 @@ export const MIGRATIONS: readonly string[] = [
      created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
   // 2: a random id per store, so data versions (ETags) of two stores never collide.
   `INSERT INTO meta (key, value) VALUES ('store_id', abs(random() % 1000000000000));`,
+  // 3: TickFlow's name_en (CN) and lot_size (HK); imported universes and their members.
+  `ALTER TABLE instruments ADD COLUMN name_en TEXT;
+   ALTER TABLE instruments ADD COLUMN lot_size INTEGER;
+   CREATE TABLE universes (id TEXT PRIMARY KEY, name TEXT NOT NULL, region TEXT, category TEXT, description TEXT) WITHOUT ROWID;
+   CREATE TABLE universe_members (universe_id TEXT NOT NULL, position INTEGER NOT NULL, symbol TEXT NOT NULL, PRIMARY KEY (universe_id, position)) WITHOUT ROWID;`,
 ]
 
 /** Span of one chunk per stored period (FORMAT.md, "Chunks"). */

@@ -8,6 +8,7 @@ import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
+import type { StoredUniverse } from '../../domain/universe.js'
 import type { ApiKeyRecord, BarQuery, Store, StoreWriter, WriteBatch } from '../store.js'
 import { decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS, MIGRATIONS } from './schema.js'
@@ -33,6 +34,8 @@ interface InstrumentRow {
   float_shares: number | null
   limit_up: number | null
   limit_down: number | null
+  name_en: string | null
+  lot_size: number | null
 }
 interface KeyRow {
   id: number
@@ -90,8 +93,8 @@ function statements(db: Db) {
       "SELECT * FROM instruments WHERE symbol LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR code LIKE ? ESCAPE '\\' ORDER BY symbol LIMIT ?",
     ),
     putInstrument: db.prepare(
-      `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down)
-       VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown)`,
+      `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size)
+       VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown, @nameEn, @lotSize)`,
     ),
     events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     putEvent: db.prepare<[string, number, number]>('INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)'),
@@ -196,6 +199,8 @@ function toInstrument(r: InstrumentRow): Instrument {
     floatShares: r.float_shares,
     limitUp: r.limit_up,
     limitDown: r.limit_down,
+    nameEn: r.name_en,
+    lotSize: r.lot_size,
   }
 }
 
@@ -206,6 +211,37 @@ function readInstrumentsWith(st: Statements, symbols: readonly string[]): Instru
     if (row) out.push(toInstrument(row))
   }
   return out
+}
+
+// Listing and universes (issue 10): small tables, read whole; statements prepared per call.
+function listInstrumentsWith(db: Db, filter: { exchange?: string; type?: string }): Instrument[] {
+  const where = [filter.exchange !== undefined ? 'exchange = @exchange' : '', filter.type !== undefined ? 'type = @type' : ''].filter(Boolean)
+  const sql = `SELECT * FROM instruments${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY symbol`
+  return db.prepare<[{ exchange?: string; type?: string }], InstrumentRow>(sql).all({ ...filter }).map(toInstrument)
+}
+
+function readUniversesWith(db: Db): StoredUniverse[] {
+  const members = new Map<string, string[]>()
+  for (const m of db.prepare<[], { universe_id: string; symbol: string }>('SELECT universe_id, symbol FROM universe_members ORDER BY universe_id, position').all()) {
+    const list = members.get(m.universe_id) ?? []
+    list.push(m.symbol)
+    members.set(m.universe_id, list)
+  }
+  return db
+    .prepare<[], { id: string; name: string; region: string | null; category: string | null; description: string | null }>('SELECT * FROM universes ORDER BY id')
+    .all()
+    .map((u) => ({ ...u, symbols: members.get(u.id) ?? [] }))
+}
+
+function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
+  const put = db.prepare('INSERT OR REPLACE INTO universes (id, name, region, category, description) VALUES (@id, @name, @region, @category, @description)')
+  const clear = db.prepare<[string]>('DELETE FROM universe_members WHERE universe_id = ?')
+  const member = db.prepare<[string, number, string]>('INSERT INTO universe_members (universe_id, position, symbol) VALUES (?, ?, ?)')
+  for (const u of list) {
+    put.run({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description })
+    clear.run(u.id)
+    u.symbols.forEach((symbol, i) => member.run(u.id, i, symbol))
+  }
 }
 
 const toKey = (r: KeyRow): ApiKeyRecord => ({ id: r.id, name: r.name, hash: r.hash, createdMs: r.created_ms, revokedMs: r.revoked_ms, ratePerMin: r.rate_per_min, burst: r.burst })
@@ -259,6 +295,15 @@ export class SqliteStore implements Store {
   async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     return this.#guard(() => this.#st.search.all(pattern, pattern, pattern, limit).map(toInstrument))
+  }
+
+  // Listing and universes (issue 10).
+  async listInstruments(filter: { exchange?: string; type?: string } = {}): Promise<Instrument[]> {
+    return this.#guard(() => listInstrumentsWith(this.#db, filter))
+  }
+
+  async readUniverses(): Promise<StoredUniverse[]> {
+    return this.#guard(() => readUniversesWith(this.#db))
   }
 
   async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
@@ -359,6 +404,10 @@ export class SqliteStore implements Store {
       putExFactors: async (symbol, events) => {
         live()
         for (const e of events) st.putEvent.run(symbol, e.timestamp, e.exFactor)
+      },
+      putUniverses: async (list) => {
+        live()
+        putUniversesWith(db, list)
       },
       readBars: async (q) => readBarsWith(st, q),
       readInstruments: async (symbols) => readInstrumentsWith(st, symbols),
