@@ -16,7 +16,7 @@ import {
   ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
   KlinesBatchResponse, QuotesBody, QuotesQuery, QuotesResponse, UniverseBatchBody, UniverseBatchResponse, UniverseParams, UniverseResponse, UniversesResponse,
 } from './sdk-schemas.js'
-import { instrumentWire, klinesColumnsJson, klinesFormat, klinesJson, wireJson, type KlinesFormat } from './wire.js'
+import { instrumentWire, klinesColumnParts, klinesFormat, klinesJson, wireJson, type KlinesFormat } from './wire.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
@@ -29,7 +29,8 @@ function batchStream(entries: AsyncGenerator<{ symbol: string; bars: Bars }>, fo
     yield Buffer.from('{"data":{')
     let first = true
     for await (const { symbol, bars } of entries) {
-      yield Buffer.from(`${first ? '' : ','}${JSON.stringify(symbol)}:${klinesColumnsJson(bars, format)}`)
+      yield Buffer.from(`${first ? '' : ','}${JSON.stringify(symbol)}:`)
+      for (const part of klinesColumnParts(bars, format)) yield Buffer.from(part, 'latin1') // JSON numbers and punctuation: ASCII
       first = false
     }
     yield Buffer.from('}}')

@@ -70,12 +70,25 @@ export interface KlinesFormat {
  * prices go out exactly as stored. Summed amounts of aggregated bars drop float noise below 1e-6.
  */
 export function klinesColumnsJson(bars: Bars, opts: KlinesFormat): string {
+  return klinesColumnParts(bars, opts).join('')
+}
+
+/**
+ * The same text in pieces of one column each (~100 KB for 10,000 bars): a streamed batch writes
+ * them one by one, so no piece outgrows V8's young generation and the garbage is collected cheaply.
+ */
+export function klinesColumnParts(bars: Bars, opts: KlinesFormat): string[] {
   const price = opts.adjusted ? formatPrice4 : formatFloat
-  return (
-    `{"timestamp":${column(bars.timestamp, formatNumber)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
-    `"low":${column(bars.low, price)},"close":${column(bars.close, price)},"volume":${column(bars.volume, formatNumber)},` +
-    `"amount":${column(bars.amount, opts.aggregated ? noise : formatFloat)},"prev_close":${column(bars.prevClose, price)}}`
-  )
+  return [
+    `{"timestamp":${column(bars.timestamp, formatNumber)}`,
+    `,"open":${column(bars.open, price)}`,
+    `,"high":${column(bars.high, price)}`,
+    `,"low":${column(bars.low, price)}`,
+    `,"close":${column(bars.close, price)}`,
+    `,"volume":${column(bars.volume, formatNumber)}`,
+    `,"amount":${column(bars.amount, opts.aggregated ? noise : formatFloat)}`,
+    `,"prev_close":${column(bars.prevClose, price)}}`,
+  ]
 }
 
 /** How bars of a query are written: rounded when adjusted, amount noise dropped when aggregated. */
