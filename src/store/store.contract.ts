@@ -94,6 +94,35 @@ export function runStoreContract(name: string, open: () => Promise<Store>, skip:
     test('check() passes on a healthy store', async () => {
       await store.check()
     })
+    // Listing and universes (issue 10).
+    test('listInstruments: all or by exchange and/or type, symbol ascending; name_en and lot_size kept', async () => {
+      await store.write({ instruments: [bareInstrument('510300.SH', { type: 'etf', nameEn: 'CSI 300 ETF' }), bareInstrument('09988.HK', { type: 'stock', lotSize: 100 })] })
+      assert.deepEqual((await store.listInstruments()).map((i) => i.symbol), ['00700.HK', '09988.HK', '510300.SH', '600000.SH', 'AAPL.US'])
+      assert.deepEqual((await store.listInstruments({ exchange: 'SH' })).map((i) => i.symbol), ['510300.SH', '600000.SH'])
+      assert.deepEqual((await store.listInstruments({ exchange: 'SH', type: 'etf' })).map((i) => [i.symbol, i.nameEn]), [['510300.SH', 'CSI 300 ETF']])
+      assert.deepEqual((await store.listInstruments({ type: 'stock' })).map((i) => [i.symbol, i.lotSize]), [['09988.HK', 100], ['600000.SH', null]])
+      assert.deepEqual(await store.listInstruments({ exchange: 'BJ' }), [])
+    })
+    test('universes: putUniverses replaces each listed universe whole, in one write; readUniverses by id', async () => {
+      assert.deepEqual(await store.readUniverses(), [])
+      const w = await store.beginWrite()
+      await w.putUniverses([
+        { id: 'B', name: 'Bee', region: 'CN', category: 'equity', description: 'd', symbols: ['600000.SH', '510300.SH'] },
+        { id: 'A', name: 'A', region: null, category: null, description: null, symbols: ['AAPL.US'] },
+      ])
+      await w.commit()
+      const w2 = await store.beginWrite()
+      await w2.putUniverses([{ id: 'B', name: 'Bee 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] }])
+      await w2.commit()
+      assert.deepEqual(await store.readUniverses(), [
+        { id: 'A', name: 'A', region: null, category: null, description: null, symbols: ['AAPL.US'] },
+        { id: 'B', name: 'Bee 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
+      ])
+      const w3 = await store.beginWrite()
+      await w3.putUniverses([{ id: 'C', name: 'C', region: null, category: null, description: null, symbols: [] }])
+      await w3.rollback()
+      assert.deepEqual((await store.readUniverses()).map((u) => u.id), ['A', 'B'])
+    })
     test('API keys: created, found by hash, quotas set, revoked', async () => {
       const k = await store.createKey({ name: 'ci', hash: 'ab'.repeat(32) })
       assert.equal((await store.findKey('ab'.repeat(32)))?.id, k.id)
