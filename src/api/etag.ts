@@ -30,7 +30,7 @@ function requestDigest(req: FastifyRequest): string {
  * never cached). Weak tags: compression may change the bytes, not the data.
  * Any import changes the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: Store, cache: ResponseCache, produce: () => Promise<string | Readable>): Promise<FastifyReply> {
+export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: Store, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
   reply.header('ETag', tag)
   const match = req.headers['if-none-match']
@@ -39,8 +39,8 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
   const cached = cache.maxBytes > 0 ? cache.get(tag) : undefined
   if (cached !== undefined) return reply.send(cached)
   const produced = await produce()
-  if (typeof produced !== 'string') return reply.send(produced)
-  const body = Buffer.from(produced, 'utf8')
+  if (typeof produced !== 'string' && !Buffer.isBuffer(produced)) return reply.send(produced)
+  const body = typeof produced === 'string' ? Buffer.from(produced, 'utf8') : produced
   if (cache.maxBytes > 0) cache.set(tag, body)
   return reply.send(body)
 }

@@ -16,7 +16,8 @@ import {
   ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
   KlinesBatchResponse, QuotesBody, QuotesQuery, QuotesResponse, UniverseBatchBody, UniverseBatchResponse, UniverseParams, UniverseResponse, UniversesResponse,
 } from './sdk-schemas.js'
-import { instrumentWire, klinesColumnParts, klinesFormat, klinesJson, wireJson, type KlinesFormat } from './wire.js'
+import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.js'
+import { instrumentWire, klinesFormat, klinesJson, wireJson } from './wire.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
@@ -26,14 +27,17 @@ export interface SdkRouteOptions extends RouteOptions {
 /** `{"data":{"SYM":{...},...}}` written out symbol by symbol, so a 50 MB answer is never held whole. */
 function batchStream(entries: AsyncGenerator<{ symbol: string; bars: Bars }>, format: KlinesFormat): Readable {
   async function* json() {
-    yield Buffer.from('{"data":{')
+    const out = new JsonBytes()
+    out.ascii('{"data":{')
     let first = true
     for await (const { symbol, bars } of entries) {
-      yield Buffer.from(`${first ? '' : ','}${JSON.stringify(symbol)}:`)
-      for (const part of klinesColumnParts(bars, format)) yield Buffer.from(part, 'latin1') // JSON numbers and punctuation: ASCII
+      out.ascii(`${first ? '' : ','}${JSON.stringify(symbol)}:`) // canonical symbols are ASCII
+      writeKlinesColumns(out, bars, format)
       first = false
+      yield* out.take()
     }
-    yield Buffer.from('}}')
+    out.ascii('}}')
+    yield* out.take()
   }
   return Readable.from(json(), { objectMode: false })
 }

@@ -3,6 +3,7 @@ import { round4 } from '../domain/adjust.js'
 import type { Bars } from '../domain/bars.js'
 import type { Instrument } from '../domain/instrument.js'
 import { MARKETS } from '../domain/market.js'
+import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.js'
 
 // Number formatting is most of the cost of a large answer; V8's double-to-string takes ~100 ns.
 // Values with at most 4 decimals (all prices we emit) are written from integers instead: exact,
@@ -41,54 +42,11 @@ export function formatFloat(x: number): string {
 /** An adjusted price rounded to 4 decimals, written from the scaled integer in one step; always with a fraction part. */
 export function formatPrice4(x: number): string {
   const abs = x < 0 ? -x : x
-  if (!(abs < MAX_FAST)) return formatNumber(round4(x))
+  if (!(abs < MAX_FAST)) return formatFloat(round4(x))
   const r = Math.round(x * 10_000) // as round4 rounds: half up, also for negatives
   const ar = r < 0 ? -r : r
   const ip = Math.floor(ar / 10_000)
   return (r < 0 ? '-' : '') + ip + (FRACTION[ar - ip * 10_000] || '.0')
-}
-
-const noise = (x: number) => formatFloat(Math.round(x * 1e6) / 1e6)
-
-function column(values: Float64Array, format: (x: number) => string): string {
-  let s = '['
-  for (let i = 0; i < values.length; i++) {
-    if (i > 0) s += ','
-    s += format(values[i])
-  }
-  return s + ']'
-}
-
-export interface KlinesFormat {
-  readonly adjusted: boolean
-  readonly aggregated: boolean
-}
-
-/**
- * The eight arrays `{timestamp, open, ..., prev_close}` of one symbol: the one writer of bars, for
- * /v1/klines and every batch. Adjusted prices are rounded to 4 decimals here and only here; raw
- * prices go out exactly as stored. Summed amounts of aggregated bars drop float noise below 1e-6.
- */
-export function klinesColumnsJson(bars: Bars, opts: KlinesFormat): string {
-  return klinesColumnParts(bars, opts).join('')
-}
-
-/**
- * The same text in pieces of one column each (~100 KB for 10,000 bars): a streamed batch writes
- * them one by one, so no piece outgrows V8's young generation and the garbage is collected cheaply.
- */
-export function klinesColumnParts(bars: Bars, opts: KlinesFormat): string[] {
-  const price = opts.adjusted ? formatPrice4 : formatFloat
-  return [
-    `{"timestamp":${column(bars.timestamp, formatNumber)}`,
-    `,"open":${column(bars.open, price)}`,
-    `,"high":${column(bars.high, price)}`,
-    `,"low":${column(bars.low, price)}`,
-    `,"close":${column(bars.close, price)}`,
-    `,"volume":${column(bars.volume, formatNumber)}`,
-    `,"amount":${column(bars.amount, opts.aggregated ? noise : formatFloat)}`,
-    `,"prev_close":${column(bars.prevClose, price)}}`,
-  ]
 }
 
 /** How bars of a query are written: rounded when adjusted, amount noise dropped when aggregated. */
@@ -96,9 +54,13 @@ export function klinesFormat(period: string, adjust: string): KlinesFormat {
   return { adjusted: adjust !== 'none', aggregated: period !== '1m' && period !== '1d' }
 }
 
-/** `{"data":{...eight arrays...}}`. */
-export function klinesJson(bars: Bars, opts: KlinesFormat): string {
-  return `{"data":${klinesColumnsJson(bars, opts)}}`
+/** `{"data":{...eight arrays...}}` as bytes (json-bytes.ts writes them). */
+export function klinesJson(bars: Bars, opts: KlinesFormat): Buffer {
+  const out = new JsonBytes()
+  out.ascii('{"data":')
+  writeKlinesColumns(out, bars, opts)
+  out.ascii('}')
+  return Buffer.concat(out.take())
 }
 
 /** Keys whose numbers are prices, amounts or ratios: written with a fraction part wherever they appear. */
