@@ -100,6 +100,7 @@ export function runStoreContract(name: string, open: () => Promise<Store>, skip:
       assert.deepEqual((await store.listInstruments()).map((i) => i.symbol), ['00700.HK', '09988.HK', '510300.SH', '600000.SH', 'AAPL.US'])
       assert.deepEqual((await store.listInstruments({ exchange: 'SH' })).map((i) => i.symbol), ['510300.SH', '600000.SH'])
       assert.deepEqual((await store.listInstruments({ exchange: 'SH', type: 'etf' })).map((i) => [i.symbol, i.nameEn]), [['510300.SH', 'CSI 300 ETF']])
+      assert.deepEqual((await store.searchInstruments('csi 300', 10)).map((i) => i.symbol), ['510300.SH'], 'search finds English names too')
       assert.deepEqual((await store.listInstruments({ type: 'stock' })).map((i) => [i.symbol, i.lotSize]), [['09988.HK', 100], ['600000.SH', null]])
       assert.deepEqual(await store.listInstruments({ exchange: 'BJ' }), [])
     })

@@ -50,7 +50,7 @@ export interface Store {
   readBars(q: BarQuery): Promise<Bars>
   /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
-  /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
+  /** Instruments whose symbol, code, name or English name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
   searchInstruments(text: string, limit: number): Promise<Instrument[]>
   // Listing and universes (issue 10; seam.md names them).
   /** Every instrument, or those of one exchange and/or security type; symbol ascending. */

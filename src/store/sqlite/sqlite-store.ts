@@ -89,8 +89,8 @@ function statements(db: Db) {
       'INSERT OR REPLACE INTO chunks (symbol, period, start_ms, first_ms, last_ms, count, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     instrument: db.prepare<[string], InstrumentRow>('SELECT * FROM instruments WHERE symbol = ?'),
-    search: db.prepare<[string, string, string, number], InstrumentRow>(
-      "SELECT * FROM instruments WHERE symbol LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR code LIKE ? ESCAPE '\\' ORDER BY symbol LIMIT ?",
+    search: db.prepare<[{ p: string; limit: number }], InstrumentRow>(
+      "SELECT * FROM instruments WHERE symbol LIKE @p ESCAPE '\\' OR name LIKE @p ESCAPE '\\' OR code LIKE @p ESCAPE '\\' OR name_en LIKE @p ESCAPE '\\' ORDER BY symbol LIMIT @limit",
     ),
     putInstrument: db.prepare(
       `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size)
@@ -294,7 +294,7 @@ export class SqliteStore implements Store {
 
   async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    return this.#guard(() => this.#st.search.all(pattern, pattern, pattern, limit).map(toInstrument))
+    return this.#guard(() => this.#st.search.all({ p: pattern, limit }).map(toInstrument))
   }
 
   // Listing and universes (issue 10).
