@@ -1,8 +1,9 @@
-/** @module JSON text of bars written as bytes, digit by digit, into 64 KB Buffers: the one writer of every klines answer. */
+/** @module JSON text of bars written as bytes, digit by digit, into 16 KB Buffers: the one writer of every klines answer. */
 import { round4 } from '../domain/adjust.js'
 import type { Bars } from '../domain/bars.js'
 
-const CHUNK = 1 << 16
+/** 16 KB: small enough for V8's young generation as a string. */
+const CHUNK = 1 << 14
 /** Room for the longest number we write through the fast paths ("-" + 16 digits + "." + 4 digits) or a short fallback. */
 const NUMBER_ROOM = 40
 const MAX_FAST = 1e11
@@ -10,32 +11,44 @@ const MAX_FAST = 1e11
 export type NumberStyle = 'integer' | 'float' | 'price4' | 'amount6'
 
 /**
- * Appends ASCII into Buffers of 64 KB; `take()` hands out the filled ones. A batch answer flushes
- * after each symbol, so no more than one symbol's answer is ever held.
+ * Appends ASCII into Buffers of 16 KB; `take()` hands out the filled ones. A batch answer takes
+ * them after each symbol, so no more than one symbol's answer is ever held.
  */
-export class JsonBytes {
+export class JsonBytes<T extends Buffer | string = Buffer> {
   #buf = Buffer.allocUnsafe(CHUNK)
   #at = 0
-  #chunks: Buffer[] = []
+  #chunks: T[] = []
+
+  /**
+   * @param text Hand out strings and reuse one Buffer: a streamed answer's pieces are then small
+   * young-generation strings, collected at once, instead of fresh 64 KB ArrayBuffers that V8
+   * reclaims only when their external memory adds up (measured on 100 x 10,000 bars: peak RSS +64 MB
+   * with Buffers, +37 to +43 MB with strings).
+   */
+  constructor(readonly text: T extends string ? true : false = false as T extends string ? true : false) {}
 
   /** ASCII text (JSON punctuation, keys, numbers from String()). */
   ascii(s: string): void {
     if (this.#at + s.length > CHUNK) this.#next()
     if (s.length > CHUNK) {
-      this.#chunks.push(Buffer.from(s, 'latin1'))
+      this.#chunks.push((this.text ? s : Buffer.from(s, 'latin1')) as T)
       return
     }
     this.#at += this.#buf.write(s, this.#at, 'latin1')
   }
 
   #next(): void {
-    if (this.#at > 0) this.#chunks.push(this.#buf.subarray(0, this.#at))
-    this.#buf = Buffer.allocUnsafe(CHUNK)
+    if (this.#at === 0) return
+    if (this.text) this.#chunks.push(this.#buf.toString('latin1', 0, this.#at) as T)
+    else {
+      this.#chunks.push(this.#buf.subarray(0, this.#at) as T)
+      this.#buf = Buffer.allocUnsafe(CHUNK)
+    }
     this.#at = 0
   }
 
-  /** The bytes written since the last take. */
-  take(): Buffer[] {
+  /** The text written since the last take. */
+  take(): T[] {
     this.#next()
     const out = this.#chunks
     this.#chunks = []
@@ -99,8 +112,14 @@ function writeDigits(buf: Buffer, at: number, n: number): number {
   if (n < 2_147_483_648) return writeSmall(buf, at, n)
   let hi = Math.floor(n / 1e9)
   let lo = n - hi * 1e9
-  if (lo < 0) (hi -= 1), (lo += 1e9) // n / 1e9 may round across an integer
-  else if (lo >= 1e9) (hi += 1), (lo -= 1e9)
+  if (lo < 0) {
+    // n / 1e9 may round across an integer
+    hi -= 1
+    lo += 1e9
+  } else if (lo >= 1e9) {
+    hi += 1
+    lo -= 1e9
+  }
   at = writeSmall(buf, at, hi)
   for (let i = at + 8; i >= at; i--) {
     const q = (lo / 10) | 0
@@ -114,7 +133,10 @@ function writeDigits(buf: Buffer, at: number, n: number): number {
 function writeDecimal(buf: Buffer, at: number, ip: number, frac: number, zeroFraction: boolean): number {
   at = writeDigits(buf, at, ip)
   if (frac === 0) {
-    if (zeroFraction) (buf[at++] = 46), (buf[at++] = 48)
+    if (zeroFraction) {
+      buf[at++] = 46
+      buf[at++] = 48
+    }
     return at
   }
   buf[at++] = 46
@@ -130,7 +152,10 @@ function writeDecimal(buf: Buffer, at: number, ip: number, frac: number, zeroFra
 
 /** Writes x at `at` through a fast path and returns the end, or -1 when only String(x) writes it right. */
 function writeNumber(buf: Buffer, at: number, x: number, style: NumberStyle): number {
-  if (style === 'amount6') (x = Math.round(x * 1e6) / 1e6), (style = 'float')
+  if (style === 'amount6') {
+    x = Math.round(x * 1e6) / 1e6
+    style = 'float'
+  }
   if (style === 'price4') {
     const r = Math.round(x * 10_000)
     const ar = r < 0 ? -r : r
@@ -143,7 +168,10 @@ function writeNumber(buf: Buffer, at: number, x: number, style: NumberStyle): nu
   if (abs <= Number.MAX_SAFE_INTEGER && x === Math.floor(x)) {
     if (x < 0) buf[at++] = 45
     at = writeDigits(buf, at, abs)
-    if (style === 'float') (buf[at++] = 46), (buf[at++] = 48)
+    if (style === 'float') {
+      buf[at++] = 46
+      buf[at++] = 48
+    }
     return at
   }
   if (abs < MAX_FAST) {
@@ -177,7 +205,7 @@ export interface KlinesFormat {
  * exactly as stored; prices and amounts always with a fraction part. Summed amounts of aggregated
  * bars drop float noise below 1e-6.
  */
-export function writeKlinesColumns(out: JsonBytes, bars: Bars, opts: KlinesFormat): void {
+export function writeKlinesColumns<T extends Buffer | string>(out: JsonBytes<T>, bars: Bars, opts: KlinesFormat): void {
   const price: NumberStyle = opts.adjusted ? 'price4' : 'float'
   out.ascii('{"timestamp":')
   out.column(bars.timestamp, 'integer')

@@ -27,7 +27,7 @@ export interface SdkRouteOptions extends RouteOptions {
 /** `{"data":{"SYM":{...},...}}` written out symbol by symbol, so a 50 MB answer is never held whole. */
 function batchStream(entries: AsyncGenerator<{ symbol: string; bars: Bars }>, format: KlinesFormat): Readable {
   async function* json() {
-    const out = new JsonBytes()
+    const out = new JsonBytes<string>(true)
     out.ascii('{"data":{')
     let first = true
     for await (const { symbol, bars } of entries) {
@@ -39,7 +39,8 @@ function batchStream(entries: AsyncGenerator<{ symbol: string; bars: Bars }>, fo
     out.ascii('}}')
     yield* out.take()
   }
-  return Readable.from(json(), { objectMode: false })
+  // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
+  return Readable.from(json(), { objectMode: false, encoding: 'latin1' })
 }
 
 const summaryWire = (u: StoredUniverse) => ({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description, symbol_count: u.symbols.length })

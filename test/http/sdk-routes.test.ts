@@ -285,13 +285,13 @@ describe('wire numbers and routes not served', () => {
 describe('instrument ext: name_en (CN) and lot_size (HK)', () => {
   type Record = { symbol: string; ext: { [k: string]: unknown } }
   it('imported from optional columns, null when absent, only on their market; lot_size a whole number', async () => {
-    const file = writeCsv(join(dir, 'ins.csv'), 'symbol,name,name_en,lot_size', ['600519.SH,贵州茅台,Kweichow Moutai,', '00700.HK,腾讯控股,,100', 'AAPL.US,Apple Inc.,Apple,7'])
+    const file = writeCsv(join(dir, 'ins.csv'), 'symbol,name,name_en,lot_size', ['600519.SH,贵州茅台,Kweichow Moutai,', '601318.SH,中国平安,,', '00700.HK,腾讯控股,,200', '09988.HK,阿里巴巴-W,,', 'AAPL.US,Apple Inc.,Apple,7'])
     assert.equal(runMdq(['--db', db, 'import', 'instruments', file]).status, 0)
-    const r = await get<{ data: Record[] }>('/v1/instruments?symbols=600519.SH,00700.HK,AAPL.US,000001.SZ,09988.HK')
+    const r = await get<{ data: Record[] }>('/v1/instruments?symbols=600519.SH,00700.HK,AAPL.US,601318.SH,09988.HK')
     const ext = Object.fromEntries(r.body.data.map((i) => [i.symbol, i.ext]))
     assert.equal(ext['600519.SH'].name_en, 'Kweichow Moutai')
-    assert.equal(ext['000001.SZ'].name_en, null)
-    assert.equal(ext['00700.HK'].lot_size, 100)
+    assert.equal(ext['601318.SH'].name_en, null)
+    assert.equal(ext['00700.HK'].lot_size, 200)
     assert.equal(ext['09988.HK'].lot_size, null)
     assert.ok(!('lot_size' in ext['600519.SH']) && !('name_en' in ext['00700.HK']) && !('name_en' in ext['AAPL.US']) && !('lot_size' in ext['AAPL.US']))
     const bad = runMdq(['--db', db, 'import', 'instruments', writeCsv(join(dir, 'ins2.csv'), 'symbol,lot_size', ['00700.HK,100.5'])])
