@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { bareInstrument } from '../src/domain/instrument.js'
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js'
+import { openStores } from '../src/cli/open-stores.js'
 import { tradingDays, walkBars } from '../test/helpers/arbitraries.js'
 import { row } from './measure.js'
 
@@ -22,15 +22,16 @@ const db = join(dir, 'batch.db')
 /** 1,200 daily bars per symbol and 8 ex-factor events each, so forward adjustment is real work. */
 async function buildStore(): Promise<string> {
   const days = tradingDays('SH', 16000, 1200)
-  const store = SqliteStore.open(db)
+  const { market: store, keys } = await openStores({ store: db, create: true })
   await store.write({
     instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
     bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 100, 0.4, 0.6]) })),
     exFactors: SYMBOLS.map((symbol, i) => ({ symbol, events: Array.from({ length: 8 }, (_, k) => ({ timestamp: days[100 + k * 130 + (i % 7)], exFactor: 1.02 + k / 100 })) })),
   })
   const key = generateKey()
-  await store.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: null, burst: null })
+  await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: null, burst: null })
   await store.close()
+  await keys.close()
   return key
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. */
@@ -30,7 +30,7 @@ function requestDigest(req: FastifyRequest): string {
  * never cached). Weak tags: compression may change the bytes, not the data.
  * Any import changes the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: Store, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
+export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
   reply.header('ETag', tag)
   const match = req.headers['if-none-match']

@@ -3,7 +3,7 @@ import { allocBars, barCount, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol } from '../domain/market.js'
 import type { MinutePeriod } from '../domain/period.js'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { readKlines, type KlinesQuery } from './klines.js'
 import { canonicalSymbols } from './reference.js'
 import type { SymbolContexts } from './symbol-context.js'
@@ -16,7 +16,7 @@ export async function knownSymbols(contexts: SymbolContexts, symbols: readonly s
 }
 
 /** Each symbol's bars, one symbol at a time (a batch answer is written out as it is produced). */
-export async function* readKlinesBatch(store: Store, contexts: SymbolContexts, symbols: readonly string[], q: Omit<KlinesQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
+export async function* readKlinesBatch(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], q: Omit<KlinesQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
   for (const symbol of symbols) yield { symbol, bars: await readKlines(store, contexts, { ...q, symbol }) }
 }
 
@@ -31,7 +31,7 @@ export interface IntradayQuery {
 const ONE_DAY_OF_BARS = 10_000
 
 /** The unadjusted bars of the symbol's latest trading day that has 1m bars in the store (none: empty). */
-export async function readIntraday(store: Store, contexts: SymbolContexts, q: IntradayQuery): Promise<Bars> {
+export async function readIntraday(store: MarketStore, contexts: SymbolContexts, q: IntradayQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
   if (!(await contexts.get(symbol))) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
   const last = await store.readBars({ symbol, period: '1m', limit: 1 })
@@ -41,6 +41,6 @@ export async function readIntraday(store: Store, contexts: SymbolContexts, q: In
   return readKlines(store, contexts, { symbol, period: q.period, count: q.count ?? ONE_DAY_OF_BARS, startTime: zone.midnightUtc(day), endTime: zone.midnightUtc(day + 1) - 1, adjust: 'none' })
 }
 
-export async function* readIntradayBatch(store: Store, contexts: SymbolContexts, symbols: readonly string[], q: Omit<IntradayQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
+export async function* readIntradayBatch(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], q: Omit<IntradayQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
   for (const symbol of symbols) yield { symbol, bars: await readIntraday(store, contexts, { ...q, symbol }) }
 }

@@ -3,7 +3,7 @@ import { allocBars, barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS } from '../domain/market.js'
 import { quoteOfDay, type Quote } from '../domain/quote.js'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { readKlines } from './klines.js'
 import { readUniverses } from './listing.js'
 import { canonicalSymbols } from './reference.js'
@@ -17,7 +17,7 @@ export interface QuotesRequest {
 export const MAX_QUOTE_SYMBOLS = 1000
 
 /** The symbols asked for, then the members of the universes asked for: canonical, duplicates once, 1..1000 in all. */
-export async function quoteSymbols(store: Store, req: QuotesRequest): Promise<string[]> {
+export async function quoteSymbols(store: MarketStore, req: QuotesRequest): Promise<string[]> {
   const found = await readUniverses(store, req.universes)
   const missing = req.universes.filter((id) => !found.some((u) => u.id === id))
   if (missing.length) throw new MdqError('BAD_PARAM', `Parameter 'universes': unknown universe '${missing[0].slice(0, 64)}' (GET /v1/universes lists them).`)
@@ -28,7 +28,7 @@ export async function quoteSymbols(store: Store, req: QuotesRequest): Promise<st
 }
 
 /** Quotes of the known symbols with bars, in order; `nowMs` only decides `session`. */
-export async function readQuotes(store: Store, contexts: SymbolContexts, symbols: readonly string[], nowMs: number): Promise<Quote[]> {
+export async function readQuotes(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], nowMs: number): Promise<Quote[]> {
   const out: Quote[] = []
   for (const instrument of await store.readInstruments(symbols)) {
     const { symbol } = instrument

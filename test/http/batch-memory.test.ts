@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { bareInstrument } from '../../src/domain/instrument.js'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 
@@ -37,7 +37,7 @@ describe('GET /v1/klines/batch memory', () => {
 
   it('100 symbols x 10,000 daily bars: peak RSS rises at most 64 MB above one symbol answer', { skip: existsSync('/proc/self/status') ? false : 'needs Linux /proc to read the peak RSS' }, async () => {
     const db = join(dir, 'wide.db')
-    const store = SqliteStore.open(db)
+    const store = SqliteMarketStore.open(db)
     const days = tradingDays('SH', 0, BARS)
     await store.write({ instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })), bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 100, 0.3, 0.7]) })) })
     await store.close()
