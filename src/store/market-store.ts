@@ -1,0 +1,100 @@
+/** @module The MarketStore interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
+import type { Bars } from '../domain/bars.js'
+import type { ExFactorEvent } from '../domain/ex-factors.js'
+import type { Instrument } from '../domain/instrument.js'
+import type { StoredPeriod } from '../domain/period.js'
+import type { StoredUniverse } from '../domain/universe.js'
+
+export interface BarQuery {
+  readonly symbol: string
+  readonly period: StoredPeriod
+  /** Inclusive bounds in epoch ms; absent = open. */
+  readonly fromMs?: number
+  readonly toMs?: number
+  /** The latest `limit` bars of the range are returned. */
+  readonly limit: number
+}
+
+/** Bars of one symbol and period with fromMs <= t <= toMs (inclusive; absent = open). */
+export interface BarRange {
+  readonly symbol: string
+  readonly period: StoredPeriod
+  readonly fromMs?: number
+  readonly toMs?: number
+}
+
+/** Ex-factor events of one symbol with fromMs <= t <= toMs (inclusive; absent = open). */
+export interface EventRange {
+  readonly symbol: string
+  readonly fromMs?: number
+  readonly toMs?: number
+}
+
+/** One all-or-nothing write: deletes are applied first, then puts; readers see all of it or none. */
+export interface WriteBatch {
+  readonly instruments?: readonly Instrument[]
+  /** Bars of one symbol and period each, ascending; a bar at an existing timestamp replaces it. */
+  readonly bars?: readonly { readonly symbol: string; readonly period: StoredPeriod; readonly bars: Bars }[]
+  /** Events keyed by (symbol, ex-date timestamp); a newer value replaces an older one. */
+  readonly exFactors?: readonly { readonly symbol: string; readonly events: readonly ExFactorEvent[] }[]
+  readonly deleteBars?: readonly BarRange[]
+  readonly deleteExFactors?: readonly EventRange[]
+  readonly deleteInstruments?: readonly string[]
+}
+
+/** Declared differences between backends (Kysely's DialectAdapter idea); tests skip by these, never by name. */
+export interface StoreCapabilities {
+  /** Imports by another process are visible to a running server without a restart. */
+  readonly liveImport: boolean
+  /** Several mdq instances may serve the store. */
+  readonly sharedAcrossInstances: boolean
+  /** A StoreWriter could read its own writes (SQLite yes, ClickHouse no); ingest must NOT rely on it. */
+  readonly transactionalReads: boolean
+  /** Data spread over shards (cluster). */
+  readonly distributed: boolean
+}
+
+export interface MarketStore {
+  readonly capabilities: StoreCapabilities
+  /** The latest `limit` bars with fromMs <= t <= toMs, ascending; empty Bars if none. The arrays are the caller's to change. */
+  readBars(q: BarQuery): Promise<Bars>
+  /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
+  readInstruments(symbols: readonly string[]): Promise<Instrument[]>
+  /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
+  searchInstruments(text: string, limit: number): Promise<Instrument[]>
+  /** Every instrument (optionally of one exchange and/or type), symbol ascending. */
+  listInstruments(filter?: { exchange?: string; type?: string }): Promise<Instrument[]>
+  /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
+  readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
+  /** The imported universes (built-in ones are derived in query/). */
+  readUniverses(): Promise<StoredUniverse[]>
+  /** An opaque token that changes whenever committed market data changes (any process); cheap: no round trip per call on a remote backend (<= 1 s stale). */
+  dataVersion(): Promise<string>
+  /** How many writes (imports) have been committed to this store, by any process. */
+  importCount(): Promise<number>
+  /** Throws unless the store can really be read now (for /readyz): touches the storage, not a cache. */
+  check(): Promise<void>
+  /** Writes the whole batch or, on any error, nothing. */
+  write(batch: WriteBatch): Promise<void>
+  /** Write-only transaction for imports too large for one batch: nothing visible until commit. */
+  beginWrite(): Promise<StoreWriter>
+  close(): Promise<void>
+}
+
+/**
+ * A write transaction. Nothing is visible to readers until `commit`; `rollback` (or the process
+ * dying) leaves the store as readers saw it. No read methods: ingest reads committed data from the MarketStore.
+ */
+export interface StoreWriter {
+  putInstruments(list: readonly Instrument[]): Promise<void>
+  /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
+  putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
+  putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
+  /** Replaces each listed universe's members as a whole. */
+  putUniverses(list: readonly StoredUniverse[]): Promise<void>
+  deleteBars(range: BarRange): Promise<void>
+  deleteExFactors(range: EventRange): Promise<void>
+  deleteInstruments(symbols: readonly string[]): Promise<void>
+  commit(): Promise<void>
+  rollback(): Promise<void>
+}
