@@ -144,12 +144,15 @@ export class ClickHouseServer {
     }
   }
 
-  /** Stops the server by its PID (SIGKILL after 20 s) and waits until it has exited; the data stays. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the server by its PID and waits until it has exited; the data stays. SIGKILL by default: a
+   * crash is the outage tests want, and ClickHouse's clean shutdown takes seconds.
+   */
+  async stop(signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
     const child = this.#child
     if (!child || child.exitCode !== null || child.signalCode !== null) return
     const exited = once(child, 'exit')
-    child.kill('SIGTERM')
+    child.kill(signal)
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
     await exited
     clearTimeout(timer)

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream'
 import { MdqError } from '../../domain/errors.js'
 
 /** Reads give up after this, so a request facing a dead or frozen server fails within 2 s. */
-export const READ_TIMEOUT_MS = 1500
+export const READ_TIMEOUT_MS = 1800
 /** Writes carry large blocks; they get longer, but still end. */
 export const WRITE_TIMEOUT_MS = 300_000
 
@@ -77,7 +77,7 @@ export class Connection {
   }
 
   #signal(): AbortSignal {
-    return AbortSignal.timeout(this.timeoutMs + 100)
+    return AbortSignal.timeout(this.timeoutMs + 50)
   }
 
   /** A statement without a result (DDL, ALTER, small INSERT ... VALUES). */
