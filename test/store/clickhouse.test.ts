@@ -137,9 +137,10 @@ describe('clickhouse store on one server', () => {
     server.pause(true)
     try {
       const took = await rejects('read from a frozen server', () => b.market.readBars(q))
-      // The bound is the 1.8 s request timeout; the figure is printed, not gated (a loaded machine varies).
+      // Bounded by the health pings (every 250 ms, 1.5 s timeout); printed, not gated (a loaded machine varies).
       console.log(`frozen server: readBars rejected after ${took} ms`)
       await rejects('check on a frozen server', () => b.market.check())
+      await rejects('keysVersion on a frozen server', () => b.keys.keysVersion())
       await poll('dataVersion to report the outage', async () => (await b.market.dataVersion().then(() => undefined, (e: unknown) => (e instanceof MdqError ? e : undefined))))
     } finally {
       server.pause(false)

@@ -1,6 +1,6 @@
 /** @module KeyStore on ClickHouse: each change a new row version of its key (newest wins), polled for the auth cache. */
 import type { ApiKeyRecord, KeyStore } from '../key-store.js'
-import { sql, tsv, type Connection } from './connection.js'
+import { sql, tsv, type Connection, type Health } from './connection.js'
 import { newImportId } from './clickhouse-writer.js'
 import { Poller } from './poller.js'
 import { POLL_MS } from './clickhouse-market-store.js'
@@ -16,10 +16,12 @@ export class ClickHouseKeyStore implements KeyStore {
   readonly #meta: Connection
   readonly #writer: Connection
   readonly #version: Poller<string>
+  readonly #health: Health
 
-  private constructor(meta: Connection, writer: Connection) {
+  private constructor(meta: Connection, writer: Connection, health: Health) {
     this.#meta = meta
     this.#writer = writer
+    this.#health = health
     this.#version = new Poller(async () => {
       const [[count, ver]] = await meta.rows('SELECT count(), max(ver) FROM api_keys')
       return `k${count}.${ver}`
@@ -27,8 +29,8 @@ export class ClickHouseKeyStore implements KeyStore {
   }
 
   /** `meta` and `writer` belong to the caller (the market store's topology) and outlive this store. */
-  static async open(meta: Connection, writer: Connection): Promise<ClickHouseKeyStore> {
-    const store = new ClickHouseKeyStore(meta, writer)
+  static async open(meta: Connection, writer: Connection, health: Health): Promise<ClickHouseKeyStore> {
+    const store = new ClickHouseKeyStore(meta, writer, health)
     await store.#version.start()
     return store
   }
@@ -82,6 +84,7 @@ export class ClickHouseKeyStore implements KeyStore {
   }
 
   async keysVersion(): Promise<string> {
+    this.#health.signal()
     return this.#version.current()
   }
 

@@ -39,11 +39,13 @@ export class ClickHouseMarketStore implements MarketStore {
   static async open(t: Topology): Promise<ClickHouseMarketStore> {
     const store = new ClickHouseMarketStore(t)
     await store.#snapshot.start()
+    t.health.start()
     return store
   }
 
-  /** The committed state for one read: every query of one call uses the same one. */
-  #snap(): Promise<Snapshot> {
+  /** The committed state for one read (every query of one call uses the same one); fails at once during an outage. */
+  async #snap(): Promise<Snapshot> {
+    this.#t.health.signal()
     return this.#snapshot.current()
   }
 

@@ -15,7 +15,7 @@ export const ClickHouseStores = {
     try {
       await migrate(t, config)
       const market = await ClickHouseMarketStore.open(t)
-      const keys = await ClickHouseKeyStore.open(t.meta, t.metaWriter)
+      const keys = await ClickHouseKeyStore.open(t.meta, t.metaWriter, t.health)
       return { market, keys }
     } catch (err) {
       await closeTopology(t)

@@ -3,10 +3,61 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { Readable } from 'node:stream'
 import { MdqError } from '../../domain/errors.js'
 
-/** Reads give up after this, so a request facing a dead or frozen server fails within 2 s. */
-export const READ_TIMEOUT_MS = 1800
+/**
+ * A ceiling for reads: a big legitimate read on a loaded server may take seconds, so a dead or frozen
+ * server is not detected by this but by the Health pings, which abort every request within 2 s.
+ */
+export const READ_TIMEOUT_MS = 30_000
 /** Writes carry large blocks; they get longer, but still end. */
 export const WRITE_TIMEOUT_MS = 300_000
+/** A ping (`/ping`, answered without running a query) slower than this means the server is gone. */
+export const PING_TIMEOUT_MS = 1500
+export const PING_INTERVAL_MS = 250
+
+/**
+ * Liveness of the servers a store uses, from pings every 250 ms: while one fails, every request
+ * in flight is aborted and new ones fail at once with STORE_UNAVAILABLE; the first good ping ends it.
+ */
+export class Health {
+  #down: MdqError | undefined
+  #controller = new AbortController()
+  #timer: NodeJS.Timeout | undefined
+  #pinging = false
+
+  constructor(private readonly targets: readonly Connection[]) {}
+
+  start(): void {
+    this.#timer = setInterval(() => void this.#round(), PING_INTERVAL_MS)
+    this.#timer.unref()
+  }
+
+  async #round(): Promise<void> {
+    if (this.#pinging) return
+    this.#pinging = true
+    try {
+      const failed = (await Promise.all(this.targets.map((c) => c.ping()))).find((e) => e !== undefined)
+      if (failed && !this.#down) {
+        this.#down = failed
+        this.#controller.abort(failed)
+      } else if (!failed && this.#down) {
+        this.#down = undefined
+        this.#controller = new AbortController()
+      }
+    } finally {
+      this.#pinging = false
+    }
+  }
+
+  /** Throws while the servers are down; else a signal that fires when they go down. */
+  signal(): AbortSignal {
+    if (this.#down) throw this.#down
+    return this.#controller.signal
+  }
+
+  stop(): void {
+    clearInterval(this.#timer)
+  }
+}
 
 export interface Endpoint {
   readonly url: string
@@ -45,6 +96,7 @@ export class Connection {
   constructor(
     readonly endpoint: Endpoint,
     readonly timeoutMs = READ_TIMEOUT_MS,
+    private readonly health?: Health,
   ) {
     this.#where = `ClickHouse at ${endpoint.url}`
     this.#client = createClient({
@@ -61,13 +113,22 @@ export class Connection {
     })
   }
 
-  async #run<T>(what: () => Promise<T>): Promise<T> {
-    // The client's request_timeout covers the socket; the signal bounds the whole exchange as well.
+  async #run<T>(what: (signal: AbortSignal) => Promise<T>): Promise<T> {
     try {
-      return await what()
+      // The client's request_timeout covers the socket; the signal bounds the whole exchange and ends it on an outage.
+      const timeout = AbortSignal.timeout(this.timeoutMs)
+      const signal = this.health ? AbortSignal.any([this.health.signal(), timeout]) : timeout
+      return await what(signal)
     } catch (err) {
+      this.health?.signal() // throws the outage itself when that is why the request ended
       throw this.unavailable(err)
     }
+  }
+
+  /** Undefined when `/ping` answers within PING_TIMEOUT_MS, else the failure. */
+  async ping(): Promise<MdqError | undefined> {
+    const r = await this.#client.ping({ select: false, abort_signal: AbortSignal.timeout(PING_TIMEOUT_MS) }).catch((err: unknown) => ({ success: false as const, error: err }))
+    return r.success ? undefined : this.unavailable(r.error)
   }
 
   unavailable(err: unknown): MdqError {
@@ -76,19 +137,15 @@ export class Connection {
     return new MdqError('STORE_UNAVAILABLE', `${this.#where} failed: ${message}`)
   }
 
-  #signal(): AbortSignal {
-    return AbortSignal.timeout(this.timeoutMs + 50)
-  }
-
   /** A statement without a result (DDL, ALTER, small INSERT ... VALUES). */
   async command(query: string): Promise<void> {
-    await this.#run(() => this.#client.command({ query, abort_signal: this.#signal() }))
+    await this.#run((signal) => this.#client.command({ query, abort_signal: signal }))
   }
 
   /** Rows as TabSeparated text split into fields, NULL as null (small results only). */
   async rows(query: string): Promise<(string | null)[][]> {
-    const text = await this.#run(async () => {
-      const rs = await this.#client.query({ query, format: 'TabSeparated', abort_signal: this.#signal() })
+    const text = await this.#run(async (signal) => {
+      const rs = await this.#client.query({ query, format: 'TabSeparated', abort_signal: signal })
       return rs.text()
     })
     if (text === '') return []
@@ -97,16 +154,16 @@ export class Connection {
 
   /** Rows of a small JSONEachRow result (Int64 come as strings, tuples as arrays). */
   async json<T>(query: string): Promise<T[]> {
-    return this.#run(async () => {
-      const rs = await this.#client.query({ query, format: 'JSONEachRow', abort_signal: this.#signal() })
+    return this.#run(async (signal) => {
+      const rs = await this.#client.query({ query, format: 'JSONEachRow', abort_signal: signal })
       return rs.json<T>()
     })
   }
 
   /** The raw bytes of a `... FORMAT RowBinary` query. */
   async bytes(query: string): Promise<Buffer> {
-    return this.#run(async () => {
-      const { stream } = await this.#client.exec({ query, abort_signal: this.#signal() })
+    return this.#run(async (signal) => {
+      const { stream } = await this.#client.exec({ query, abort_signal: signal })
       const parts: Buffer[] = []
       for await (const part of stream) parts.push(part as Buffer)
       return parts.length === 1 ? parts[0] : Buffer.concat(parts)
@@ -116,8 +173,8 @@ export class Connection {
   /** `INSERT INTO table (columns) FORMAT <format>` with a body already encoded in that format. */
   async insert(table: string, columns: readonly string[], format: 'RowBinary' | 'TabSeparated', body: Buffer | string, settings: Record<string, 0 | 1> = {}): Promise<void> {
     const query = `INSERT INTO ${table} (${columns.join(', ')}) FORMAT ${format}`
-    await this.#run(async () => {
-      const { stream } = await this.#client.exec({ query, values: Readable.from([body]), clickhouse_settings: settings, abort_signal: this.#signal() })
+    await this.#run(async (signal) => {
+      const { stream } = await this.#client.exec({ query, values: Readable.from([body]), clickhouse_settings: settings, abort_signal: signal })
       for await (const chunk of stream) void chunk // drain the (empty) answer so the socket is reused
     })
   }

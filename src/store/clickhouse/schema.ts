@@ -1,5 +1,5 @@
 /** @module The ClickHouse tables (FORMAT.md) and where they live: one server, or bars sharded over a cluster. */
-import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
+import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { ClickHouseConfig } from './config.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
@@ -46,6 +46,9 @@ export interface Topology {
   /** Table the bars of the whole store are in, as the entry sees it; `bars_local` per host in a cluster. */
   readonly barsLocal: string
   readonly cluster?: string
+  /** Pings every server; an outage aborts the requests of every connection above. */
+  readonly health: Health
+  readonly pingers: readonly Connection[]
 }
 
 interface ClusterHost {
@@ -61,9 +64,16 @@ interface ClusterHost {
 export async function connect(config: ClickHouseConfig): Promise<Topology> {
   const base = { username: config.username, password: config.password }
   const entryEp: Endpoint = { ...base, url: config.url, database: config.database }
-  const entry = new Connection(entryEp)
+  const watched = (hosts: readonly Endpoint[]) => {
+    const pingers = [...new Map(hosts.map((ep) => [ep.url, ep])).values()].map((ep) => new Connection(ep, PING_TIMEOUT_MS))
+    const health = new Health(pingers)
+    return { pingers, health, connection: (ep: Endpoint, timeoutMs?: number) => new Connection(ep, timeoutMs, health) }
+  }
   if (!config.cluster) {
-    return { entry, meta: entry, entryWriter: new Connection(entryEp, WRITE_TIMEOUT_MS), metaWriter: new Connection(entryEp, WRITE_TIMEOUT_MS), barHosts: [entryEp], barsLocal: 'bars' }
+    const { pingers, health, connection } = watched([entryEp])
+    const entry = connection(entryEp)
+    const writer = connection(entryEp, WRITE_TIMEOUT_MS)
+    return { entry, meta: entry, entryWriter: writer, metaWriter: writer, barHosts: [entryEp], barsLocal: 'bars', health, pingers }
   }
   const probe = new Connection({ ...base, url: config.url })
   let hosts: ClusterHost[]
@@ -78,14 +88,17 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
   const port = new URL(config.url).port
   const barHosts = hosts.map((h): Endpoint => ({ ...base, url: `http://${h.host_name.includes(':') ? `[${h.host_name}]` : h.host_name}:${port}`, database: config.database }))
   const metaEp = barHosts[0]
+  const { pingers, health, connection } = watched([entryEp, ...barHosts])
   return {
-    entry,
-    meta: new Connection(metaEp),
-    entryWriter: new Connection(entryEp, WRITE_TIMEOUT_MS),
-    metaWriter: new Connection(metaEp, WRITE_TIMEOUT_MS),
+    entry: connection(entryEp),
+    meta: connection(metaEp),
+    entryWriter: connection(entryEp, WRITE_TIMEOUT_MS),
+    metaWriter: connection(metaEp, WRITE_TIMEOUT_MS),
     barHosts,
     barsLocal: 'bars_local',
     cluster: config.cluster,
+    health,
+    pingers,
   }
 }
 
@@ -113,5 +126,6 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<vo
 }
 
 export async function closeTopology(t: Topology): Promise<void> {
-  await Promise.all([...new Set([t.entry, t.meta, t.entryWriter, t.metaWriter])].map((c) => c.close()))
+  t.health.stop()
+  await Promise.all([...new Set([t.entry, t.meta, t.entryWriter, t.metaWriter, ...t.pingers])].map((c) => c.close()))
 }
