@@ -12,41 +12,59 @@ const MAX_SCALED = 2 ** 53
 const NAN_HI = -2147483648
 const PERIOD_CODE: Record<StoredPeriod, number> = { '1m': 1, '1d': 2 }
 
-/** Smallest-effort decimal scale k (try the previous row's first) at which every value is an exact integer / 10^k. */
-function scaleOf(values: readonly number[], hint: number): number {
-  const fits = (k: number) => {
-    const p = POW10[k]
-    for (const v of values) {
-      if (Number.isNaN(v)) continue
-      const r = Math.round(v * p)
-      if (Math.abs(r) >= MAX_SCALED || r / p !== v) return false
-    }
-    return true
-  }
-  if (hint !== RAW_SCALE && fits(hint)) return hint
-  for (let k = 0; k <= MAX_SCALE; k++) if (fits(k)) return k
+/** Whether v is exactly an integer / 10^k (NaN fits: it has its own marker). */
+function fits(v: number, k: number): boolean {
+  if (v !== v) return true
+  const p = POW10[k]
+  const r = Math.round(v * p)
+  return r / p === v && Math.abs(r) < MAX_SCALED
+}
+
+/** A decimal scale at which all of a row's prices are exact: the previous row's if it fits, else the smallest. */
+function priceScale(hint: number, a: number, b: number, c: number, d: number, e: number): number {
+  if (hint !== RAW_SCALE && fits(a, hint) && fits(b, hint) && fits(c, hint) && fits(d, hint) && fits(e, hint)) return hint
+  for (let k = 0; k <= MAX_SCALE; k++) if (fits(a, k) && fits(b, k) && fits(c, k) && fits(d, k) && fits(e, k)) return k
+  return RAW_SCALE
+}
+
+function volumeScale(hint: number, a: number, b: number): number {
+  if (hint !== RAW_SCALE && fits(a, hint) && fits(b, hint)) return hint
+  for (let k = 0; k <= MAX_SCALE; k++) if (fits(a, k) && fits(b, k)) return k
   return RAW_SCALE
 }
 
 class Writer {
   readonly buf: Buffer
+  readonly #dv: DataView
   at = 0
   constructor(size: number) {
     this.buf = Buffer.allocUnsafe(size)
+    this.#dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength)
+  }
+  byte(b: number): void {
+    this.#dv.setUint8(this.at++, b)
   }
   int64(v: number): void {
     const hi = Math.floor(v / TWO32)
-    this.buf.writeUInt32LE(v - hi * TWO32, this.at)
-    this.buf.writeInt32LE(hi, this.at + 4)
+    this.#dv.setUint32(this.at, v - hi * TWO32, true)
+    this.#dv.setInt32(this.at + 4, hi, true)
     this.at += 8
+  }
+  uint64(v: bigint): void {
+    this.#dv.setBigUint64(this.at, v, true)
+    this.at += 8
+  }
+  uint32(v: number): void {
+    this.#dv.setUint32(this.at, v, true)
+    this.at += 4
   }
   scaled(v: number, k: number): void {
     if (k === RAW_SCALE) {
-      this.buf.writeDoubleLE(v, this.at)
+      this.#dv.setFloat64(this.at, v, true)
       this.at += 8
-    } else if (Number.isNaN(v)) {
-      this.buf.writeUInt32LE(0, this.at)
-      this.buf.writeInt32LE(NAN_HI, this.at + 4)
+    } else if (v !== v) {
+      this.#dv.setUint32(this.at, 0, true)
+      this.#dv.setInt32(this.at + 4, NAN_HI, true)
       this.at += 8
     } else this.int64(Math.round(v * POW10[k]))
   }
@@ -59,29 +77,31 @@ const FIXED_ROW = 1 + 8 + 1 + 5 * 8 + 1 + 2 * 8 + 8 + 4
 export function encodeBars(symbol: string, period: StoredPeriod, bars: Bars, from: number, to: number, importId: bigint, seq: number): Buffer {
   const name = Buffer.from(symbol, 'utf8')
   if (name.length > 127) throw new Error(`symbol too long: ${symbol}`)
+  // The row's constant head (symbol, period) and tail (import id, seq), copied in whole.
+  const head = Buffer.concat([Buffer.from([name.length]), name, Buffer.from([PERIOD_CODE[period]])])
+  const tail = Buffer.alloc(12)
+  tail.writeBigUInt64LE(importId, 0)
+  tail.writeUInt32LE(seq, 8)
   const w = new Writer((to - from) * (FIXED_ROW + 1 + name.length))
   const { timestamp, open, high, low, close, prevClose, volume, amount } = bars
   let pk = 0
   let vk = 0
   for (let i = from; i < to; i++) {
-    w.buf[w.at++] = name.length // varint length, < 128
-    name.copy(w.buf, w.at)
-    w.at += name.length
-    w.buf[w.at++] = PERIOD_CODE[period]
+    head.copy(w.buf, w.at)
+    w.at += head.length
     w.int64(timestamp[i])
-    pk = scaleOf([open[i], high[i], low[i], close[i], prevClose[i]], pk)
-    w.buf[w.at++] = pk
+    pk = priceScale(pk, open[i], high[i], low[i], close[i], prevClose[i])
+    w.byte(pk)
     w.scaled(open[i], pk)
     w.scaled(high[i], pk)
     w.scaled(low[i], pk)
     w.scaled(close[i], pk)
     w.scaled(prevClose[i], pk)
-    vk = scaleOf([volume[i], amount[i]], vk)
-    w.buf[w.at++] = vk
+    vk = volumeScale(vk, volume[i], amount[i])
+    w.byte(vk)
     w.scaled(volume[i], vk)
     w.scaled(amount[i], vk)
-    w.buf.writeBigUInt64LE(importId, w.at)
-    w.buf.writeUInt32LE(seq, w.at + 8)
+    tail.copy(w.buf, w.at)
     w.at += 12
   }
   return w.buf.subarray(0, w.at)
@@ -90,10 +110,10 @@ export function encodeBars(symbol: string, period: StoredPeriod, bars: Bars, fro
 /** Bytes per row of the read query's result: ts, pscale, 5 prices, vscale, volume, amount. */
 export const READ_ROW = 8 + 1 + 5 * 8 + 1 + 2 * 8
 
-function readScaled(buf: Buffer, at: number, k: number): number {
-  if (k === RAW_SCALE) return buf.readDoubleLE(at)
-  const lo = buf.readUInt32LE(at)
-  const hi = buf.readInt32LE(at + 4)
+function readScaled(dv: DataView, at: number, k: number): number {
+  if (k === RAW_SCALE) return dv.getFloat64(at, true)
+  const lo = dv.getUint32(at, true)
+  const hi = dv.getInt32(at + 4, true)
   if (hi === NAN_HI && lo === 0) return NaN
   return (hi * TWO32 + lo) / POW10[k]
 }
@@ -102,19 +122,20 @@ function readScaled(buf: Buffer, at: number, k: number): number {
 export function decodeBars(buf: Buffer): Bars {
   const n = buf.length / READ_ROW
   if (!Number.isInteger(n)) throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${READ_ROW}`)
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   const out = allocBars(n)
   let at = 0
   for (let i = 0; i < n; i++) {
-    out.timestamp[i] = buf.readInt32LE(at + 4) * TWO32 + buf.readUInt32LE(at)
+    out.timestamp[i] = dv.getInt32(at + 4, true) * TWO32 + dv.getUint32(at, true)
     const pk = buf[at + 8]
-    out.open[i] = readScaled(buf, at + 9, pk)
-    out.high[i] = readScaled(buf, at + 17, pk)
-    out.low[i] = readScaled(buf, at + 25, pk)
-    out.close[i] = readScaled(buf, at + 33, pk)
-    out.prevClose[i] = readScaled(buf, at + 41, pk)
+    out.open[i] = readScaled(dv, at + 9, pk)
+    out.high[i] = readScaled(dv, at + 17, pk)
+    out.low[i] = readScaled(dv, at + 25, pk)
+    out.close[i] = readScaled(dv, at + 33, pk)
+    out.prevClose[i] = readScaled(dv, at + 41, pk)
     const vk = buf[at + 49]
-    out.volume[i] = readScaled(buf, at + 50, vk)
-    out.amount[i] = readScaled(buf, at + 58, vk)
+    out.volume[i] = readScaled(dv, at + 50, vk)
+    out.amount[i] = readScaled(dv, at + 58, vk)
     at += READ_ROW
   }
   return out
