@@ -9,7 +9,8 @@ import type { BarQuery, MarketStore, StoreCapabilities, StoreWriter, WriteBatch 
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { decodeBars } from './row-binary.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
-import { OPEN_FROM, OPEN_TO, loadSnapshot, seriesKey, tombstoneFilter, tombstoneKey, type Snapshot } from './snapshot.js'
+import { LRUCache } from 'lru-cache'
+import { OPEN_FROM, OPEN_TO, loadIntervals, loadSnapshot, overlapping, tombstoneFilter, tombstoneKey, type Interval, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
 
@@ -29,6 +30,8 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #t: Topology
   readonly #snapshot: Poller<Snapshot>
   readonly #background = new Set<Promise<unknown>>()
+  /** Spans per `${version}|${symbol}|${period}`: a new version simply misses. */
+  readonly #intervals = new LRUCache<string, Promise<Interval[]>>({ max: 20_000 })
 
   private constructor(t: Topology) {
     this.#t = t
@@ -51,27 +54,43 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async readBars(q: BarQuery): Promise<Bars> {
     const s = await this.#snap()
-    const bounds = s.series.get(seriesKey(q.symbol, q.period))
-    const from = Math.max(q.fromMs ?? OPEN_FROM, bounds?.first ?? OPEN_TO)
-    const to = Math.min(q.toMs ?? OPEN_TO, bounds?.last ?? OPEN_FROM)
-    if (!bounds || q.limit <= 0 || from > to) return allocBars(0)
-    const where = `symbol = ${sql.str(q.symbol)} AND period = ${sql.str(q.period)} AND ${s.committedSql}${tombstoneFilter(s.tombstones.get(tombstoneKey('bars', q.symbol, q.period)), 'ts')}`
+    const spans = await this.#spans(s, q.symbol, q.period)
+    const from = Math.max(q.fromMs ?? OPEN_FROM, Math.min(...spans.map((i) => i.first)))
+    const to = Math.min(q.toMs ?? OPEN_TO, Math.max(...spans.map((i) => i.last)))
+    if (spans.length === 0 || q.limit <= 0 || from > to) return allocBars(0)
+    const where = `symbol = ${sql.str(q.symbol)} AND period = ${sql.str(q.period)}${tombstoneFilter(s.tombstones.get(tombstoneKey('bars', q.symbol, q.period)), 'ts')}`
     // The newest `limit` bars: a window back from `to` that widens until it holds them or covers `from`.
     let window = q.limit * MS_PER_BAR[q.period] + SLACK_MS
     for (;;) {
       const start = Math.max(from, to - window)
-      const bars = decodeBars(
-        await this.#t.entry.bytes(
-          `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
-             SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
-             FROM bars WHERE ${where} AND ts >= ${sql.int(start)} AND ts <= ${sql.int(to)}
-             GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)}
-           ) ORDER BY ts FORMAT RowBinary`,
-        ),
-      )
+      const hit = spans.filter((i) => i.last >= start && i.first <= to)
+      let bars = allocBars(0)
+      if (hit.length) {
+        // Only the imports whose spans meet the window can have rows in it; when their spans do not
+        // overlap there, every timestamp has one row and the newest-wins grouping is not needed.
+        const ids = `import_id IN (${sql.list([...new Set(hit.map((i) => i.importId))])})`
+        const range = `${where} AND ${ids} AND ts >= ${sql.int(start)} AND ts <= ${sql.int(to)}`
+        const inner = overlapping(hit, start, to)
+          ? `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
+               SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
+               FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})`
+          : `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}`
+        bars = decodeBars(await this.#t.entry.bytes(`SELECT * FROM (${inner}) ORDER BY ts FORMAT RowBinary`))
+      }
       if (bars.timestamp.length >= q.limit || start <= from) return bars
       window *= 8
     }
+  }
+
+  #spans(s: Snapshot, symbol: string, period: StoredPeriod): Promise<Interval[]> {
+    const key = `${s.version}|${symbol}|${period}`
+    let spans = this.#intervals.get(key)
+    if (!spans) {
+      spans = loadIntervals(this.#t.meta, s, symbol, period)
+      this.#intervals.set(key, spans)
+      spans.catch(() => this.#intervals.delete(key))
+    }
+    return spans
   }
 
   /** Newest committed, not deleted row per symbol (optionally of some symbols). */

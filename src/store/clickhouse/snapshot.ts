@@ -1,4 +1,4 @@
-/** @module The committed state readers filter by: committed imports, tombstones, and each series' time bounds. */
+/** @module The committed state readers filter by: committed imports and tombstones; per series, the spans imports wrote. */
 import type { StoredPeriod } from '../../domain/period.js'
 import { sql, type Connection } from './connection.js'
 
@@ -17,14 +17,18 @@ export interface Snapshot {
   readonly committedSql: string
   /** Tombstones by `${kind}|${symbol}|${period}`. */
   readonly tombstones: ReadonlyMap<string, readonly Tombstone[]>
-  /** First and last timestamp ever committed per `${symbol}|${period}` (deletes ignored: a superset). */
-  readonly series: ReadonlyMap<string, { first: number; last: number }>
+}
+
+/** The span of bars one committed putBars wrote to a series (deletes ignored: a superset). */
+export interface Interval {
+  readonly first: number
+  readonly last: number
+  readonly importId: string
 }
 
 export const OPEN_FROM = -8.64e15
 export const OPEN_TO = 8.64e15
 
-export const seriesKey = (symbol: string, period: StoredPeriod | '') => `${symbol}|${period}`
 export const tombstoneKey = (kind: 'bars' | 'ex_factors' | 'instruments', symbol: string, period: StoredPeriod | '' = '') => `${kind}|${symbol}|${period}`
 
 /** Reloads only when the commit count or newest committed import moved. */
@@ -37,7 +41,6 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
   const version = `ch${ids.length}.${ids.length ? ids[ids.length - 1] : 0}`
   const committedSql = `import_id IN (${sql.list(ids)})`
   const tombstones = new Map<string, Tombstone[]>()
-  const series = new Map<string, { first: number; last: number }>()
   if (ids.length) {
     for (const [kind, symbol, period, from, to, id, seq] of await meta.rows(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${committedSql}`)) {
       const key = `${kind}|${symbol}|${period}`
@@ -45,11 +48,8 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
       list.push({ fromTs: Number(from), toTs: Number(to), importId: id!, seq: Number(seq) })
       tombstones.set(key, list)
     }
-    for (const [symbol, period, first, last] of await meta.rows(`SELECT symbol, period, min(first_ts), max(last_ts) FROM series WHERE ${committedSql} GROUP BY symbol, period`)) {
-      series.set(`${symbol}|${period}`, { first: Number(first), last: Number(last) })
-    }
   }
-  return { version, importCount: ids.length, committedSql, tombstones, series }
+  return { version, importCount: ids.length, committedSql, tombstones }
 }
 
 /**
@@ -64,4 +64,17 @@ export function tombstoneFilter(list: readonly Tombstone[] | undefined, tsColumn
       return ` AND NOT (${range}(import_id, seq) < (${sql.int(t.importId)}, ${sql.int(t.seq)}))`
     })
     .join('')
+}
+
+/** The committed spans of one series, oldest import first. */
+export async function loadIntervals(meta: Connection, s: Snapshot, symbol: string, period: StoredPeriod): Promise<Interval[]> {
+  const rows = await meta.rows(`SELECT first_ts, last_ts, import_id FROM series WHERE symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ${s.committedSql} ORDER BY import_id, seq`)
+  return rows.map(([first, last, id]) => ({ first: Number(first), last: Number(last), importId: id! }))
+}
+
+/** Whether spans clipped to [from, to] overlap: only then can two rows of one timestamp be in the window. */
+export function overlapping(spans: readonly Interval[], from: number, to: number): boolean {
+  const clipped = spans.map((i) => [Math.max(i.first, from), Math.min(i.last, to)] as const).sort((a, b) => a[0] - b[0])
+  for (let k = 1; k < clipped.length; k++) if (clipped[k][0] <= clipped[k - 1][1]) return true
+  return false
 }
