@@ -72,6 +72,7 @@ describe('clickhouse store on one server', () => {
     let committed = 2
     await poll('generation 2 on the other instance', async () => ((await readAll()).every((g) => g === 2) ? true : undefined))
     const seen = new Set<string>()
+    let killedBeforeCommit = 0
     for (let round = 0; round < 10; round++) {
       const gen = committed + 1
       const child = spawn(process.execPath, [CHILD, url, String(gen)], { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -100,8 +101,11 @@ describe('clickhouse store on one server', () => {
       assert.ok(after.every((g) => g === now), `round ${round}: symbols disagree after the kill: ${after.join(', ')}`)
       if (done) assert.equal(now, gen)
       if (now === gen) committed = gen
+      else killedBeforeCommit++
     }
     assert.ok(seen.has('old'))
+    // Kill points spread over the whole import: some must have landed before its commit.
+    assert.ok(killedBeforeCommit >= 1, 'every kill came after the commit; the test proved nothing')
     // The killed imports' rows are on disk, invisible; vacuum (no grace: every writer here is dead) removes them.
     const uncommitted = `SELECT count() FROM mdq.bars WHERE import_id NOT IN (SELECT import_id FROM mdq.imports WHERE state = 'committed')`
     await a.market.vacuum({ graceMs: 0 })

@@ -110,6 +110,8 @@ export class Connection {
       application: 'mdq',
       // Failures reach the caller as MdqErrors; the client's own console logging would only repeat them.
       log: { level: ClickHouseLogLevel.OFF },
+      // Readers name the committed imports in the query text; the 256 KiB default would cap them near 13,000.
+      clickhouse_settings: { max_query_size: '67108864' },
     })
   }
 
