@@ -93,9 +93,16 @@ export class ClickHouseWriter implements StoreWriter {
     const seq = ++this.#seq
     // Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists.
     const settings: Record<string, 0 | 1> = this.#t.cluster ? { insert_distributed_sync: 1 } : {}
-    for (let from = 0; from < n; from += INSERT_BLOCK_ROWS) {
-      const to = Math.min(n, from + INSERT_BLOCK_ROWS)
-      await this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', encodeBars(symbol, period, bars, from, to, this.#id, seq), settings)
+    // Each block is encoded while the server takes the previous one.
+    let sending: Promise<void> | undefined
+    try {
+      for (let from = 0; from < n; from += INSERT_BLOCK_ROWS) {
+        const body = encodeBars(symbol, period, bars, from, Math.min(n, from + INSERT_BLOCK_ROWS), this.#id, seq)
+        await sending
+        sending = this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', body, settings)
+      }
+    } finally {
+      await sending
     }
     await this.#insertMeta('series', ['symbol', 'period', 'first_ts', 'last_ts'], [[symbol, period, ts[0], ts[n - 1]]])
   }
