@@ -15,8 +15,8 @@ import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 import { readKlines } from '../src/query/klines.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
 import { ClickHouseStores, parseClickHouseUrl } from '../src/store/clickhouse/clickhouse-stores.js'
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js'
-import type { Store } from '../src/store/store.js'
+import type { MarketStore } from '../src/store/market-store.js'
+import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
 import { rate, row } from './measure.js'
 
@@ -76,13 +76,8 @@ function dailySeries(): Bars {
   return bars
 }
 
-interface Writable {
-  beginWrite(): Promise<{ putBars(symbol: string, period: '1m' | '1d', bars: Bars): Promise<void>; commit(): Promise<void> }>
-  write(batch: { instruments: ReturnType<typeof bareInstrument>[]; bars: { symbol: string; period: '1d'; bars: Bars }[] }): Promise<void>
-}
-
 /** Imports everything through one write transaction; returns ms spent in the store (generation excluded). */
-async function importAll(store: Writable): Promise<number> {
+async function importAll(store: MarketStore): Promise<number> {
   await store.write({ instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })), bars: SYMBOLS.map((symbol) => ({ symbol, period: '1d', bars: dailySeries() })) })
   const w = await store.beginWrite()
   let ms = 0
@@ -101,7 +96,7 @@ function quantile(sorted: number[], q: number): number {
 }
 
 /** p50/p99 ms of readKlines with a random end time each call (no answer is asked twice). */
-async function latency(store: Store, period: Period, count: number, endFrom: number, endTo: number): Promise<string> {
+async function latency(store: MarketStore, period: Period, count: number, endFrom: number, endTo: number): Promise<string> {
   const contexts = new SymbolContexts(store)
   const times: number[] = []
   for (let i = 0; i < READS + 10; i++) {
@@ -121,7 +116,7 @@ try {
   console.log(`\nStore backends: ${ROWS.toLocaleString('en')} 1m bars over ${SYMBOLS.length} symbols (+${DAILY} daily bars each); reads: readKlines, random end time, p50 / p99 of ${READS}`)
   row('', 'SQLite'.padEnd(20), 'ClickHouse 18.16')
   const db = join(dir, 'bench.db')
-  const sqlite = SqliteStore.open(db)
+  const sqlite = SqliteMarketStore.open(db)
   const sqliteMs = await importAll(sqlite)
   const { market: ch, keys } = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('bench')))
   const chMs = await importAll(ch)
@@ -140,10 +135,9 @@ try {
 
   const first = Date.UTC(2011, 0, 1)
   const last = Date.UTC(2010 + Math.max(2, Math.floor(ROWS / SYMBOLS.length / 240 / 250)), 0, 1)
-  const sqliteReader = SqliteStore.open(db)
-  const chStore = ch as unknown as Store // readKlines reads bars, instruments and ex-factors only (the seam types it MarketStore)
+  const sqliteReader = SqliteMarketStore.open(db)
   for (const [label, period, count] of [['100 daily bars', '1d', 100], ['10,000 1m bars', '1m', 10_000], ['10,000 60m bars', '60m', 10_000]] as const) {
-    row(`readKlines ${label}`, (await latency(sqliteReader, period, count, first, last)).padEnd(20), await latency(chStore, period, count, first, last))
+    row(`readKlines ${label}`, (await latency(sqliteReader, period, count, first, last)).padEnd(20), await latency(ch, period, count, first, last))
   }
   await sqliteReader.close()
   await keys.close()

@@ -37,8 +37,8 @@ describe('imports while others read', () => {
     assert.equal(runMdq(['--db', db, 'import', 'bars', join(dir, 'v1.csv'), '--period', '1m']).status, 0)
     // The reader sums the volume of all bars over and over, in its own process.
     const reader = spawn(process.execPath, ['--input-type=module', '-e', `
-      const { SqliteStore } = await import(${JSON.stringify(join(repoRoot(), 'dist/src/store/sqlite/sqlite-store.js'))})
-      const store = SqliteStore.open(${JSON.stringify(db)}, { readonly: true })
+      const { SqliteMarketStore } = await import(${JSON.stringify(join(repoRoot(), 'dist/src/store/sqlite/sqlite-market-store.js'))})
+      const store = SqliteMarketStore.open(${JSON.stringify(db)}, { readonly: true })
       const seen = new Set()
       const until = Date.now() + 20000
       while (Date.now() < until) {

@@ -1,6 +1,6 @@
 /** @module One import, all or nothing: open the CSV, run its importer inside one write transaction, summarize. */
 import { performance } from 'node:perf_hooks'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
@@ -21,17 +21,17 @@ export interface ImportProgress {
   stop(): void
 }
 
-export async function importFile(store: Store, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress): Promise<ImportSummary> {
+export async function importFile(store: MarketStore, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress): Promise<ImportSummary> {
   const t0 = performance.now()
   const file = await openCsv(path)
   const tracked: CsvFile = progress ? withProgress(file, progress) : file
   const writer = await store.beginWrite()
   try {
     const counts =
-      kind === 'bars' ? await importBars(tracked, writer, bars)
+      kind === 'bars' ? await importBars(tracked, { store, writer }, bars)
       : kind === 'instruments' ? await importInstruments(tracked, writer)
-      : kind === 'ex-factors' ? await importExFactors(tracked, writer)
-      : await importActions(tracked, writer)
+      : kind === 'ex-factors' ? await importExFactors(tracked, { store, writer })
+      : await importActions(tracked, { store, writer })
     await writer.commit()
     return { kind, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
   } catch (err) {

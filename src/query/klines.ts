@@ -8,7 +8,7 @@ import { MARKETS, parseSymbol, type Market } from '../domain/market.js'
 import { basePeriodOf, type Period, type StoredPeriod } from '../domain/period.js'
 import { fillDailyPrevClose, fillMinutePrevClose } from '../domain/prev-close.js'
 import { DAY_MS, HOUR_MS } from '../domain/time-zone.js'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { SymbolContexts } from './symbol-context.js'
 
 export interface KlinesQuery {
@@ -29,7 +29,7 @@ const SPAN_MS: Record<Period, number> = { '1m': 0, '5m': HOUR_MS, '10m': HOUR_MS
  * Bars of `period` with startTime <= timestamp <= endTime, the latest `count` of them, ascending.
  * Prices are adjusted (not yet rounded); a derived bar always holds its whole bucket.
  */
-export async function readKlines(store: Store, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
+export async function readKlines(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
   const ctx = await contexts.get(symbol)
   if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
@@ -57,7 +57,7 @@ export async function readKlines(store: Store, contexts: SymbolContexts, q: Klin
 }
 
 /** Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store. */
-async function fillPrevClose(store: Store, symbol: string, base: StoredPeriod, raw: Bars, events: readonly ExFactorEvent[], market: Market): Promise<Bars> {
+async function fillPrevClose(store: MarketStore, symbol: string, base: StoredPeriod, raw: Bars, events: readonly ExFactorEvent[], market: Market): Promise<Bars> {
   const n = barCount(raw)
   if (n === 0) return raw
   let missing = false

@@ -3,7 +3,6 @@ import type { Bars } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { Instrument } from '../domain/instrument.js'
 import type { StoredPeriod } from '../domain/period.js'
-import type { StoredUniverse } from '../domain/universe.js'
 
 export interface BarQuery {
   readonly symbol: string
@@ -15,7 +14,7 @@ export interface BarQuery {
   readonly limit: number
 }
 
-/** Bars of one symbol and period with fromMs <= t <= toMs (inclusive; absent = open). */
+/** Bars of one symbol and period with fromMs <= timestamp <= toMs (inclusive; absent = open). */
 export interface BarRange {
   readonly symbol: string
   readonly period: StoredPeriod
@@ -23,7 +22,7 @@ export interface BarRange {
   readonly toMs?: number
 }
 
-/** Ex-factor events of one symbol with fromMs <= t <= toMs (inclusive; absent = open). */
+/** Ex-factor events of one symbol with fromMs <= ex-date <= toMs (inclusive; absent = open). */
 export interface EventRange {
   readonly symbol: string
   readonly fromMs?: number
@@ -39,10 +38,11 @@ export interface WriteBatch {
   readonly exFactors?: readonly { readonly symbol: string; readonly events: readonly ExFactorEvent[] }[]
   readonly deleteBars?: readonly BarRange[]
   readonly deleteExFactors?: readonly EventRange[]
+  /** The instruments' metadata rows only; their bars and events go with deleteBars / deleteExFactors. */
   readonly deleteInstruments?: readonly string[]
 }
 
-/** Declared differences between backends (Kysely's DialectAdapter idea); tests skip by these, never by name. */
+/** Declared differences between backends (Kysely's DialectAdapter idea); the contract suite skips by them. */
 export interface StoreCapabilities {
   /** Imports by another process are visible to a running server without a restart. */
   readonly liveImport: boolean
@@ -50,7 +50,7 @@ export interface StoreCapabilities {
   readonly sharedAcrossInstances: boolean
   /** A StoreWriter could read its own writes (SQLite yes, ClickHouse no); ingest must NOT rely on it. */
   readonly transactionalReads: boolean
-  /** Data spread over shards (cluster). */
+  /** The data is spread over shards (a cluster). */
   readonly distributed: boolean
 }
 
@@ -62,19 +62,19 @@ export interface MarketStore {
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
   /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
   searchInstruments(text: string, limit: number): Promise<Instrument[]>
-  /** Every instrument (optionally of one exchange and/or type), symbol ascending. */
-  listInstruments(filter?: { exchange?: string; type?: string }): Promise<Instrument[]>
   /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
   readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
-  /** The imported universes (built-in ones are derived in query/). */
-  readUniverses(): Promise<StoredUniverse[]>
-  /** An opaque token that changes whenever committed market data changes (any process); cheap: no round trip per call on a remote backend (<= 1 s stale). */
+  /**
+   * An opaque token that changes whenever committed market data changes (also when another process
+   * imports), unique to this store: for caches and ETags. Cheap: no round trip per call on a remote
+   * backend (poll or cache it, at most 1 s stale).
+   */
   dataVersion(): Promise<string>
-  /** How many writes (imports) have been committed to this store, by any process. */
+  /** How many writes (imports, corrections) have been committed to this store, by any process. */
   importCount(): Promise<number>
   /** Throws unless the store can really be read now (for /readyz): touches the storage, not a cache. */
   check(): Promise<void>
-  /** Writes the whole batch or, on any error, nothing. */
+  /** Writes the whole batch (deletes first, then puts) or, on any error, nothing. */
   write(batch: WriteBatch): Promise<void>
   /** Write-only transaction for imports too large for one batch: nothing visible until commit. */
   beginWrite(): Promise<StoreWriter>
@@ -82,19 +82,36 @@ export interface MarketStore {
 }
 
 /**
- * A write transaction. Nothing is visible to readers until `commit`; `rollback` (or the process
- * dying) leaves the store as readers saw it. No read methods: ingest reads committed data from the MarketStore.
+ * A write transaction, for imports too large to hold at once. Nothing is visible to readers until
+ * `commit`; `rollback` (or the process dying) leaves the store exactly as it was. Calls apply in
+ * order: a deleteBars over a range followed by putBars in that range yields exactly the put bars.
+ * It has no reads: ingest reads committed data from the MarketStore, so a backend without
+ * read-your-writes transactions can implement it.
  */
 export interface StoreWriter {
   putInstruments(list: readonly Instrument[]): Promise<void>
   /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
   putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
   putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
-  /** Replaces each listed universe's members as a whole. */
-  putUniverses(list: readonly StoredUniverse[]): Promise<void>
   deleteBars(range: BarRange): Promise<void>
   deleteExFactors(range: EventRange): Promise<void>
   deleteInstruments(symbols: readonly string[]): Promise<void>
   commit(): Promise<void>
   rollback(): Promise<void>
+}
+
+/** Applies a batch through a writer in the batch's order (deletes, then puts); shared by backends. */
+export async function writeBatchWith(writer: StoreWriter, batch: WriteBatch): Promise<void> {
+  try {
+    for (const r of batch.deleteBars ?? []) await writer.deleteBars(r)
+    for (const r of batch.deleteExFactors ?? []) await writer.deleteExFactors(r)
+    if (batch.deleteInstruments?.length) await writer.deleteInstruments(batch.deleteInstruments)
+    if (batch.instruments) await writer.putInstruments(batch.instruments)
+    for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars)
+    for (const e of batch.exFactors ?? []) await writer.putExFactors(e.symbol, e.events)
+    await writer.commit()
+  } catch (err) {
+    await writer.rollback()
+    throw err
+  }
 }

@@ -16,6 +16,7 @@ describe('mdq serve', () => {
     const key = runMdq(['--db', db, 'keys', 'create', '--name', 'logs']).stdout.trim()
     assert.match(key, /^mdq_[\w-]{43}$/)
     const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = new Promise((resolve) => child.on('exit', resolve)) // attached at once: the exit may come before it is awaited
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     const t0 = Date.now()
@@ -32,7 +33,7 @@ describe('mdq serve', () => {
     const late = await inflight
     assert.equal(late.status, 200)
     assert.ok(((await late.json()) as { data: { timestamp: number[] } }).data.timestamp.length > 1000)
-    const code = await new Promise((resolve) => child.on('exit', resolve))
+    const code = await exited
     assert.equal(code, 0)
     assert.ok(Date.now() - stopAt < 5000, `exit took ${Date.now() - stopAt} ms (keep-alive connections must not hold it)`)
     const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -56,6 +57,7 @@ describe('mdq start (npm start) on a fresh checkout', () => {
   it('builds the demo store, prints a key once, and serves the README example: a forward-adjusted weekly kline of 600519.SH', async () => {
     const db = join(dir, 'fresh', 'mdq.db')
     const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'start', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = new Promise((resolve) => child.on('exit', resolve))
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => (out += d))
@@ -73,7 +75,7 @@ describe('mdq start (npm start) on a fresh checkout', () => {
       assert.ok(body.data.timestamp.every((t) => new Date(t + 8 * 3_600_000).getUTCDay() === 1), 'weekly bars start on Mondays, local time')
     } finally {
       child.kill('SIGTERM')
-      await new Promise((resolve) => child.on('exit', resolve))
+      await exited
     }
   })
 })

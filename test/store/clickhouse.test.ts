@@ -113,6 +113,25 @@ describe('clickhouse store on one server', () => {
     assert.deepEqual(await readAll(), KILL_SYMBOLS.map(() => committed))
   })
 
+  it('universes and instrument listing (issue 10): a put replaces a universe as a whole; symbols ascending, filtered', { skip }, async () => {
+    await a.market.write({ instruments: [bareInstrument('600036.SH', { type: 'stock' }), bareInstrument('510300.SH', { type: 'etf' }), bareInstrument('AAPL.US', { type: 'stock' })] })
+    assert.deepEqual((await a.market.listInstruments({ exchange: 'SH' })).map((i) => i.symbol), ['510300.SH', '600036.SH'])
+    assert.deepEqual((await a.market.listInstruments({ type: 'stock' })).map((i) => i.symbol), ['600036.SH', 'AAPL.US'])
+    const w = await a.market.beginWrite()
+    await w.putUniverses([
+      { id: 'mine', name: 'Mine', region: 'CN', category: 'equity', description: "a 'quoted'\tlist", symbols: ['600036.SH', '510300.SH'] },
+      { id: 'other', name: 'Other', region: null, category: null, description: null, symbols: [] },
+    ])
+    await w.commit()
+    const w2 = await a.market.beginWrite()
+    await w2.putUniverses([{ id: 'mine', name: 'Mine 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] }])
+    await w2.commit()
+    assert.deepEqual(await a.market.readUniverses(), [
+      { id: 'mine', name: 'Mine 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
+      { id: 'other', name: 'Other', region: null, category: null, description: null, symbols: [] },
+    ])
+  })
+
   it('an import or a key change through one instance is seen by another (polled, no restart)', { skip }, async () => {
     const version = await b.market.dataVersion()
     await a.market.write({ instruments: [bareInstrument('000001.SZ', { name: 'Ping An' })], bars: [{ symbol: '000001.SZ', period: '1d', bars: walkBars([Date.UTC(2024, 0, 2)], [0.3]) }] })

@@ -45,7 +45,7 @@ export class ClickHouseKeyStore implements KeyStore {
   async #put(k: ApiKeyRecord): Promise<void> {
     const row = [k.id, k.name, k.hash, k.createdMs, k.revokedMs, k.ratePerMin, k.burst].map(tsv).join('\t')
     await this.#writer.insert('api_keys', COLUMNS, 'TabSeparated', `${row}\t${newImportId()}\n`)
-    await this.#version.refresh()
+    await this.#version.reload()
   }
 
   async createKey(key: { name: string; hash: string; ratePerMin?: number | null; burst?: number | null }): Promise<ApiKeyRecord> {

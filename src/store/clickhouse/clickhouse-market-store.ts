@@ -5,7 +5,7 @@ import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
-import type { BarQuery, MarketStore, StoreCapabilities, StoreWriter, WriteBatch } from '../market-store.js'
+import type { BarQuery, MarketStore, StoreCapabilities, WriteBatch } from '../market-store.js'
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { decodeBars } from './row-binary.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
@@ -184,10 +184,10 @@ export class ClickHouseMarketStore implements MarketStore {
     }
   }
 
-  async beginWrite(): Promise<StoreWriter> {
+  async beginWrite(): Promise<ClickHouseWriter> {
     const writer = await ClickHouseWriter.begin(this.#t, newImportId(), {
       committed: async () => {
-        await this.#snapshot.refresh()
+        await this.#snapshot.reload()
         this.#track(this.vacuum().catch(() => undefined)) // a later import removes what dead ones left
       },
       abandoned: (id) => this.#track(this.#removeImports([id]).catch(() => undefined)),

@@ -37,6 +37,12 @@ export class Poller<T> {
     return this.#inflight
   }
 
+  /** Loads anew, after any load under way (which may have started before a change this caller just made). */
+  async reload(): Promise<T> {
+    await this.#inflight?.catch(() => undefined)
+    return this.refresh()
+  }
+
   /** The last value, or the last load's failure when the source is down. */
   async current(): Promise<T> {
     if (this.#error !== undefined) throw this.#error
