@@ -1,6 +1,7 @@
 /** @module KeyStore on ClickHouse: each change a new row version of its key (newest wins), polled for the auth cache. */
 import type { ApiKeyRecord, KeyStore } from '../key-store.js'
-import { sql, tsv, type Connection, type Health } from './connection.js'
+import { sql, type Connection, type Health } from './connection.js'
+import { encodeRows, type ColumnType } from './row-binary.js'
 import { newImportId } from './clickhouse-writer.js'
 import { Poller } from './poller.js'
 import { POLL_MS } from './clickhouse-market-store.js'
@@ -11,6 +12,7 @@ interface KeyRow {
 }
 
 const COLUMNS = ['id', 'name', 'hash', 'created_ms', 'revoked_ms', 'rate_per_min', 'burst', 'ver']
+const TYPES: readonly ColumnType[] = ['UInt32', 'String', 'String', 'Int64', 'Nullable(Int64)', 'Nullable(Float64)', 'Nullable(Float64)', 'UInt64']
 
 export class ClickHouseKeyStore implements KeyStore {
   readonly #meta: Connection
@@ -43,8 +45,8 @@ export class ClickHouseKeyStore implements KeyStore {
   }
 
   async #put(k: ApiKeyRecord): Promise<void> {
-    const row = [k.id, k.name, k.hash, k.createdMs, k.revokedMs, k.ratePerMin, k.burst].map(tsv).join('\t')
-    await this.#writer.insert('api_keys', COLUMNS, 'TabSeparated', `${row}\t${newImportId()}\n`)
+    const row = [k.id, k.name, k.hash, k.createdMs, k.revokedMs, k.ratePerMin, k.burst, newImportId()]
+    await this.#writer.insert('api_keys', COLUMNS, 'RowBinary', encodeRows(TYPES, [row]))
     await this.#version.reload()
   }
 

@@ -7,7 +7,7 @@ import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import type { BarRange, EventRange, StoreWriter } from '../market-store.js'
 import { tsv } from './connection.js'
-import { INSERT_BLOCK_ROWS, encodeBars } from './row-binary.js'
+import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 
@@ -76,10 +76,20 @@ export class ClickHouseWriter implements StoreWriter {
     await this.#t.metaWriter.insert(table, [...columns, 'import_id', 'seq'], 'TabSeparated', body)
   }
 
+  /** Rows with floats go in binary: 18.16 parses floats from text inexactly. */
+  async #insertBinary(table: string, columns: readonly [string, ColumnType][], rows: readonly (readonly Cell[])[]): Promise<void> {
+    this.#live()
+    if (rows.length === 0) return
+    const body = encodeRows([...columns.map(([, t]) => t), 'UInt64', 'UInt32'], rows.map((r) => [...r, this.#id, ++this.#seq]))
+    await this.#t.metaWriter.insert(table, [...columns.map(([c]) => c), 'import_id', 'seq'], 'RowBinary', body)
+  }
+
   async putInstruments(list: readonly Instrument[]): Promise<void> {
-    await this.#insertMeta(
+    const s = 'Nullable(String)'
+    const f = 'Nullable(Float64)'
+    await this.#insertBinary(
       'instruments',
-      ['symbol', 'code', 'exchange', 'name', 'type', 'listing_date', 'tick_size', 'total_shares', 'float_shares', 'limit_up', 'limit_down'],
+      [['symbol', 'String'], ['code', 'String'], ['exchange', 'String'], ['name', s], ['type', s], ['listing_date', s], ['tick_size', f], ['total_shares', f], ['float_shares', f], ['limit_up', f], ['limit_down', f]],
       list.map((i) => [i.symbol, i.code, i.exchange, i.name, i.type, i.listingDate, i.tickSize, i.totalShares, i.floatShares, i.limitUp, i.limitDown]),
     )
   }
@@ -108,7 +118,7 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   async putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void> {
-    await this.#insertMeta('ex_factors', ['symbol', 'ts', 'ex_factor'], events.map((e) => [symbol, e.timestamp, e.exFactor]))
+    await this.#insertBinary('ex_factors', [['symbol', 'String'], ['ts', 'Int64'], ['ex_factor', 'Float64']], events.map((e) => [symbol, e.timestamp, e.exFactor]))
   }
 
   async putUniverses(list: readonly StoredUniverse[]): Promise<void> {

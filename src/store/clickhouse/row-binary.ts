@@ -144,3 +144,40 @@ export function decodeBars(buf: Buffer): Bars {
 /** Rows per INSERT: bounds the memory of one block for a 10M-row import. */
 export const INSERT_BLOCK_ROWS = 500_000
 
+
+/** Column types of the small tables written in RowBinary (18.16 parses floats from text inexactly: '7.956' is not 7.956). */
+export type ColumnType = 'String' | 'Nullable(String)' | 'Float64' | 'Nullable(Float64)' | 'Int64' | 'Nullable(Int64)' | 'UInt64' | 'UInt32'
+export type Cell = string | number | bigint | null
+
+/** RowBinary of rows whose cells match `types` column by column. */
+export function encodeRows(types: readonly ColumnType[], rows: readonly (readonly Cell[])[]): Buffer {
+  const parts: Buffer[] = []
+  const fixed = (n: number, write: (b: Buffer) => void) => {
+    const b = Buffer.allocUnsafe(n)
+    write(b)
+    parts.push(b)
+  }
+  for (const row of rows) {
+    types.forEach((type, k) => {
+      const v = row[k]
+      if (type.startsWith('Nullable(')) {
+        parts.push(Buffer.from([v === null ? 1 : 0]))
+        if (v === null) return
+        type = type.slice(9, -1) as ColumnType
+      } else if (v === null) throw new Error(`column ${k} (${type}) cannot be null`)
+      if (type === 'String') {
+        const s = Buffer.from(String(v), 'utf8')
+        const len: number[] = []
+        for (let n = s.length; ; n >>>= 7) {
+          len.push(n >= 128 ? (n & 127) | 128 : n)
+          if (n < 128) break
+        }
+        parts.push(Buffer.from(len), s)
+      } else if (type === 'Float64') fixed(8, (b) => b.writeDoubleLE(Number(v)))
+      else if (type === 'Int64') fixed(8, (b) => b.writeBigInt64LE(BigInt(v as number)))
+      else if (type === 'UInt64') fixed(8, (b) => b.writeBigUInt64LE(BigInt(v as number)))
+      else fixed(4, (b) => b.writeUInt32LE(Number(v)))
+    })
+  }
+  return Buffer.concat(parts)
+}
