@@ -18,6 +18,7 @@ import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
+import { sdkRoutes } from './sdk-routes.js'
 import { webPlugin } from './web.js'
 
 export interface AppOptions {
@@ -32,6 +33,8 @@ export interface AppOptions {
   readonly rateLimit?: RateLimitOptions
   /** Timeouts and caps of the HTTP server (DEFAULT_HTTP_LIMITS for what is not given). */
   readonly limits?: Partial<HttpLimits>
+  /** The clock (epoch ms), read only for a quote's `session`; default Date.now. */
+  readonly now?: () => number
 }
 
 /** Every route of an app, as registered (method and URL): the fuzz tests walk them all. */
@@ -131,7 +134,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(authPlugin, { keys: opts.keys })
       const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
       const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
-      await v1.register(dataRoutes, { store, contexts, cache, limit: rateLimit && ((operation) => rateLimitHook(rateLimit, operation)) })
+      const routeOptions = { store, contexts, cache, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
+      await v1.register(dataRoutes, routeOptions)
+      await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
     },
     { prefix: '/v1' },
   )

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
+import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -23,18 +24,27 @@ function requestDigest(req: FastifyRequest): string {
 
 /**
  * Answers 304 when If-None-Match holds the current tag (or `*`), else the cached answer of that
- * tag, else runs `produce` and keeps its answer. A 304 stands for a successful answer, so it is
- * given only when that answer is known: held in the cache, or just computed (a failure throws
- * first and goes out as an error, untagged). Weak tags: compression may change the bytes, not the
- * data. Any import changes the data version, so neither a tag nor a cached answer outlives its data.
+ * tag, else runs `produce` and keeps its answer (a stream, for answers too large to hold, is sent as
+ * produced and never cached). A 304 stands for a successful answer, so it is given only when that
+ * answer is known: held in the cache, or just produced (a failure throws first and goes out as an
+ * error, untagged). Weak tags: compression may change the bytes, not the data. Any import changes
+ * the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string>): Promise<FastifyReply> {
+export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
   const match = req.headers['if-none-match']
   const matches = match !== undefined && match.split(',').some((t) => t.trim() === tag || t.trim() === '*')
   if (matches && cache.has(tag)) return reply.code(304).header('ETag', tag).send()
   const body = await cache.answer(tag, produce)
   reply.header('ETag', tag)
-  if (matches) return reply.code(304).send()
+  if (matches) {
+    if (!Buffer.isBuffer(body)) body.destroy() // a streamed answer not needed after all
+    return reply.code(304).send()
+  }
   return reply.type('application/json; charset=utf-8').send(body)
+}
+
+/** A JSON answer already written as text (wire.ts), past Fastify's serializer; no ETag (POST answers). */
+export function sendJson(reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text)
 }

@@ -1,10 +1,20 @@
 /** @module Answers kept by ETag (data version + request) as UTF-8 bytes: an LRU bounded in bytes, one computation per tag at a time. */
 import { LRUCache } from 'lru-cache'
+import type { Readable } from 'node:stream'
 
-type Produce = () => Promise<string>
+/** An answer as produced: text or bytes (kept), or a stream for answers too large to hold (never kept). */
+export type Produced = string | Buffer | Readable
+type Produce = () => Promise<Produced>
+/** What a computation hands back besides the cached value: the stream, to the request that produced it. */
+interface Flight {
+  readonly produce: Produce
+  stream?: Readable
+}
+
+const bytesOf = (produced: string | Buffer) => (typeof produced === 'string' ? Buffer.from(produced, 'utf8') : produced)
 
 export class ResponseCache {
-  readonly #lru: LRUCache<string, Buffer, Produce> | undefined
+  readonly #lru: LRUCache<string, Buffer, Flight> | undefined
   hits = 0
   misses = 0
 
@@ -12,12 +22,17 @@ export class ResponseCache {
   constructor(readonly maxBytes: number) {
     this.#lru =
       maxBytes > 0
-        ? new LRUCache<string, Buffer, Produce>({
+        ? new LRUCache<string, Buffer, Flight>({
             maxSize: maxBytes,
             sizeCalculation: (body) => Math.max(1, body.length),
             maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)), // one answer never takes more than a quarter
             // Concurrent misses of one tag share this one call (lru-cache's fetch is single-flight).
-            fetchMethod: async (_tag, _stale, { context }) => Buffer.from(await context(), 'utf8'),
+            fetchMethod: async (_tag, _stale, { context }) => {
+              const produced = await context.produce()
+              if (typeof produced === 'string' || Buffer.isBuffer(produced)) return bytesOf(produced)
+              context.stream = produced // not kept: it goes to this request alone
+              return undefined
+            },
           })
         : undefined
   }
@@ -28,22 +43,30 @@ export class ResponseCache {
   }
 
   /** The answer of `tag`: held, being computed by another request, or computed now by `produce`. */
-  async answer(tag: string, produce: Produce): Promise<Buffer> {
-    if (!this.#lru) {
-      this.misses++
-      return Buffer.from(await produce(), 'utf8')
-    }
-    const held = this.#lru.get(tag)
+  async answer(tag: string, produce: Produce): Promise<Buffer | Readable> {
+    const held = this.#lru?.get(tag)
     if (held !== undefined) {
       this.hits++
       return held
     }
-    const status: LRUCache.Status<string, Buffer, Produce> = {}
-    const body = await this.#lru.fetch(tag, { context: produce, status })
-    if (status.fetch === 'inflight') this.hits++
-    else this.misses++
-    if (body === undefined) throw new Error('response cache: fetch returned nothing') // not reached: fetchMethod always returns
-    return body
+    if (this.#lru) {
+      const flight: Flight = { produce }
+      const status: LRUCache.Status<string, Buffer, Flight> = {}
+      const body = await this.#lru.fetch(tag, { context: flight, status })
+      if (body !== undefined) {
+        if (status.fetch === 'inflight') this.hits++
+        else this.misses++
+        return body
+      }
+      if (flight.stream) {
+        this.misses++
+        return flight.stream
+      }
+      // Waited on a computation whose answer was a stream (not shareable): produce one of our own.
+    }
+    this.misses++
+    const produced = await produce()
+    return typeof produced === 'string' || Buffer.isBuffer(produced) ? bytesOf(produced) : produced
   }
 
   /** Bytes held (lru-cache's own accounting of what it holds). */

@@ -4,8 +4,9 @@ import type { MarketStore } from '../store/market-store.js'
 import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
+import { importUniverses } from './universe-import.js'
 
-export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions'] as const
+export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions', 'universes'] as const
 export type ImportKind = (typeof IMPORT_KINDS)[number]
 
 export interface ImportSummary extends ImportCounts {
@@ -31,6 +32,7 @@ export async function importFile(store: MarketStore, kind: ImportKind, path: str
       kind === 'bars' ? await importBars(tracked, { store, writer }, bars)
       : kind === 'instruments' ? await importInstruments(tracked, writer)
       : kind === 'ex-factors' ? await importExFactors(tracked, { store, writer })
+      : kind === 'universes' ? await importUniverses(tracked, writer)
       : await importActions(tracked, { store, writer })
     await writer.commit()
     return { kind, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }

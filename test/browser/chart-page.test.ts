@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { PERIODS } from '../../src/domain/period.js'
 import { repoRoot } from '../helpers/shared-data.js'
 import { demoDb, getJson, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
@@ -97,6 +98,16 @@ describe('chart page in Chromium', { skip }, () => {
     await page.fill('#symbol', '688999.SH')
     await page.click('button[type=submit]')
     await page.waitForFunction(() => /404/.test(document.querySelector('#status')?.textContent ?? ''))
+  })
+
+  it('offers every period the API serves (10m too) and finds a symbol by its English name', async () => {
+    const periods = await page.locator('#period option').allTextContents()
+    assert.deepEqual(periods, [...PERIODS])
+    await page.fill('#symbol', 'moutai')
+    const t0 = Date.now()
+    const options = () => page.locator('#symbols option').evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, (o as HTMLOptionElement).label]))
+    while ((await options())[0]?.[0] !== '600519.SH' && Date.now() - t0 < 15_000) await page.waitForTimeout(50) // the list of an earlier search may still show
+    assert.deepEqual(await options(), [['600519.SH', '600519.SH 贵州茅台 Kweichow Moutai']])
   })
 
   it('/docs serves the API reference from /openapi.json, locally', async () => {
