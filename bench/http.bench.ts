@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
-import { RedisServer, skipWithoutRedis } from '../test/helpers/redis.js'
+import { RedisServer } from '../test/helpers/redis.js'
+import { redisServer } from '../test/helpers/requirements.js'
 import { buildBenchStore } from './bench-store.js'
 import { row } from './measure.js'
 
@@ -83,7 +84,7 @@ try {
   // The machine is shared and noisy: the variants alternate over ROUNDS rounds; medians are compared.
   const w1 = workloads[0]
   const variants: [string, string[]][] = [['mdq, no limiter', ['--rate-limit', 'off']], ['mdq, memory limiter', []]]
-  const redis = skipWithoutRedis() ? undefined : await RedisServer.start()
+  const redis = redisServer() ? undefined : await RedisServer.start()
   if (redis) variants.push(['mdq, Redis limiter', ['--redis-url', redis.url]])
   const servers = await Promise.all(variants.map(([, flags]) => startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', cacheMb, ...flags])))
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)

@@ -7,17 +7,18 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import type { Quota } from '../../src/auth/token-bucket.js'
-import { RedisServer, skipWithoutRedis } from '../helpers/redis.js'
+import { RedisServer } from '../helpers/redis.js'
+import { redisServer, requires } from '../helpers/requirements.js'
 import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 
 const { dir, cleanup } = tempDir()
 let db: string
 let redis: RedisServer | undefined
-const noRedis = skipWithoutRedis()
+const needRedis = requires(redisServer())
 before(async () => {
   db = await demoDb(dir)
-  if (!noRedis) redis = await RedisServer.start()
+  if (needRedis.met) redis = await RedisServer.start()
 })
 after(async () => {
   await redis?.stop()
@@ -125,8 +126,8 @@ describe('rate limiting, in memory', () => {
   })
 })
 
-describe('rate limiting through Redis', { skip: noRedis }, () => {
-  it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
+describe('rate limiting through Redis', () => {
+  needRedis.it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
     const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test1:'), { ratePerMin: 1, burst: 50 })
     try {
       assert.deepEqual(await burst([server.url], await newKey(server.store, 'redis-burst')), { 200: 50, 429: 150 })
@@ -135,7 +136,7 @@ describe('rate limiting through Redis', { skip: noRedis }, () => {
     }
   })
 
-  it('two `mdq serve` processes sharing one Redis share one budget: exactly 50 of 200', async () => {
+  needRedis.it('two `mdq serve` processes sharing one Redis share one budget: exactly 50 of 200', async () => {
     const key = runMdq(['--db', db, 'keys', 'create', '--name', 'shared']).stdout.trim()
     const children: ChildProcess[] = []
     const urls: string[] = []
@@ -158,7 +159,7 @@ describe('rate limiting through Redis', { skip: noRedis }, () => {
     }
   })
 
-  it('refills within 5% of the configured rate (Redis clock)', async () => {
+  needRedis.it('refills within 5% of the configured rate (Redis clock)', async () => {
     const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test3:'), { ratePerMin: 1200, burst: 10 })
     try {
       await assertRefillRate(server.url, await newKey(server.store, 'redis-refill'))
@@ -167,7 +168,7 @@ describe('rate limiting through Redis', { skip: noRedis }, () => {
     }
   })
 
-  it('Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns', async () => {
+  needRedis.it('Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns', async () => {
     const open = await limitedServer(new RedisRateLimiter(redis!.url, 'test4:'), { ratePerMin: 1, burst: 3 }, true)
     const closed = await limitedServer(new RedisRateLimiter(redis!.url, 'test5:'), { ratePerMin: 1, burst: 3 }, false)
     try {

@@ -1,16 +1,17 @@
 // CN ex-factors: derived from Baostock's preclose (vs Tushare qfq) and computed from Hikyuu's corporate actions.
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe } from 'node:test'
 import { adjustBars } from '../../src/domain/adjust.js'
 import { barCount, lowerBound } from '../../src/domain/bars.js'
 import { actionExFactors, deriveExFactors } from '../../src/domain/ex-factors.js'
-import { skipWithoutData } from '../helpers/shared-data.js'
+import { data, requires } from '../helpers/requirements.js'
 import { maxDeviationFromConstant } from '../helpers/ratios.js'
 import { CN_CODES, baostockBars, hikyuuActions, hikyuuBars, hikyuuReference, readBaostock, readTushareCloses } from '../reference/cn.js'
 
-describe('CN ex-factors derived from Baostock preclose match Tushare qfq', { skip: skipWithoutData('cn/baostock_raw_daily') || skipWithoutData('cn/tushare_qfq_daily') }, () => {
+describe('CN ex-factors derived from Baostock preclose match Tushare qfq', () => {
+  const need = requires(data('cn/baostock_raw_daily'), data('cn/tushare_qfq_daily'))
   for (const code of CN_CODES) {
-    it(`${code}: forward closes / Tushare qfq closes constant within 1e-3 (2020-01..2025-04)`, () => {
+    need.it(`${code}: forward closes / Tushare qfq closes constant within 1e-3 (2020-01..2025-04)`, () => {
       const bars = baostockBars(code)
       const events = deriveExFactors(bars)
       assert.ok(events.length >= 4, `${code}: yearly dividends give events (${events.length})`)
@@ -32,7 +33,7 @@ describe('CN ex-factors derived from Baostock preclose match Tushare qfq', { ski
     })
   }
 
-  it('600519 2020-06-24: the dividend event is close(2020-06-23) / preclose = 1474.50 / 1457.48', () => {
+  need.it('600519 2020-06-24: the dividend event is close(2020-06-23) / preclose = 1474.50 / 1457.48', () => {
     const bars = baostockBars('600519')
     const rows = readBaostock('600519').filter((r) => r.traded)
     const i = rows.findIndex((r) => r.date === '2020-06-24')
@@ -42,10 +43,11 @@ describe('CN ex-factors derived from Baostock preclose match Tushare qfq', { ski
   })
 })
 
-describe('CN ex-factors computed from Hikyuu corporate actions reproduce Hikyuu EQUAL_FORWARD/EQUAL_BACKWARD', { skip: skipWithoutData('cn/hikyuu_test_data') }, () => {
+describe('CN ex-factors computed from Hikyuu corporate actions reproduce Hikyuu EQUAL_FORWARD/EQUAL_BACKWARD', () => {
+  const need = requires(data('cn/hikyuu_test_data'))
   const modes = { EQUAL_FORWARD: 'forward', EQUAL_BACKWARD: 'backward' } as const
   for (const [hikyuuMode, mode] of Object.entries(modes)) {
-    it(`${hikyuuMode} = ${mode} to 1e-3 relative`, () => {
+    need.it(`${hikyuuMode} = ${mode} to 1e-3 relative`, () => {
       const bars = hikyuuBars()
       const events = actionExFactors(bars, hikyuuActions())
       assert.ok(events.length >= 10)

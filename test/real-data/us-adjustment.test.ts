@@ -1,25 +1,25 @@
 // LEAN factor files -> per-event ex-factors -> forward series, against Alpha Vantage's adjusted_close.
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe } from 'node:test'
 import { adjustBars } from '../../src/domain/adjust.js'
 import { allocBars, barCount } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import { daysFromCivil } from '../../src/domain/time-zone.js'
-import { skipWithoutData } from '../helpers/shared-data.js'
+import { data, requires } from '../helpers/requirements.js'
 import { maxDeviationFromConstant } from '../helpers/ratios.js'
 import { AV, readAlphaVantage } from '../reference/alphavantage.js'
 import { LEAN, factorFileEvents, readFactorFile, readLeanBars } from '../reference/lean.js'
 
 const NY = MARKETS.US.zone
-const skip = skipWithoutData(LEAN) || skipWithoutData(AV)
+const need = requires(data(LEAN), data(AV))
 const FROM = daysFromCivil(2000, 1, 1)
 const TO = daysFromCivil(2020, 12, 31)
 
-describe('US ex-factors from LEAN factor files match Alpha Vantage', { skip }, () => {
+describe('US ex-factors from LEAN factor files match Alpha Vantage', () => {
   for (const ticker of ['AAPL', 'SPY'] as const) {
     const lower = ticker.toLowerCase()
 
-    it(`${ticker}: forward series of Alpha Vantage's raw closes = adjusted_close x constant (<= 1e-3, 2000-2020)`, () => {
+    need.it(`${ticker}: forward series of Alpha Vantage's raw closes = adjusted_close x constant (<= 1e-3, 2000-2020)`, () => {
       const av = readAlphaVantage(ticker)
       const events = factorFileEvents(readFactorFile(lower), av.map((r) => r.day))
       const bars = allocBars(av.length)
@@ -37,7 +37,7 @@ describe('US ex-factors from LEAN factor files match Alpha Vantage', { skip }, (
       assert.ok(deviation <= 1e-3, `deviation ${deviation}`)
     })
 
-    it(`${ticker}: every split and dividend of Alpha Vantage is an event on the same ex-date`, () => {
+    need.it(`${ticker}: every split and dividend of Alpha Vantage is an event on the same ex-date`, () => {
       const av = readAlphaVantage(ticker)
       const events = factorFileEvents(readFactorFile(lower), av.map((r) => r.day))
       const eventDays = new Set(events.map((e) => NY.localDay(e.timestamp)))
@@ -54,7 +54,7 @@ describe('US ex-factors from LEAN factor files match Alpha Vantage', { skip }, (
       }
     })
 
-    it(`${ticker}: on LEAN's own daily bars, forward/raw per day = adjusted_close/close per day x constant`, () => {
+    need.it(`${ticker}: on LEAN's own daily bars, forward/raw per day = adjusted_close/close per day x constant`, () => {
       const av = new Map(readAlphaVantage(ticker).map((r) => [r.day, r]))
       const lean = readLeanBars('daily', lower)
       const days = Array.from(lean.timestamp, (t) => NY.localDay(t))
