@@ -47,7 +47,7 @@ describe('real data over HTTP', () => {
   })
   const klines = async (q: string) => (await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?${q}`, { headers: { 'X-API-Key': server.key } })).body.data
 
-  need.it('600000.SH forward closes / Tushare qfq closes stay constant (<= 1e-3), paged through end_time', async () => {
+  need.it('600000.SH forward closes / Tushare qfq closes stay constant (<= 9e-4, measured 8.24e-4), paged through end_time', async () => {
     const closes = new Map<number, number>()
     let end = ''
     for (;;) {
@@ -59,10 +59,12 @@ describe('real data over HTTP', () => {
     const qfq = readTushareCloses('600000')
     const ratios = [...closes].filter(([t]) => qfq.has(t)).map(([t, c]) => c / qfq.get(t)!)
     assert.ok(ratios.length > 1200)
-    assert.ok(maxDeviationFromConstant(ratios) <= 1e-3, String(maxDeviationFromConstant(ratios)))
+    const dev = maxDeviationFromConstant(ratios)
+    console.log(`600000.SH over HTTP: forward/qfq max relative deviation ${dev.toExponential(2)}`)
+    assert.ok(dev <= 9e-4, String(dev))
   })
 
-  need.it('AAPL.US forward/raw per day = Alpha Vantage adjusted_close/close per day x constant (2000-2020)', async () => {
+  need.it('AAPL.US forward/raw per day = Alpha Vantage adjusted_close/close per day x constant (<= 2.5e-4, measured 2.24e-4; 2000-2020)', async () => {
     const fwd = await klines('symbol=AAPL.US&count=10000&adjust=forward')
     const raw = await klines('symbol=AAPL.US&count=10000&adjust=none')
     assert.deepEqual(fwd.timestamp, raw.timestamp)
@@ -74,7 +76,8 @@ describe('real data over HTTP', () => {
     })
     assert.ok(ratios.length > 5000)
     const dev = maxDeviationFromConstant(ratios)
-    assert.ok(dev <= 1.5e-3, `deviation ${dev}`)
+    console.log(`AAPL.US over HTTP: factor deviation ${dev.toExponential(2)}`)
+    assert.ok(dev <= 2.5e-4, `deviation ${dev}`)
   })
 
   need.it('backward keeps the earliest bar raw; 1w and 1M aggregate the adjusted daily bars', async () => {

@@ -8,10 +8,13 @@ import { data, requires } from '../helpers/requirements.js'
 import { maxDeviationFromConstant } from '../helpers/ratios.js'
 import { CN_CODES, baostockBars, hikyuuActions, hikyuuBars, hikyuuReference, readBaostock, readTushareCloses } from '../reference/cn.js'
 
+/** Max relative deviation per code, set just above what is measured (8.14e-4, 6.28e-5, 2.79e-4): Tushare rounds qfq to 2 decimals. */
+const QFQ_TOLERANCE: Record<(typeof CN_CODES)[number], number> = { '600000': 9e-4, '600519': 8e-5, '601318': 3.5e-4 }
+
 describe('CN ex-factors derived from Baostock preclose match Tushare qfq', () => {
   const need = requires(data('cn/baostock_raw_daily'), data('cn/tushare_qfq_daily'))
   for (const code of CN_CODES) {
-    need.it(`${code}: forward closes / Tushare qfq closes constant within 1e-3 (2020-01..2025-04)`, () => {
+    need.it(`${code}: forward closes / Tushare qfq closes constant within ${QFQ_TOLERANCE[code]} (2020-01..2025-04)`, () => {
       const bars = baostockBars(code)
       const events = deriveExFactors(bars)
       assert.ok(events.length >= 4, `${code}: yearly dividends give events (${events.length})`)
@@ -29,7 +32,7 @@ describe('CN ex-factors derived from Baostock preclose match Tushare qfq', () =>
       assert.ok(ratios.length > 1200, `${code}: common days ${ratios.length}`)
       const deviation = maxDeviationFromConstant(ratios)
       console.log(`${code}: forward/qfq max relative deviation ${deviation.toExponential(2)} over ${ratios.length} days, ${events.length} events`)
-      assert.ok(deviation <= 1e-3, `deviation ${deviation}`)
+      assert.ok(deviation <= QFQ_TOLERANCE[code], `deviation ${deviation}`)
     })
   }
 
@@ -45,9 +48,10 @@ describe('CN ex-factors derived from Baostock preclose match Tushare qfq', () =>
 
 describe('CN ex-factors computed from Hikyuu corporate actions reproduce Hikyuu EQUAL_FORWARD/EQUAL_BACKWARD', () => {
   const need = requires(data('cn/hikyuu_test_data'))
-  const modes = { EQUAL_FORWARD: 'forward', EQUAL_BACKWARD: 'backward' } as const
-  for (const [hikyuuMode, mode] of Object.entries(modes)) {
-    need.it(`${hikyuuMode} = ${mode} to 1e-3 relative`, () => {
+  // Tolerance just above the measured worst case (5.24e-6 / 1.94e-6): Hikyuu rounds to 3 decimals.
+  const modes = { EQUAL_FORWARD: ['forward', 7e-6], EQUAL_BACKWARD: ['backward', 3e-6] } as const
+  for (const [hikyuuMode, [mode, tolerance]] of Object.entries(modes)) {
+    need.it(`${hikyuuMode} = ${mode} to ${tolerance} relative`, () => {
       const bars = hikyuuBars()
       const events = actionExFactors(bars, hikyuuActions())
       assert.ok(events.length >= 10)
@@ -61,7 +65,7 @@ describe('CN ex-factors computed from Hikyuu corporate actions reproduce Hikyuu 
         for (const f of ['open', 'high', 'low', 'close'] as const) {
           const dev = Math.abs(adjusted[f][i] / ref[f] - 1)
           worst = Math.max(worst, dev)
-          assert.ok(dev <= 1e-3, `${ref.date} ${f}: ${adjusted[f][i]} vs ${ref[f]}`)
+          assert.ok(dev <= tolerance, `${ref.date} ${f}: ${adjusted[f][i]} vs ${ref[f]}`)
         }
       }
       console.log(`hikyuu ${hikyuuMode}: worst relative deviation ${worst.toExponential(2)}`)

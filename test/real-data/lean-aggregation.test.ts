@@ -39,7 +39,7 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
 
 describe('LEAN minute bars aggregate to LEAN daily and hour bars', () => {
   for (const ticker of ['spy', 'aapl'] as const) {
-    need.it(`${ticker}: 1m -> 1d reproduces volume, open and close exactly; highs and lows within 0.05%`, () => {
+    need.it(`${ticker}: 1m -> 1d reproduces volume, open and close exactly; highs and lows equal but for the known one-cent differences`, () => {
       const daily = readLeanBars('daily', ticker)
       const found: Record<string, string> = {}
       for (const ymd of LEAN_MINUTE_DAYS[ticker]) {
@@ -52,7 +52,6 @@ describe('LEAN minute bars aggregate to LEAN daily and hour bars', () => {
         assert.equal(ours.open[0], daily.open[i], `${ymd} open`)
         assert.equal(ours.close[0], daily.close[i], `${ymd} close`)
         for (const f of ['high', 'low'] as const) {
-          assert.ok(Math.abs(ours[f][0] / daily[f][i] - 1) <= 5e-4, `${ymd} ${f} ${ours[f][0]} vs ${daily[f][i]}`)
           if (ours[f][0] !== daily[f][i]) found[`${ticker} ${ymd} ${f}`] = `${ours[f][0]} vs ${daily[f][i]}`
         }
       }
