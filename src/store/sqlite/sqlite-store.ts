@@ -9,8 +9,9 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import type { ApiKeyRecord, BarQuery, Store, StoreWriter, WriteBatch } from '../store.js'
-import { decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
+import { ChunkCorruptError, decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS, MIGRATIONS } from './schema.js'
+import { ChunkScrubber } from './scrub.js'
 
 type Db = Database.Database
 
@@ -103,6 +104,9 @@ function statements(db: Db) {
 type Statements = ReturnType<typeof statements>
 
 const MAX_MS = 8.64e15
+const damaged = (reason: string) => new MdqError('STORE_UNAVAILABLE', `The store is damaged (${reason}); restore it from a backup or re-import.`)
+/** SQLite result codes that mean the file itself is damaged, not merely busy. */
+const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB'])
 
 /**
  * Plans newest-first until `limit` bars are covered (chunk counts need no decoding), then decodes
@@ -135,7 +139,7 @@ function readBarsWith(st: Statements, q: BarQuery): Bars {
     const { blob, count, cut } = parts[k]
     const s = Math.min(skip, count)
     if (cut) for (const f of BAR_FIELDS) out[f].set(cut[f].subarray(s), at)
-    else decodeChunkInto(blob, out, at, s)
+    else decodeChunkInto(blob, out, at, s, count)
     at += count - s
     skip -= s
   }
@@ -243,10 +247,17 @@ export class SqliteStore implements Store {
     try {
       return read()
     } catch (err) {
+      if (err instanceof ChunkCorruptError || (err instanceof Database.SqliteError && DAMAGE_CODES.has(err.code))) {
+        // Remembered until the data changes (an import may rewrite the chunk): /readyz reports it.
+        this.#damage ??= { reason: err instanceof ChunkCorruptError ? err.message : err.code, counter: this.#st.changeCounter.get() }
+        throw damaged(this.#damage.reason)
+      }
       if (err instanceof Database.SqliteError) throw new MdqError('STORE_UNAVAILABLE', `The store cannot be read: ${err.code}.`)
       throw err
     }
   }
+  #damage: { reason: string; counter: unknown } | undefined
+  #scrubber: ChunkScrubber | undefined
 
   async readBars(q: BarQuery): Promise<Bars> {
     return this.#guard(() => readBarsWith(this.#st, q))
@@ -273,6 +284,8 @@ export class SqliteStore implements Store {
   }
 
   async check(): Promise<void> {
+    if (this.#damage && this.#damage.counter === this.#st.changeCounter.get()) throw damaged(this.#damage.reason)
+    this.#damage = undefined
     if (this.#path !== ':memory:') {
       // SQLite may answer from its page cache; read the file's header to know the file is there and sane.
       const fd = openSync(this.#path, 'r')
@@ -285,6 +298,9 @@ export class SqliteStore implements Store {
       }
     }
     await this.dataVersion()
+    // Each check verifies the checksums of the next slice of chunks: a damaged chunk fails /readyz
+    // even when no query has read it yet.
+    this.#guard(() => (this.#scrubber ??= new ChunkScrubber(this.#db)).step())
   }
 
   /**
