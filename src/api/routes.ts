@@ -47,7 +47,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       checkRange(q.start_time, q.end_time)
       return sendWithEtag(req, reply, store, cache, async () => {
         const bars = await readKlines(store, contexts, { symbol: q.symbol, period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust })
-        return klinesJson(bars, { adjusted: q.adjust !== 'none', aggregated: q.period !== '1m' && q.period !== '1d' })
+        return klinesJson(bars, { adjusted: q.adjust !== 'none' })
       })
     },
   )

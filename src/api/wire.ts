@@ -39,8 +39,6 @@ export function formatPrice4(x: number): string {
   return (r < 0 ? '-' : '') + ip + FRACTION[ar - ip * 10_000]
 }
 
-const noise = (x: number) => formatNumber(Math.round(x * 1e6) / 1e6)
-
 function column(values: Float64Array, format: (x: number) => string): string {
   let s = '['
   for (let i = 0; i < values.length; i++) {
@@ -52,14 +50,14 @@ function column(values: Float64Array, format: (x: number) => string): string {
 
 /**
  * `{"data":{...eight arrays...}}`. Adjusted prices are rounded to 4 decimals here and only here;
- * raw prices go out exactly as stored. Summed amounts of aggregated bars drop float noise below 1e-6.
+ * raw prices go out exactly as stored, and so do amounts (aggregated ones are exact decimal sums).
  */
-export function klinesJson(bars: Bars, opts: { adjusted: boolean; aggregated: boolean }): string {
+export function klinesJson(bars: Bars, opts: { adjusted: boolean }): string {
   const price = opts.adjusted ? formatPrice4 : formatNumber
   return (
     `{"data":{"timestamp":${column(bars.timestamp, formatNumber)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
     `"low":${column(bars.low, price)},"close":${column(bars.close, price)},"volume":${column(bars.volume, formatNumber)},` +
-    `"amount":${column(bars.amount, opts.aggregated ? noise : formatNumber)},"prev_close":${column(bars.prevClose, price)}}}`
+    `"amount":${column(bars.amount, formatNumber)},"prev_close":${column(bars.prevClose, price)}}}`
   )
 }
 

@@ -21,7 +21,7 @@ describe('real data over HTTP', () => {
     if (!need.met) return
     const db = join(dir, 'real.db')
     const rows = readBaostock('600000').filter((r) => r.traded)
-    const cn = writeCsv(join(dir, 'cn.csv'), 'symbol,time,open,high,low,close,volume,amount,prev_close', rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares / 100},${r.amount},${r.preclose}`))
+    const cn = writeCsv(join(dir, 'cn.csv'), 'symbol,time,open,high,low,close,volume,amount,prev_close', rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`))
     assert.equal(runMdq(['--db', db, 'import', 'bars', cn, '--derive-ex-factors']).status, 0)
     const us = writeCsv(join(dir, 'aapl.csv'), 'time,open,high,low,close,volume', readLines(`${LEAN}/daily/aapl.csv`).map((l) => {
       const [stamp, ...rest] = l.split(',')

@@ -78,7 +78,7 @@ describe('Baostock 600000 daily round-trips with --derive-ex-factors', () => {
     const file = writeCsv(
       join(dir, 'sh600000.csv'),
       'symbol,time,open,high,low,close,volume,amount,prev_close',
-      rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares / 100},${r.amount},${r.preclose}`),
+      rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`),
     )
     assert.match(mdqOk(['import', 'bars', file, '--derive-ex-factors']), /5 ex-factor events/)
     const store = SqliteStore.open(db)

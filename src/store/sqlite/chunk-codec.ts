@@ -1,6 +1,7 @@
 /** @module Chunk BLOB encoding of columnar bars; every byte is drawn in FORMAT.md. */
 import { crc32 } from 'node:zlib'
 import { BAR_FIELDS, allocBars, barCount, type Bars } from '../../domain/bars.js'
+import { exactExponent as exactExponentIn, pow10, scale } from '../../domain/decimal.js'
 
 /** First byte of every chunk BLOB written now: version 2 carries a CRC-32 of its body. */
 export const CHUNK_VERSION = 2
@@ -19,10 +20,6 @@ export type ColumnKind = (typeof ColumnKind)[keyof typeof ColumnKind]
 
 const MIN_EXP = -5
 const MAX_EXP = 9
-/** Scaled integers stay below 2^51 so deltas and zigzag stay exact doubles (< 2^53). */
-const MAX_SCALED = 2 ** 51
-const POW10 = Array.from({ length: MAX_EXP - MIN_EXP + 1 }, (_, i) => 10 ** Math.abs(i + MIN_EXP))
-const pow10 = (e: number) => POW10[e - MIN_EXP]
 
 class ByteWriter {
   bytes = new Uint8Array(1024)
@@ -57,20 +54,9 @@ class ByteWriter {
 
 const zigzag = (v: number) => (v >= 0 ? v * 2 : -v * 2 - 1)
 const varintSize = (z: number) => (z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : Math.ceil(Math.log2(z + 1) / 7))
-const unscale = (r: number, e: number) => (e >= 0 ? r / pow10(e) : r * pow10(e))
-const scale = (v: number, e: number) => Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
 
-/** The smallest exponent e with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
-export function exactExponent(values: Float64Array): number | undefined {
-  next: for (let e = MIN_EXP; e <= MAX_EXP; e++) {
-    for (let i = 0; i < values.length; i++) {
-      const r = scale(values[i], e)
-      if (!(Math.abs(r) < MAX_SCALED) || unscale(r, e) !== values[i] || Object.is(values[i], -0)) continue next
-    }
-    return e
-  }
-  return undefined
-}
+/** The smallest exponent e in -5..9 with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
+export const exactExponent = (values: Float64Array): number | undefined => exactExponentIn(values, MIN_EXP, MAX_EXP)
 
 function encodeColumn(w: ByteWriter, values: Float64Array): void {
   if (values.every(Number.isNaN)) return w.byte(ColumnKind.AllNaN)
