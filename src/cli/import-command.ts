@@ -1,7 +1,7 @@
 /** @module `mdq import instruments|bars|ex-factors|actions FILE.csv [options]`. */
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
-import { formatSummary, importFile, IMPORT_KINDS, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
+import { formatSummary, importFile, IMPORT_KINDS, type ImportCheckpoint, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
 import { SqliteStore } from '../store/sqlite/sqlite-store.js'
 
 function positiveNumber(value: string): number {
@@ -16,6 +16,19 @@ function terminalProgress(): ImportProgress | undefined {
   const bar = new SingleBar({ format: 'importing [{bar}] {percentage}% | {value}/{total} MB', stream: process.stderr, hideCursor: true })
   const mb = (b: number) => Math.round(b / 1e5) / 10
   return { start: (total) => bar.start(mb(total), 0), update: (read) => bar.update(mb(read)), stop: () => bar.stop() }
+}
+
+/**
+ * For crash tests only: MDQ_IMPORT_PAUSE_AT=bars:3 stops the import for good at that checkpoint
+ * (ingest/import-file.ts), after saying so on stderr, so a test can kill it exactly there.
+ */
+function pauseAt(point: string | undefined): ImportCheckpoint | undefined {
+  if (!point) return undefined
+  return (reached) => {
+    if (reached !== point) return
+    process.stderr.write(`import paused at ${point}\n`)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0) // blocks this thread until killed
+  }
 }
 
 export function registerImport(program: Command): void {
@@ -33,7 +46,7 @@ export function registerImport(program: Command): void {
     .action(async (kind: ImportKind, file: string, o: { period: '1m' | '1d'; symbol?: string; stamp: 'start' | 'end'; priceScale: number; outsideSessions: 'abort' | 'skip'; deriveExFactors: boolean }) => {
       const store = SqliteStore.open(program.opts<{ db: string }>().db)
       try {
-        const summary = await importFile(store, kind, file, o, terminalProgress())
+        const summary = await importFile(store, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT))
         process.stdout.write(formatSummary(summary) + '\n')
       } finally {
         await store.close()

@@ -1,6 +1,6 @@
 /** @module One import, all or nothing: open the CSV, run its importer inside one write transaction, summarize. */
 import { performance } from 'node:perf_hooks'
-import type { Store } from '../store/store.js'
+import type { Store, StoreWriter } from '../store/store.js'
 import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
@@ -21,11 +21,18 @@ export interface ImportProgress {
   stop(): void
 }
 
-export async function importFile(store: Store, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress): Promise<ImportSummary> {
+/**
+ * Called at named points of the import's write transaction, in this order: `begun`, `bars:N`
+ * (after the Nth block of bars written), `instruments`, `ex-factors:N`, `committing`. Lets a test
+ * kill an import at a known point instead of racing a timer (`MDQ_IMPORT_PAUSE_AT`, cli/import-command.ts).
+ */
+export type ImportCheckpoint = (point: string) => void
+
+export async function importFile(store: Store, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress, checkpoint?: ImportCheckpoint): Promise<ImportSummary> {
   const t0 = performance.now()
   const file = await openCsv(path)
   const tracked: CsvFile = progress ? withProgress(file, progress) : file
-  const writer = await store.beginWrite()
+  const writer = checkpoint ? withCheckpoints(await store.beginWrite(), checkpoint) : await store.beginWrite()
   try {
     const counts =
       kind === 'bars' ? await importBars(tracked, writer, bars)
@@ -39,6 +46,33 @@ export async function importFile(store: Store, kind: ImportKind, path: string, b
     throw err
   } finally {
     progress?.stop()
+  }
+}
+
+function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreWriter {
+  reached('begun')
+  let bars = 0
+  let events = 0
+  return {
+    readBars: (q) => writer.readBars(q),
+    readInstruments: (symbols) => writer.readInstruments(symbols),
+    rollback: () => writer.rollback(),
+    putBars: async (symbol, period, b) => {
+      await writer.putBars(symbol, period, b)
+      reached(`bars:${++bars}`)
+    },
+    putInstruments: async (list) => {
+      await writer.putInstruments(list)
+      reached('instruments')
+    },
+    putExFactors: async (symbol, list) => {
+      await writer.putExFactors(symbol, list)
+      reached(`ex-factors:${++events}`)
+    },
+    commit: async () => {
+      reached('committing')
+      await writer.commit()
+    },
   }
 }
 
