@@ -5,7 +5,7 @@ import { allocBars } from '../src/domain/bars.js'
 import { bareInstrument } from '../src/domain/instrument.js'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js'
+import { openStores } from '../src/cli/open-stores.js'
 
 /** The demo store plus 2,600 days of 1m bars (624,000) for 601398.SH, so W4 can ask 10,000 60m bars. */
 export async function buildBenchStore(db: string): Promise<{ key: string; firstMinute: number; lastMinute: number }> {
@@ -31,12 +31,12 @@ export async function buildBenchStore(db: string): Promise<{ key: string; firstM
     bars.amount[i] = Math.round(bars.volume[i] * 100 * p * 100) / 100
     bars.prevClose[i] = NaN
   })
-  const store = SqliteStore.open(db)
+  const { market: store, keys } = await openStores({ store: db, create: true })
   await store.write({ instruments: [bareInstrument('601398.SH', { name: '工商银行', type: 'stock' })], bars: [{ symbol: '601398.SH', period: '1m', bars }], exFactors: [{ symbol: '601398.SH', events: [{ timestamp: sh.zone.midnightUtc(daysFromCivil(2020, 7, 14)), exFactor: 1.05 }] }] })
   const key = generateKey()
   // A quota no benchmark reaches: the limiter is measured, never refusing.
-  await store.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: 1e12, burst: 1e12 })
-  await store.close()
+  await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: 1e12, burst: 1e12 })
+  await Promise.all([store.close(), keys.close()])
   return { key, firstMinute: ts[0], lastMinute: ts[ts.length - 1] }
 }
 

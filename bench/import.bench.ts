@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks'
 import { once } from 'node:events'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js'
+import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { rate, row } from './measure.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
@@ -74,7 +74,7 @@ try {
   const out = execFileSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'], { encoding: 'utf8' })
   const importMs = performance.now() - t0
   // Size on disk once the WAL is folded in.
-  const store = SqliteStore.open(db)
+  const store = SqliteMarketStore.open(db)
   await store.close()
   execFileSync(process.execPath, ['-e', `const D=require(${JSON.stringify(join(import.meta.dirname, '..', '..', 'node_modules', 'better-sqlite3'))});const d=new D(${JSON.stringify(db)});d.pragma('wal_checkpoint(TRUNCATE)');d.exec('VACUUM');d.close()`])
   const dbBytes = statSync(db).size

@@ -38,8 +38,8 @@ describe('imports while others read', () => {
     // The reader sums the volume of all bars over and over, in its own process, until it sees the
     // new total (the deadline only keeps a broken run from hanging; it decides nothing).
     const reader = spawn(process.execPath, ['--input-type=module', '-e', `
-      const { SqliteStore } = await import(${JSON.stringify(join(repoRoot(), 'dist/src/store/sqlite/sqlite-store.js'))})
-      const store = SqliteStore.open(${JSON.stringify(db)}, { readonly: true })
+      const { SqliteMarketStore } = await import(${JSON.stringify(join(repoRoot(), 'dist/src/store/sqlite/sqlite-market-store.js'))})
+      const store = SqliteMarketStore.open(${JSON.stringify(db)}, { readonly: true })
       const seen = new Set()
       const until = Date.now() + 300000
       while (Date.now() < until) {

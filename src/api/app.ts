@@ -6,7 +6,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { randomUUID } from 'node:crypto'
 import { constants as zlib } from 'node:zlib'
 import { SymbolContexts } from '../query/symbol-context.js'
-import type { Store } from '../store/store.js'
+import type { KeyStore } from '../store/key-store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { authPlugin } from './auth.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
@@ -18,7 +19,9 @@ import { dataRoutes } from './routes.js'
 import { webPlugin } from './web.js'
 
 export interface AppOptions {
-  readonly store: Store
+  readonly store: MarketStore
+  /** The API keys (apart from the market data: a long import never holds up a key change). */
+  readonly keys: KeyStore
   /** pino options, or false for no logs (tests). */
   readonly logger?: FastifyServerOptions['logger']
   /** Bytes of answers kept for repeated requests (default 64 MB; 0 disables). */
@@ -97,10 +100,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   metrics.watch(cache, opts.store)
-  await app.register(observabilityPlugin, { store: opts.store, metrics, limiter: opts.rateLimit?.limiter })
+  await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
   await app.register(
     async (v1) => {
-      await v1.register(authPlugin, { store: opts.store })
+      await v1.register(authPlugin, { keys: opts.keys })
       const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
       const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
       await v1.register(dataRoutes, { store, contexts, cache, limit: rateLimit && ((operation) => rateLimitHook(rateLimit, operation)) })

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { hashKey, sameHash } from '../auth/api-keys.js'
 import { MdqError } from '../domain/errors.js'
-import type { ApiKeyRecord, Store } from '../store/store.js'
+import type { ApiKeyRecord, KeyStore } from '../store/key-store.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,8 +12,8 @@ declare module 'fastify' {
   }
 }
 
-/** How long a looked-up key is trusted before asking the store again: revocation lands within this. */
-export const KEY_CACHE_MS = 500
+/** Looked-up keys kept at most (unknown hashes included, so a flood of bad keys cannot grow it). */
+const KEY_CACHE_SIZE = 10_000
 
 const badKey = (message: string) => new MdqError('BAD_KEY', message)
 
@@ -27,16 +27,24 @@ function presentedKey(req: FastifyRequest): string {
   return key
 }
 
-const auth: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
-  const cache = new Map<string, { key: ApiKeyRecord | undefined; atMs: number }>()
+/**
+ * Looked-up keys are trusted while the key store's version stands: any change to any key (by any
+ * process) empties the cache, so a revocation counts as soon as the store reports it.
+ */
+const auth: FastifyPluginAsync<{ keys: KeyStore }> = async (app, { keys }) => {
+  const cache = new Map<string, { key: ApiKeyRecord | undefined }>()
+  let cachedVersion = ''
   app.decorateRequest('apiKey', undefined)
   app.addHook('onRequest', async (req) => {
     const hash = hashKey(presentedKey(req))
-    const now = Date.now()
+    const version = await keys.keysVersion()
+    if (version !== cachedVersion || cache.size > KEY_CACHE_SIZE) {
+      cache.clear()
+      cachedVersion = version
+    }
     let hit = cache.get(hash)
-    if (!hit || now - hit.atMs > KEY_CACHE_MS) {
-      if (cache.size > 10_000) cache.clear()
-      hit = { key: await store.findKey(hash), atMs: now }
+    if (!hit) {
+      hit = { key: await keys.findKey(hash) }
       cache.set(hash, hit)
     }
     const key = hit.key

@@ -1,7 +1,7 @@
 /** @module ETags for the data routes: the store's data version plus the request, checked before any work. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. */
@@ -28,7 +28,7 @@ function requestDigest(req: FastifyRequest): string {
  * runs `produce` and keeps its answer. Weak tags: compression may change the bytes, not the data.
  * Any import changes the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: Store, cache: ResponseCache, produce: () => Promise<string>): Promise<FastifyReply> {
+export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
   reply.header('ETag', tag)
   const match = req.headers['if-none-match']

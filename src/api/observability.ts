@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { RateLimiter } from '../auth/rate-limiter.js'
-import type { Store } from '../store/store.js'
+import type { KeyStore } from '../store/key-store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { redactUrl } from './query-string.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -33,7 +34,7 @@ export class Metrics {
   }
 
   /** Gauges read when scraped: cache counters and the store's import generation. */
-  watch(cache: ResponseCache, store: Store): void {
+  watch(cache: ResponseCache, store: MarketStore): void {
     const registers = [this.registry]
     new Gauge({ name: 'mdq_response_cache_hits_total', help: 'Answers served from the response cache', registers, collect() { this.set(cache.hits) } })
     new Gauge({ name: 'mdq_response_cache_misses_total', help: 'Cacheable answers computed', registers, collect() { this.set(cache.misses) } })
@@ -49,8 +50,8 @@ export class Metrics {
   }
 }
 
-/** A Store whose reads are timed into `mdq_store_read_duration_seconds` (a decorator: backends stay unaware). */
-export function timedStore(store: Store, metrics: Metrics): Store {
+/** A MarketStore whose reads are timed into `mdq_store_read_duration_seconds` (a decorator: backends stay unaware). */
+export function timedStore(store: MarketStore, metrics: Metrics): MarketStore {
   const time = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
     const end = metrics.storeReads.startTimer({ operation })
     try {
@@ -59,14 +60,14 @@ export function timedStore(store: Store, metrics: Metrics): Store {
       end()
     }
   }
-  const timed: Partial<Store> = {
+  const timed: Partial<MarketStore> = {
     readBars: time('bars', store.readBars.bind(store)),
     readInstruments: time('instruments', store.readInstruments.bind(store)),
     readExFactors: time('ex_factors', store.readExFactors.bind(store)),
   }
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop in timed) return timed[prop as keyof Store]
+      if (prop in timed) return timed[prop as keyof MarketStore]
       const value: unknown = Reflect.get(target, prop, receiver)
       return typeof value === 'function' ? value.bind(target) : value
     },
@@ -74,12 +75,13 @@ export function timedStore(store: Store, metrics: Metrics): Store {
 }
 
 export interface ObservabilityOptions {
-  readonly store: Store
+  readonly store: MarketStore
+  readonly keys: KeyStore
   readonly metrics: Metrics
   readonly limiter?: RateLimiter
 }
 
-const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: FastifyInstance, { store, metrics, limiter }) => {
+const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: FastifyInstance, { store, keys, metrics, limiter }) => {
   // One hook for the request's log line and its metrics (request.routeOptions builds an object per read).
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched'
@@ -96,6 +98,12 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: Fast
       checks.store = 'ok'
     } catch {
       checks.store = 'unreadable'
+    }
+    try {
+      await keys.check()
+      checks.keys = 'ok'
+    } catch {
+      checks.keys = 'unreadable'
     }
     if (limiter?.name === 'redis') checks.redis = (await limiter.ready()) ? 'ok' : 'unreachable'
     const ready = Object.values(checks).every((c) => c === 'ok')

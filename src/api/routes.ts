@@ -5,7 +5,7 @@ import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { readKlines } from '../query/klines.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
 import type { ResponseCache } from './response-cache.js'
@@ -14,7 +14,7 @@ import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, Inst
 import { instrumentWire, klinesJson } from './wire.js'
 
 export interface RouteOptions {
-  readonly store: Store
+  readonly store: MarketStore
   readonly contexts: SymbolContexts
   readonly cache: ResponseCache
   /** The rate-limit hook of a limited operation, when limiting is on. */

@@ -2,26 +2,23 @@
 import type { Command } from 'commander'
 import { performance } from 'node:perf_hooks'
 import { demoBatch } from '../demo/demo-data.js'
-import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+import { withStores } from './open-stores.js'
+import { displayStore, storeUrls } from './store-flags.js'
 
-export async function buildDemo(dbPath: string): Promise<string> {
+/** `store`: a --store URL or a SQLite file path. */
+export async function buildDemo(store: string): Promise<string> {
   const t0 = performance.now()
   const batch = demoBatch()
-  const store = SqliteStore.open(dbPath)
-  try {
-    await store.write(batch)
-  } finally {
-    await store.close()
-  }
+  await withStores({ store, create: true }, ({ market }) => market.write(batch))
   const bars = (batch.bars ?? []).reduce((n, b) => n + b.bars.timestamp.length, 0)
-  return `demo store ${dbPath}: ${batch.instruments?.length} instruments, ${bars.toLocaleString('en-US')} bars, ${(batch.exFactors ?? []).reduce((n, e) => n + e.events.length, 0)} ex-factor events in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+  return `demo store ${displayStore(store)}: ${batch.instruments?.length} instruments, ${bars.toLocaleString('en-US')} bars, ${(batch.exFactors ?? []).reduce((n, e) => n + e.events.length, 0)} ex-factor events in ${((performance.now() - t0) / 1000).toFixed(1)} s`
 }
 
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description('build the demo data set (10 instruments over SH, SZ, HK, US; synthetic prices) into --db')
+    .description('build the demo data set (10 instruments over SH, SZ, HK, US; synthetic prices) into --store')
     .action(async () => {
-      process.stdout.write((await buildDemo(program.opts<{ db: string }>().db)) + '\n')
+      process.stdout.write((await buildDemo(storeUrls(program).store)) + '\n')
     })
 }

@@ -2,7 +2,8 @@
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
 import { formatSummary, importFile, IMPORT_KINDS, type ImportCheckpoint, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
-import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+import { withStores } from './open-stores.js'
+import { storeUrls } from './store-flags.js'
 
 function positiveNumber(value: string): number {
   const n = Number(value)
@@ -43,13 +44,10 @@ export function registerImport(program: Command): void {
     .option('--price-scale <k>', 'bars: divide prices by k (e.g. 10000 for deci-cents)', positiveNumber, 1)
     .addOption(new Option('--outside-sessions <what>', 'bars: what to do with minute bars outside the regular sessions').choices(['abort', 'skip']).default('abort'))
     .option('--derive-ex-factors', 'bars: record an ex-factor where prev_close differs from the previous close', false)
-    .action(async (kind: ImportKind, file: string, o: { period: '1m' | '1d'; symbol?: string; stamp: 'start' | 'end'; priceScale: number; outsideSessions: 'abort' | 'skip'; deriveExFactors: boolean }) => {
-      const store = SqliteStore.open(program.opts<{ db: string }>().db)
-      try {
-        const summary = await importFile(store, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT))
-        process.stdout.write(formatSummary(summary) + '\n')
-      } finally {
-        await store.close()
-      }
+    .option('--replace', "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol", false)
+    .action(async (kind: ImportKind, file: string, o: { period: '1m' | '1d'; symbol?: string; stamp: 'start' | 'end'; priceScale: number; outsideSessions: 'abort' | 'skip'; deriveExFactors: boolean; replace: boolean }) => {
+      if (o.replace && kind !== 'bars') throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
+      const summary = await withStores({ ...storeUrls(program), create: true }, ({ market }) => importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT)))
+      process.stdout.write(formatSummary(summary) + '\n')
     })
 }

@@ -1,20 +1,22 @@
 /** @module `mdq`: the command line and the only composition root (flags and env -> Config -> run). */
-import { Command, Option } from 'commander'
+import { Command } from 'commander'
 import { MdqError } from '../domain/errors.js'
 import { registerImport } from './import-command.js'
 import { registerKeys } from './keys-command.js'
 import { registerDemo } from './demo-command.js'
 import { registerServe } from './serve-command.js'
+import { registerCorrections } from './delete-command.js'
+import { registerMigrate } from './migrate-command.js'
+import { addStoreFlags } from './store-flags.js'
 
-const program = new Command('mdq')
-  .description('Self-hosted market data query service (TickFlow-compatible API)')
-  .addOption(new Option('--db <path>', 'the store file').env('MDQ_DB').default('./data/mdq.db'))
-  .showHelpAfterError()
+const program = addStoreFlags(new Command('mdq').description('Self-hosted market data query service (TickFlow-compatible API)')).showHelpAfterError()
 
 registerImport(program)
 registerKeys(program)
 registerDemo(program)
 registerServe(program)
+registerCorrections(program)
+registerMigrate(program)
 
 try {
   await program.parseAsync(process.argv)

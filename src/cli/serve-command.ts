@@ -1,16 +1,18 @@
 /** @module `mdq serve` and `mdq start`: open the store, build the app, listen, shut down gracefully. */
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import { existsSync } from 'node:fs'
 import pino from 'pino'
 import { buildApp } from '../api/app.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MemoryRateLimiter, RedisRateLimiter } from '../auth/rate-limiter.js'
-import { SqliteStore } from '../store/sqlite/sqlite-store.js'
 import { parseRate, positiveInt } from './keys-command.js'
 import { buildDemo } from './demo-command.js'
+import { DEFAULT_STORE, openKeyStore, openStores, parseStoreUrl, sqliteStoreExists } from './open-stores.js'
+import { displayStore, storeUrls } from './store-flags.js'
 
 export interface ServeConfig {
-  readonly db: string
+  /** The --store URL; serve never creates a store. */
+  readonly store: string
+  readonly keys?: string
   readonly port: number
   readonly host: string
   readonly logLevel: string
@@ -41,13 +43,14 @@ export const SHUTDOWN_GRACE_MS = 10_000
 
 /** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
 export async function serve(config: ServeConfig): Promise<void> {
-  const store = SqliteStore.open(config.db)
+  const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
   const limiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()
   if (config.rateLimit === 0) await limiter.close()
   // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
   const app = await buildApp({
     store,
+    keys,
     logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream },
     responseCacheBytes: config.cacheMb * 1024 * 1024,
     rateLimit: config.rateLimit === 0 ? undefined : { limiter, defaults: { ratePerMin: config.rateLimit, burst: config.burst }, failOpen: config.redisFailure === 'open' },
@@ -65,14 +68,15 @@ export async function serve(config: ServeConfig): Promise<void> {
     await app.close() // also closes the limiter
     clearInterval(idle)
     clearTimeout(hard)
-    await store.close()
+    await Promise.all([store.close(), keys.close()])
     logStream.flushSync()
     process.exit(0)
   }
   process.on('SIGINT', () => void shutdown('SIGINT'))
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ port: config.port, host: config.host })
-  app.log.info({ db: config.db }, `mdq serving ${config.db} on http://${config.host}:${(app.server.address() as { port: number }).port}`)
+  const shown = displayStore(config.store)
+  app.log.info({ store: shown }, `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`)
   logStream.flush() // the address line, at once: scripts wait for it
 }
 
@@ -90,21 +94,23 @@ export function registerServe(program: Command): void {
   type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed' }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
-    await serve({ db: program.opts<{ db: string }>().db, ...o })
+    await serve({ ...storeUrls(program), ...o })
   })
 
   options(program.command('start').description('npm start: build the demo store on first run, then serve')).action(async (o: Flags) => {
-    const db = program.opts<{ db: string }>().db
-    if (!existsSync(db)) {
-      process.stderr.write(`No store at ${db}: building the demo data set...\n${await buildDemo(db)}\n`)
-      const store = SqliteStore.open(db)
+    const urls = storeUrls(program)
+    const at = parseStoreUrl(urls.store)
+    const db = displayStore(urls.store)
+    if (at.kind === 'sqlite' && !sqliteStoreExists(at.path)) {
+      process.stderr.write(`No store at ${db}: building the demo data set...\n${await buildDemo(urls.store)}\n`)
+      const keys = await openKeyStore(urls)
       const key = generateKey()
-      await store.createKey({ name: 'demo', hash: hashKey(key), ratePerMin: null, burst: null })
-      await store.close()
+      await keys.createKey({ name: 'demo', hash: hashKey(key), ratePerMin: null, burst: null })
+      await keys.close()
       process.stderr.write(`\nDemo API key (shown once, keep it): ${key}\n` + `Try: curl -H "X-API-Key: ${key}" "http://${o.host}:${o.port}/v1/klines?symbol=600519.SH&period=1w&adjust=forward&count=5"\n\n`)
     } else {
-      process.stderr.write(`Serving ${db}. Create an API key with: npx mdq keys create --name me${db === './data/mdq.db' ? '' : ` --db ${db}`}\n`)
+      process.stderr.write(`Serving ${db}. Create an API key with: npx mdq keys create --name me${urls.store === DEFAULT_STORE ? '' : ` --store ${db}`}${urls.keys ? ` --keys ${displayStore(urls.keys)}` : ''}\n`)
     }
-    await serve({ db, ...o })
+    await serve({ ...urls, ...o })
   })
 }

@@ -4,7 +4,7 @@ import { NO_ACTION, referencePrice, type CorporateAction, type ExFactorEvent } f
 import { bareInstrument, type Instrument, type SecurityType } from '../domain/instrument.js'
 import { MARKETS, parseSymbol, type Market, type Region } from '../domain/market.js'
 import { civilFromDays, daysFromCivil, isoWeekday } from '../domain/time-zone.js'
-import type { WriteBatch } from '../store/store.js'
+import type { WriteBatch } from '../store/market-store.js'
 
 interface DemoAction extends Partial<CorporateAction> {
   readonly date: string

@@ -8,6 +8,12 @@ import { bucketStarts } from './buckets.js'
 import { MARKETS, type Exchange } from './market.js'
 import type { Period } from './period.js'
 
+/** A count of cents as a decimal text: 12345n -> '123.45'. */
+const centsText = (cents: bigint) => {
+  const s = (cents < 0n ? -cents : cents).toString().padStart(3, '0')
+  return `${cents < 0n ? '-' : ''}${s.slice(0, -2)}.${s.slice(-2)}`
+}
+
 /** The plain oracle: group rows by bucket start with objects and reduce. */
 function oracle(bars: Bars, starts: Float64Array): BarRow[] {
   const groups = new Map<number, BarRow[]>()
@@ -19,7 +25,7 @@ function oracle(bars: Bars, starts: Float64Array): BarRow[] {
     low: Math.min(...rs.map((r) => r.low)),
     close: rs[rs.length - 1].close,
     volume: rs.reduce((a, r) => a + r.volume, 0),
-    amount: rs.reduce((a, r) => a + Math.round(r.amount * 100), 0) / 100, // amounts have 2 decimals: summed exactly, in cents
+    amount: Number(centsText(rs.reduce((a, r) => a + BigInt(Math.round(r.amount * 100)), 0n))), // amounts have 2 decimals: the exact sum, in cents
     prevClose: rs[0].prevClose,
   }))
 }

@@ -1,7 +1,7 @@
 /** @module Aggregation of base bars into derived periods (contract "Aggregation"): one pass, no per-bar objects. */
 import { allocBars, barCount, type Bars } from './bars.js'
 import { bucketStarts } from './buckets.js'
-import { exactExponent, scale, unscale } from './decimal.js'
+import { exactExponent, scale, unscale, unscaleBig } from './decimal.js'
 import type { Market } from './market.js'
 import { basePeriodOf, type Period } from './period.js'
 
@@ -37,22 +37,27 @@ export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
     oVolume[j] += volume[i]
     oAmount[j] += amount[i]
   }
-  const e = exactExponent(amount, 0, 9)
+  const e = exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER)
   if (e !== undefined && e > 0) sumScaled(amount, bucketStart, e, oAmount)
   return out
 }
 
-/** out[j] = the exact decimal sum of bucket j's amounts, each v = r / 10^e with integer r. */
+/**
+ * out[j] = the double nearest to the exact decimal sum of bucket j's amounts, each v = r / 10^e
+ * with integer r: summed as doubles while exact (below 2^53), in BigInt past that.
+ */
 function sumScaled(amount: Float64Array, bucketStart: Float64Array, e: number, out: Float64Array): void {
-  let acc = 0
-  for (let i = 0, j = -1; i < amount.length; i++) {
-    if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) {
-      if (j >= 0) out[j] = unscale(acc, e)
-      j++
-      acc = 0
+  const n = amount.length
+  for (let i = 0, j = 0; i < n; j++) {
+    let acc = 0
+    let big: bigint | undefined
+    const start = bucketStart[i]
+    for (; i < n && bucketStart[i] === start; i++) {
+      const r = scale(amount[i], e)
+      if (big === undefined && Math.abs(acc + r) < Number.MAX_SAFE_INTEGER) acc += r
+      else big = (big ?? BigInt(acc)) + BigInt(r)
     }
-    acc += scale(amount[i], e)
-    if (i === amount.length - 1) out[j] = unscale(acc, e)
+    out[j] = big === undefined ? unscale(acc, e) : unscaleBig(big, e)
   }
 }
 

@@ -97,3 +97,34 @@ export function rowsOfBars(bars: Bars): BarRow[] {
   }
   return rows
 }
+
+/** Two ascending series merged; at equal timestamps `incoming` wins. */
+export function mergeBars(existing: Bars, incoming: Bars): Bars {
+  const a = existing.timestamp
+  const b = incoming.timestamp
+  if (a.length === 0) return incoming
+  const out = allocBars(a.length + b.length)
+  let i = 0
+  let j = 0
+  let k = 0
+  while (i < a.length || j < b.length) {
+    const takeB = i >= a.length || (j < b.length && b[j] <= a[i])
+    const src = takeB ? incoming : existing
+    const at = takeB ? j : i
+    for (const f of BAR_FIELDS) out[f][k] = src[f][at]
+    if (takeB) {
+      if (i < a.length && a[i] === b[j]) i++
+      j++
+    } else i++
+    k++
+  }
+  return sliceBars(out, 0, k)
+}
+
+/** The bars outside the inclusive range [fromMs, toMs] (a copy when anything is cut out). */
+export function withoutRange(bars: Bars, fromMs: number, toMs: number): Bars {
+  const lo = lowerBound(bars.timestamp, fromMs)
+  const hi = lowerBound(bars.timestamp, toMs + 1)
+  if (lo >= hi) return bars
+  return concatBars([sliceBars(bars, 0, lo), sliceBars(bars, hi, barCount(bars))])
+}

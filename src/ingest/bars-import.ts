@@ -1,11 +1,11 @@
 /** @module `mdq import bars`: CSV rows -> checked 1m/1d bars -> chunked writes inside one transaction. */
-import { allocBars, BAR_FIELDS, type Bars } from '../domain/bars.js'
+import { allocBars, BAR_FIELDS, barCount, mergeBars, withoutRange, type Bars } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
 import { parseSymbol, type SymbolParts } from '../domain/market.js'
 import type { StoredPeriod } from '../domain/period.js'
 import { MINUTE_MS } from '../domain/time-zone.js'
-import type { StoreWriter } from '../store/store.js'
+import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
 import { FieldReader, isWeekday, marketOfParts, inSession } from './fields.js'
 import { ImportError } from './import-error.js'
@@ -21,6 +21,18 @@ export interface BarImportOptions {
   readonly outsideSessions: 'abort' | 'skip'
   /** Record close[d-1] / prev_close[d] wherever prev_close differs from the previous close. */
   readonly deriveExFactors: boolean
+  /** The file's bars replace the stored ones of each of its symbols in the file's time range of that symbol. */
+  readonly replace?: boolean
+}
+
+/**
+ * Where an import writes, and where it reads COMMITTED data (known instruments, the bars that
+ * ex-factors are derived from): never through the writer, so a backend without read-your-writes
+ * transactions can run it.
+ */
+export interface ImportTarget {
+  readonly store: MarketStore
+  readonly writer: StoreWriter
 }
 
 export interface ImportCounts {
@@ -81,16 +93,62 @@ function sortedCopy(src: Bars, order: readonly number[]): Bars {
 
 const FLUSH_ROWS = 1 << 16
 
-export async function importBars(file: CsvFile, writer: StoreWriter, opts: BarImportOptions): Promise<ImportCounts> {
+/**
+ * One symbol's bars on their way to the writer. With `replace`, the stored bars are deleted over
+ * [lo, hi], the file's range so far, grown before each flush is put: the writer never gets a delete
+ * over bars it was given, and at the end [lo, hi] is the file's whole range of the symbol.
+ */
+class SymbolBars {
+  readonly buffer = new BarBuffer()
+  /** The flushed blocks, kept when ex-factors are derived from the history they make. */
+  readonly kept: Bars[] = []
+  lo = Infinity
+  hi = -Infinity
+
+  constructor(
+    readonly symbol: string,
+    readonly keep: boolean,
+  ) {}
+
+  async flush(writer: StoreWriter, opts: BarImportOptions): Promise<void> {
+    const bars = this.buffer.take()
+    const n = barCount(bars)
+    if (n === 0) return
+    const first = bars.timestamp[0]
+    const last = bars.timestamp[n - 1]
+    if (opts.replace) {
+      if (this.lo > this.hi) await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: last })
+      else {
+        if (first < this.lo) await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: this.lo - 1 })
+        if (last > this.hi) await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: this.hi + 1, toMs: last })
+      }
+    }
+    this.lo = Math.min(this.lo, first)
+    this.hi = Math.max(this.hi, last)
+    await writer.putBars(this.symbol, opts.period, bars)
+    if (this.keep) this.kept.push(bars)
+  }
+
+  /** The daily history as it will read after commit: committed bars (less the replaced range), then the file's. */
+  async history(store: MarketStore, opts: BarImportOptions): Promise<Bars> {
+    let all = await store.readBars({ symbol: this.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER })
+    if (opts.replace && this.lo <= this.hi) all = withoutRange(all, this.lo, this.hi)
+    for (const block of this.kept) all = mergeBars(all, block)
+    return all
+  }
+}
+
+export async function importBars(file: CsvFile, { store, writer }: ImportTarget, opts: BarImportOptions): Promise<ImportCounts> {
   const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
   if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
   const r = new FieldReader(file)
-  const buffers = new Map<string, BarBuffer>()
+  const bySymbol = new Map<string, SymbolBars>()
   const counts: ImportCounts = { rows: 0, skipped: 0, symbols: 0, events: 0 }
   const scale = opts.priceScale
   const daily = opts.period === '1d'
   const shift = opts.stamp === 'end' && !daily ? MINUTE_MS : 0
+  const derive = opts.deriveExFactors && daily
 
   for await (const batch of file.batches) {
     for (const row of batch) {
@@ -127,24 +185,23 @@ export async function importBars(file: CsvFile, writer: StoreWriter, opts: BarIm
       if (!Number.isSafeInteger(volume)) r.fail(cols.volume, `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`)
       if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
       if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
-      let buffer = buffers.get(parts.symbol)
-      if (!buffer) buffers.set(parts.symbol, (buffer = new BarBuffer()))
-      buffer.push(t, open, high, low, close, volume, amount, prevClose)
-      if (buffer.n >= FLUSH_ROWS) await writer.putBars(parts.symbol, opts.period, buffer.take())
+      let one = bySymbol.get(parts.symbol)
+      if (!one) bySymbol.set(parts.symbol, (one = new SymbolBars(parts.symbol, derive)))
+      one.buffer.push(t, open, high, low, close, volume, amount, prevClose)
+      if (one.buffer.n >= FLUSH_ROWS) await one.flush(writer, opts)
     }
   }
-  for (const [symbol, buffer] of buffers) if (buffer.n > 0) await writer.putBars(symbol, opts.period, buffer.take())
+  for (const one of bySymbol.values()) await one.flush(writer, opts)
 
-  const symbols = [...buffers.keys()]
+  const symbols = [...bySymbol.keys()]
   counts.symbols = symbols.length
-  const known = new Set((await writer.readInstruments(symbols)).map((i) => i.symbol))
+  const known = new Set((await store.readInstruments(symbols)).map((i) => i.symbol))
   await writer.putInstruments(symbols.filter((s) => !known.has(s)).map((s) => bareInstrument(s)))
-  if (opts.deriveExFactors && daily) {
-    for (const symbol of symbols) {
-      const all = await writer.readBars({ symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER })
-      const events = deriveExFactors(all)
+  if (derive) {
+    for (const one of bySymbol.values()) {
+      const events = deriveExFactors(await one.history(store, opts))
       counts.events += events.length
-      await writer.putExFactors(symbol, events)
+      await writer.putExFactors(one.symbol, events)
     }
   }
   return counts

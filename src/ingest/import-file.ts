@@ -1,6 +1,6 @@
 /** @module One import, all or nothing: open the CSV, run its importer inside one write transaction, summarize. */
 import { performance } from 'node:perf_hooks'
-import type { Store, StoreWriter } from '../store/store.js'
+import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
@@ -28,17 +28,17 @@ export interface ImportProgress {
  */
 export type ImportCheckpoint = (point: string) => void
 
-export async function importFile(store: Store, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress, checkpoint?: ImportCheckpoint): Promise<ImportSummary> {
+export async function importFile(store: MarketStore, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress, checkpoint?: ImportCheckpoint): Promise<ImportSummary> {
   const t0 = performance.now()
   const file = await openCsv(path)
   const tracked: CsvFile = progress ? withProgress(file, progress) : file
   const writer = checkpoint ? withCheckpoints(await store.beginWrite(), checkpoint) : await store.beginWrite()
   try {
     const counts =
-      kind === 'bars' ? await importBars(tracked, writer, bars)
+      kind === 'bars' ? await importBars(tracked, { store, writer }, bars)
       : kind === 'instruments' ? await importInstruments(tracked, writer)
-      : kind === 'ex-factors' ? await importExFactors(tracked, writer)
-      : await importActions(tracked, writer)
+      : kind === 'ex-factors' ? await importExFactors(tracked, { store, writer })
+      : await importActions(tracked, { store, writer })
     await writer.commit()
     return { kind, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
   } catch (err) {
@@ -54,8 +54,9 @@ function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreW
   let bars = 0
   let events = 0
   return {
-    readBars: (q) => writer.readBars(q),
-    readInstruments: (symbols) => writer.readInstruments(symbols),
+    deleteBars: (range) => writer.deleteBars(range),
+    deleteExFactors: (range) => writer.deleteExFactors(range),
+    deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
     rollback: () => writer.rollback(),
     putBars: async (symbol, period, b) => {
       await writer.putBars(symbol, period, b)

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
-import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+import { SqliteMarketStore } from '../store/sqlite/sqlite-market-store.js'
 import { dumpStore, runMdq, tempDir, writeCsv } from '../../test/helpers/store-files.js'
 import { importFile } from './import-file.js'
 import type { BarImportOptions } from './bars-import.js'
@@ -15,8 +15,8 @@ const daily: BarImportOptions = { period: '1d', stamp: 'start', priceScale: 1, o
 const minute: BarImportOptions = { ...daily, period: '1m' }
 const BARS = 'symbol,time,open,high,low,close,volume,amount,prev_close'
 
-async function withStore<T>(fn: (s: SqliteStore) => Promise<T>): Promise<T> {
-  const store = SqliteStore.open(db)
+async function withStore<T>(fn: (s: SqliteMarketStore) => Promise<T>): Promise<T> {
+  const store = SqliteMarketStore.open(db)
   try {
     return await fn(store)
   } finally {

@@ -3,7 +3,8 @@ import { exFactorOfAction, referencePrice, type CorporateAction, type ExFactorEv
 import { isSecurityType, SECURITY_TYPES, type Instrument } from '../domain/instrument.js'
 import { MARKETS } from '../domain/market.js'
 import { civilFromDays, formatCivil } from '../domain/time-zone.js'
-import type { StoreWriter } from '../store/store.js'
+import type { StoreWriter } from '../store/market-store.js'
+import type { ImportTarget } from './bars-import.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
 import { FieldReader, marketOfParts } from './fields.js'
 import type { ImportCounts } from './bars-import.js'
@@ -52,7 +53,7 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
 /** Shared loop of the two event formats: symbol must be known, ex_date a date; `factor` gives f. */
 async function importEvents<E extends string>(
   file: CsvFile,
-  writer: StoreWriter,
+  { store, writer }: ImportTarget,
   extra: readonly E[],
   factor: (r: FieldReader, cols: Record<E, number | undefined> & { ex_date: number }, exDateUtc: number, symbol: string) => Promise<number>,
 ): Promise<ImportCounts> {
@@ -66,7 +67,7 @@ async function importEvents<E extends string>(
       r.row = row
       c.rows++
       const parts = r.symbol(cols.symbol)
-      if (!known.has(parts.symbol)) known.set(parts.symbol, (await writer.readInstruments([parts.symbol])).length > 0)
+      if (!known.has(parts.symbol)) known.set(parts.symbol, (await store.readInstruments([parts.symbol])).length > 0)
       if (!known.get(parts.symbol)) r.fail(cols.symbol, `unknown symbol ${parts.symbol}: import its instrument or bars first`)
       const market = marketOfParts(parts)
       const ts = market.zone.midnightUtc(r.date(cols.ex_date, 'ex_date'))
@@ -85,14 +86,14 @@ async function importEvents<E extends string>(
   return c
 }
 
-export function importExFactors(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
-  return importEvents(file, writer, ['ex_factor'], async (r, cols) => r.number(cols.ex_factor, 'ex_factor'))
+export function importExFactors(file: CsvFile, target: ImportTarget): Promise<ImportCounts> {
+  return importEvents(file, target, ['ex_factor'], async (r, cols) => r.number(cols.ex_factor, 'ex_factor'))
 }
 
-/** Corporate actions -> ex-factors with the exchange formula; P is the stored raw close before the ex-date. */
-export function importActions(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
+/** Corporate actions -> ex-factors with the exchange formula; P is the committed raw close before the ex-date. */
+export function importActions(file: CsvFile, target: ImportTarget): Promise<ImportCounts> {
   const names = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price', 'split_ratio'] as const
-  return importEvents(file, writer, names, async (r, at, ts, symbol) => {
+  return importEvents(file, target, names, async (r, at, ts, symbol) => {
     const nonNegative = (name: (typeof names)[number], fallback: number) => {
       const v = r.number(at[name], name, fallback)
       if (v < 0) r.fail(at[name]!, `${name} ${v} is negative`)
@@ -106,7 +107,7 @@ export function importActions(file: CsvFile, writer: StoreWriter): Promise<Impor
       splitRatio: nonNegative('split_ratio', 1),
     }
     if (action.splitRatio === 0) r.fail(at.split_ratio!, 'split_ratio must be positive')
-    const before = await writer.readBars({ symbol, period: '1d', toMs: ts - 1, limit: 1 })
+    const before = await target.store.readBars({ symbol, period: '1d', toMs: ts - 1, limit: 1 })
     if (before.close.length === 0) r.fail(at.ex_date, `no daily bar of ${symbol} before this ex_date to take the last close P from: import its daily bars first`)
     const p = before.close[0]
     if (!(referencePrice(p, action) > 0)) r.fail(at.cash_dividend ?? at.ex_date, `the reference price is not positive (last close ${p})`)

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { MdqError } from '../domain/errors.js'
-import { SqliteStore } from '../store/sqlite/sqlite-store.js'
+import { SqliteMarketStore } from '../store/sqlite/sqlite-market-store.js'
 import { dumpStore, tempDir, writeCsv } from '../../test/helpers/store-files.js'
 import type { BarImportOptions } from './bars-import.js'
 import { importFile } from './import-file.js'
@@ -19,7 +19,7 @@ let files = 0
 async function importRows(rows: readonly string[], opts: BarImportOptions, header = HEADER) {
   const db = join(dir, `t${++files}.db`)
   const file = writeCsv(join(dir, `t${files}.csv`), header, rows)
-  const store = SqliteStore.open(db)
+  const store = SqliteMarketStore.open(db)
   try {
     await importFile(store, 'bars', file, opts)
     return await store.readBars({ symbol: '600000.SH', period: opts.period, limit: 100 })
@@ -31,7 +31,7 @@ async function importRows(rows: readonly string[], opts: BarImportOptions, heade
 async function refused(rows: readonly string[], opts: BarImportOptions, message: RegExp, header = HEADER): Promise<void> {
   const db = join(dir, `r${++files}.db`)
   const file = writeCsv(join(dir, `r${files}.csv`), header, rows)
-  const store = SqliteStore.open(db)
+  const store = SqliteMarketStore.open(db)
   const before = dumpStore(db)
   try {
     const err = await importFile(store, 'bars', file, opts).then(

@@ -8,7 +8,7 @@ import { MARKETS, parseSymbol, type Market } from '../domain/market.js'
 import { basePeriodOf, type Period, type StoredPeriod } from '../domain/period.js'
 import { fillDailyPrevClose, fillMinutePrevClose } from '../domain/prev-close.js'
 import { DAY_MS, HOUR_MS } from '../domain/time-zone.js'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { SymbolContexts } from './symbol-context.js'
 
 export interface KlinesQuery {
@@ -34,7 +34,7 @@ const MAX_ATTEMPTS = 5
  * One answer is read from one data version: the several reads it takes (bars, the bar before
  * them, daily prev_close, events) are redone when a commit landed between them.
  */
-export async function readKlines(store: Store, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
+export async function readKlines(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   for (let attempt = 1; ; attempt++) {
     const version = await store.dataVersion()
     const bars = await readKlinesOnce(store, contexts, q)
@@ -43,7 +43,7 @@ export async function readKlines(store: Store, contexts: SymbolContexts, q: Klin
   }
 }
 
-async function readKlinesOnce(store: Store, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
+async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
   const ctx = await contexts.get(symbol)
   if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
@@ -71,7 +71,7 @@ async function readKlinesOnce(store: Store, contexts: SymbolContexts, q: KlinesQ
 }
 
 /** Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store. */
-async function fillPrevClose(store: Store, symbol: string, base: StoredPeriod, raw: Bars, events: readonly ExFactorEvent[], market: Market): Promise<Bars> {
+async function fillPrevClose(store: MarketStore, symbol: string, base: StoredPeriod, raw: Bars, events: readonly ExFactorEvent[], market: Market): Promise<Bars> {
   const n = barCount(raw)
   if (n === 0) return raw
   let missing = false

@@ -1,6 +1,6 @@
 /** @module Per-symbol facts every kline query needs (known?, events, additive gaps), cached per data version. */
 import { gapsOf, type ExFactorEvent } from '../domain/ex-factors.js'
-import type { Store } from '../store/store.js'
+import type { MarketStore } from '../store/market-store.js'
 
 export interface SymbolContext {
   readonly events: readonly ExFactorEvent[]
@@ -15,7 +15,7 @@ export interface SymbolContext {
 export class SymbolContexts {
   #version = ''
   readonly #cache = new Map<string, Promise<SymbolContext | undefined>>()
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: MarketStore) {}
 
   async get(symbol: string): Promise<SymbolContext | undefined> {
     const version = await this.store.dataVersion()

@@ -5,37 +5,40 @@ import { join } from 'node:path'
 import { buildApp, type AppOptions } from '../../src/api/app.js'
 import { generateKey, hashKey } from '../../src/auth/api-keys.js'
 import { buildDemo } from '../../src/cli/demo-command.js'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
-import type { Store } from '../../src/store/store.js'
+import { openStores } from '../../src/cli/open-stores.js'
+import type { KeyStore } from '../../src/store/key-store.js'
+import type { MarketStore } from '../../src/store/market-store.js'
 
 export interface TestServer {
   readonly url: string
   readonly app: FastifyInstance
-  readonly store: SqliteStore
+  readonly store: MarketStore
+  readonly keys: KeyStore
   readonly key: string
   close(): Promise<void>
 }
 
-export async function newKey(store: Store, name = 'test', quota: { ratePerMin?: number; burst?: number } = {}): Promise<string> {
+export async function newKey(keys: KeyStore, name = 'test', quota: { ratePerMin?: number; burst?: number } = {}): Promise<string> {
   const key = generateKey()
-  await store.createKey({ name, hash: hashKey(key), ratePerMin: quota.ratePerMin ?? null, burst: quota.burst ?? null })
+  await keys.createKey({ name, hash: hashKey(key), ratePerMin: quota.ratePerMin ?? null, burst: quota.burst ?? null })
   return key
 }
 
 export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}): Promise<TestServer> {
-  const store = SqliteStore.open(dbPath)
-  const app = await buildApp({ store, ...extra })
+  const { market: store, keys } = await openStores({ store: dbPath, create: true })
+  const app = await buildApp({ store, keys, ...extra })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
-  const key = await newKey(store)
+  const key = await newKey(keys)
   return {
     url: `http://127.0.0.1:${port}`,
     app,
     store,
+    keys,
     key,
     close: async () => {
       await app.close()
-      await store.close()
+      await Promise.all([store.close(), keys.close()])
     },
   }
 }

@@ -18,7 +18,7 @@ export function tempDir(prefix = 'mdq-test-'): { dir: string; cleanup: () => voi
 export function dumpStore(path: string, { withMeta = true } = {}): string {
   const db = new Database(path, { readonly: true })
   try {
-    const tables: [string, string][] = [['chunks', '1, 2, 3'], ['instruments', '1'], ['ex_factors', '1, 2'], ['api_keys', '1'], ...(withMeta ? [['meta', '1'] as [string, string]] : [])]
+    const tables: [string, string][] = [['chunks', '1, 2, 3'], ['instruments', '1'], ['ex_factors', '1, 2'], ...(withMeta ? [['meta', '1'] as [string, string]] : [])]
     return tables
       .map(([t, order]) => `${t}\n` + db.prepare(`SELECT * FROM ${t} ORDER BY ${order}`).raw().all().map((row) => JSON.stringify(row, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))).join('\n'))
       .join('\n')

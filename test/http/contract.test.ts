@@ -204,10 +204,10 @@ describe('authentication', () => {
   })
 
   it('a key revoked by `mdq keys revoke` in another process stops working once the 0.5 s key cache has expired', async () => {
-    const key = await newKey(server.store, 'to-revoke')
+    const key = await newKey(server.keys, 'to-revoke')
     const url = `${server.url}/v1/klines?symbol=AAPL.US&count=1`
     assert.equal((await getJson(url, { headers: { 'X-API-Key': key } })).status, 200)
-    const id = (await server.store.listKeys()).find((k) => k.name === 'to-revoke')!.id
+    const id = (await server.keys.listKeys()).find((k) => k.name === 'to-revoke')!.id
     const revoked = runMdq(['--db', db, 'keys', 'revoke', String(id)])
     assert.equal(revoked.status, 0, revoked.stderr)
     // A timer never fires early: after 600 ms the cached entry is older than its 500 ms, however loaded the machine.
@@ -280,9 +280,9 @@ describe('HTTP details', () => {
 })
 
 describe('operator endpoints', () => {
-  it('/healthz and /readyz need no key; /readyz checks the store', async () => {
+  it('/healthz and /readyz need no key; /readyz checks the store and the keys', async () => {
     assert.deepEqual((await getJson(`${server.url}/healthz`)).body, { status: 'ok' })
-    assert.deepEqual((await getJson(`${server.url}/readyz`)).body, { status: 'ready', checks: { store: 'ok' } })
+    assert.deepEqual((await getJson(`${server.url}/readyz`)).body, { status: 'ready', checks: { store: 'ok', keys: 'ok' } })
   })
 
   it('/metrics parses as Prometheus text and its counters move with requests', async () => {
@@ -324,7 +324,7 @@ describe('operator endpoints', () => {
       chmodSync(broken, 0o000)
       const r = await getJson<{ code: number; checks: Record<string, string> }>(`${other.url}/readyz`)
       assert.equal(r.status, 503)
-      assert.deepEqual(r.body.checks, { store: 'unreadable' })
+      assert.deepEqual(r.body.checks, { store: 'unreadable', keys: 'ok' })
     } finally {
       chmodSync(broken, 0o644)
       await other.close().catch(() => undefined)

@@ -68,6 +68,7 @@ describe('mdq start (npm start) on a fresh checkout', () => {
   it('builds the demo store, prints a key once, and serves the README example: a forward-adjusted weekly kline of 600519.SH', async () => {
     const db = join(dir, 'fresh', 'mdq.db')
     const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'start', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = once(child, 'exit') // attached at once: the exit may come before it is awaited
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => (out += d))
@@ -83,9 +84,8 @@ describe('mdq start (npm start) on a fresh checkout', () => {
       assert.equal(body.data.timestamp.length, 5)
       assert.ok(body.data.timestamp.every((t) => new Date(t + 8 * 3_600_000).getUTCDay() === 1), 'weekly bars start on Mondays, local time')
     } finally {
-      const exited = once(child, 'exit')
       child.kill('SIGTERM')
-      if (child.exitCode === null && child.signalCode === null) await exited
+      await exited
     }
   })
 })

@@ -7,8 +7,8 @@ import { allocBars, rowsOfBars, type Bars } from '../../src/domain/bars.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import { readKlines } from '../../src/query/klines.js'
 import { SymbolContexts } from '../../src/query/symbol-context.js'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
-import type { BarQuery, Store } from '../../src/store/store.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import type { BarQuery, MarketStore } from '../../src/store/market-store.js'
 import { tradingDays } from '../helpers/arbitraries.js'
 import { tempDir } from '../helpers/store-files.js'
 
@@ -30,7 +30,7 @@ function flatBars(price: number): Bars {
 }
 
 /** The store as the use case sees it, where another connection commits `commit` right after the `nth` readBars. */
-function committingAfterRead(store: SqliteStore, nth: number, commit: () => Promise<void>): Store & { reads: BarQuery[] } {
+function committingAfterRead(store: SqliteMarketStore, nth: number, commit: () => Promise<void>): MarketStore & { reads: BarQuery[] } {
   const reads: BarQuery[] = []
   return new Proxy(store, {
     get(target, prop) {
@@ -45,14 +45,14 @@ function committingAfterRead(store: SqliteStore, nth: number, commit: () => Prom
       const value = Reflect.get(target, prop, target) as unknown
       return typeof value === 'function' ? value.bind(target) : value
     },
-  }) as unknown as Store & { reads: BarQuery[] }
+  }) as unknown as MarketStore & { reads: BarQuery[] }
 }
 
 describe('klines read one data version', () => {
   it('an import committed between the bars read and the prev_close read is not mixed into the answer', async () => {
     const path = join(dir, 'snapshot.db')
-    const store = SqliteStore.open(path)
-    const writer = SqliteStore.open(path) // its commits come from another connection, as an import's do
+    const store = SqliteMarketStore.open(path)
+    const writer = SqliteMarketStore.open(path) // its commits come from another connection, as an import's do
     try {
       await store.write({ instruments: [bareInstrument('600000.SH')], bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }] })
       const days = tradingDays('SH', 19000, 40)
@@ -72,8 +72,8 @@ describe('klines read one data version', () => {
 
   it('imports committing during every read give a 503 STORE_UNAVAILABLE after 5 tries, never a mixed answer', async () => {
     const path = join(dir, 'busy.db')
-    const store = SqliteStore.open(path)
-    const writer = SqliteStore.open(path)
+    const store = SqliteMarketStore.open(path)
+    const writer = SqliteMarketStore.open(path)
     try {
       await store.write({ instruments: [bareInstrument('600000.SH')], bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }] })
       let price = 10
@@ -88,7 +88,7 @@ describe('klines read one data version', () => {
           const value = Reflect.get(target, prop, target) as unknown
           return typeof value === 'function' ? value.bind(target) : value
         },
-      }) as unknown as Store
+      }) as unknown as MarketStore
       await assert.rejects(readKlines(busy, new SymbolContexts(busy), { symbol: '600000.SH', period: '1d', count: 5, adjust: 'none' }), { code: 'STORE_UNAVAILABLE' })
     } finally {
       await writer.close()

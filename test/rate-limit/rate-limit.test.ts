@@ -58,11 +58,11 @@ describe('rate limiting, in memory', () => {
   after(() => server.close())
 
   it('200 parallel requests against burst 50: exactly 50 succeed', async () => {
-    assert.deepEqual(await burst([server.url], await newKey(server.store, 'mem-burst')), { 200: 50, 429: 150 })
+    assert.deepEqual(await burst([server.url], await newKey(server.keys, 'mem-burst')), { 200: 50, 429: 150 })
   })
 
   it('a 429 has the rate-limit body and headers; every limited answer has RateLimit-* headers', async () => {
-    const key = await newKey(server.store, 'headers', { ratePerMin: 60, burst: 1 })
+    const key = await newKey(server.keys, 'headers', { ratePerMin: 60, burst: 1 })
     const ok = await get(server.url, key)
     assert.equal(ok.status, 200)
     assert.equal(ok.headers.get('ratelimit-limit'), '1')
@@ -78,7 +78,7 @@ describe('rate limiting, in memory', () => {
   })
 
   it('retry_after_ms is the true wait: a retry clearly before it fails, one after it succeeds', async () => {
-    const key = await newKey(server.store, 'retry', { ratePerMin: 12, burst: 1 }) // a token every 5 s
+    const key = await newKey(server.keys, 'retry', { ratePerMin: 12, burst: 1 }) // a token every 5 s
     const t0 = performance.now()
     assert.equal((await get(server.url, key)).status, 200)
     const refused = (await (await get(server.url, key)).json()) as { retry_after_ms: number }
@@ -95,8 +95,8 @@ describe('rate limiting, in memory', () => {
   })
 
   it('per-key quotas are independent; 401 precedes 429; instruments is never limited', async () => {
-    const a = await newKey(server.store, 'a', { ratePerMin: 1, burst: 2 })
-    const b = await newKey(server.store, 'b', { ratePerMin: 1, burst: 3 })
+    const a = await newKey(server.keys, 'a', { ratePerMin: 1, burst: 2 })
+    const b = await newKey(server.keys, 'b', { ratePerMin: 1, burst: 3 })
     const statuses = async (key: string, n: number) => {
       const out: number[] = []
       for (let i = 0; i < n; i++) out.push((await get(server.url, key)).status)
@@ -117,7 +117,7 @@ describe('rate limiting, in memory', () => {
   it('`mdq keys create --rate --burst` and `keys set-rate` from another process apply to a running server', async () => {
     const key = runMdq(['--db', db, 'keys', 'create', '--name', 'cli-quota', '--rate', '1/min', '--burst', '2']).stdout.trim()
     assert.deepEqual([(await get(server.url, key)).status, (await get(server.url, key)).status, (await get(server.url, key)).status], [200, 200, 429])
-    const id = (await server.store.listKeys()).find((k) => k.name === 'cli-quota')!.id
+    const id = (await server.keys.listKeys()).find((k) => k.name === 'cli-quota')!.id
     assert.equal(runMdq(['--db', db, 'keys', 'set-rate', String(id), '--rate', '1/min', '--burst', '5']).status, 0)
     await sleep(600) // the key cache holds a key for 500 ms; a timer never fires early
     const r = await get(server.url, key)
@@ -125,7 +125,7 @@ describe('rate limiting, in memory', () => {
   })
 
   it('refills within 5% of the configured rate over a few seconds', async () => {
-    await assertRefillRate(server.url, await newKey(server.store, 'refill', { ratePerMin: 1200, burst: 10 }))
+    await assertRefillRate(server.url, await newKey(server.keys, 'refill', { ratePerMin: 1200, burst: 10 }))
   })
 })
 
@@ -133,7 +133,7 @@ describe('rate limiting through Redis', () => {
   needRedis.it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
     const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test1:'), { ratePerMin: 1, burst: 50 })
     try {
-      assert.deepEqual(await burst([server.url], await newKey(server.store, 'redis-burst')), { 200: 50, 429: 150 })
+      assert.deepEqual(await burst([server.url], await newKey(server.keys, 'redis-burst')), { 200: 50, 429: 150 })
     } finally {
       await server.close()
     }
@@ -165,7 +165,7 @@ describe('rate limiting through Redis', () => {
   needRedis.it('refills within 5% of the configured rate (Redis clock)', async () => {
     const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test3:'), { ratePerMin: 1200, burst: 10 })
     try {
-      await assertRefillRate(server.url, await newKey(server.store, 'redis-refill'))
+      await assertRefillRate(server.url, await newKey(server.keys, 'redis-refill'))
     } finally {
       await server.close()
     }
@@ -175,11 +175,11 @@ describe('rate limiting through Redis', () => {
     const open = await limitedServer(new RedisRateLimiter(redis!.url, 'test4:'), { ratePerMin: 1, burst: 3 }, true)
     const closed = await limitedServer(new RedisRateLimiter(redis!.url, 'test5:'), { ratePerMin: 1, burst: 3 }, false)
     try {
-      const k1 = await newKey(open.store, 'open')
+      const k1 = await newKey(open.keys, 'open')
       assert.equal((await get(open.url, k1)).status, 200)
       await redis!.stop()
       for (let i = 0; i < 6; i++) assert.equal((await get(open.url, k1)).status, 200, 'fail-open serves beyond the burst')
-      const k2 = await newKey(closed.store, 'closed')
+      const k2 = await newKey(closed.keys, 'closed')
       const refused = await get(closed.url, k2)
       assert.equal(refused.status, 503)
       assert.deepEqual(await refused.json(), { code: 503, message: 'Rate limiting is unavailable right now; retry shortly.' })
@@ -190,7 +190,7 @@ describe('rate limiting through Redis', () => {
       const statuses: number[] = []
       for (let i = 0; i < 4; i++) statuses.push((await get(closed.url, k2)).status)
       assert.ok(statuses.includes(429), `limiting resumed: ${statuses}`)
-      const k3 = await newKey(open.store, 'open-after')
+      const k3 = await newKey(open.keys, 'open-after')
       const after: number[] = []
       for (let i = 0; i < 4; i++) after.push((await get(open.url, k3)).status)
       assert.deepEqual(after, [200, 200, 200, 429])

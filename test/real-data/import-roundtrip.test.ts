@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { after, describe } from 'node:test'
 import { barCount } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { readLines } from '../helpers/shared-data.js'
 import { data, requires } from '../helpers/requirements.js'
 import { runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
@@ -36,7 +36,7 @@ describe('LEAN bars round-trip through mdq import (--price-scale 10000)', () => 
       const file = writeCsv(join(dir, `${ticker}-daily.csv`), 'symbol,time,open,high,low,close,volume', rows)
       assert.match(mdqOk(['import', 'bars', file, '--period', '1d', '--price-scale', '10000']), new RegExp(`${rows.length.toLocaleString('en-US')} rows`))
       const source = readLeanBars('daily', ticker)
-      const store = SqliteStore.open(db)
+      const store = SqliteMarketStore.open(db)
       const back = await store.readBars({ symbol, period: '1d', limit: 100_000 })
       await store.close()
       assert.equal(barCount(back), barCount(source))
@@ -58,7 +58,7 @@ describe('LEAN bars round-trip through mdq import (--price-scale 10000)', () => 
         expected += regular.length
         skipped += day.length - regular.length
         assert.match(out, new RegExp(`\\(${(day.length - regular.length).toLocaleString('en-US')} skipped outside sessions\\)`))
-        const store = SqliteStore.open(db)
+        const store = SqliteMarketStore.open(db)
         const back = await store.readBars({ symbol, period: '1m', fromMs: regular[0].timestamp, toMs: regular[regular.length - 1].timestamp, limit: 10_000 })
         await store.close()
         assert.deepEqual(Array.from(back.timestamp), regular.map((r) => r.timestamp))
@@ -81,7 +81,7 @@ describe('Baostock 600000 daily round-trips with --derive-ex-factors', () => {
       rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`),
     )
     assert.match(mdqOk(['import', 'bars', file, '--derive-ex-factors']), /5 ex-factor events/)
-    const store = SqliteStore.open(db)
+    const store = SqliteMarketStore.open(db)
     const back = await store.readBars({ symbol: '600000.SH', period: '1d', limit: 10_000 })
     const events = (await store.readExFactors(['600000.SH'])).get('600000.SH')!
     await store.close()

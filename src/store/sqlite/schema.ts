@@ -1,5 +1,6 @@
 /** @module Versioned schema migrations, tracked in PRAGMA user_version; each runs in one transaction. */
 
+/** The market-data file. */
 export const MIGRATIONS: readonly string[] = [
   // 1: the initial layout (FORMAT.md).
   `CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -17,6 +18,15 @@ export const MIGRATIONS: readonly string[] = [
      created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
   // 2: a random id per store, so data versions (ETags) of two stores never collide.
   `INSERT INTO meta (key, value) VALUES ('store_id', abs(random() % 1000000000000));`,
+  // 3: keys live in their own file (KEY_MIGRATIONS); SqliteKeyStore moves them out before this runs.
+  `DROP TABLE IF EXISTS api_keys;`,
+]
+
+/** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */
+export const KEY_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE api_keys (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
+     created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
 ]
 
 /** Span of one chunk per stored period (FORMAT.md, "Chunks"). */

@@ -1,0 +1,43 @@
+/** @module `mdq delete bars|ex-factors|instruments`: corrections, each all or nothing, with a one-line summary. */
+import { Option, type Command } from 'commander'
+import type { StoredPeriod } from '../domain/period.js'
+import type { MarketStore } from '../store/market-store.js'
+import { deleteBars, deleteExFactors, deleteInstruments, rangeOf, type RangeArgs } from '../ingest/corrections.js'
+import { withStores } from './open-stores.js'
+import { storeUrls } from './store-flags.js'
+
+const between = (o: RangeArgs) => (o.from === undefined && o.to === undefined ? 'all' : `${o.from ?? 'the first'} .. ${o.to ?? 'the last'}`)
+
+export function registerCorrections(program: Command): void {
+  const del = program.command('delete').description('correct the store: delete bars, ex-factors or instruments (each all or nothing)')
+  const market = <T>(fn: (m: MarketStore) => Promise<T>) => withStores({ ...storeUrls(program), create: false }, (s) => fn(s.market))
+  const ranged = (cmd: Command) =>
+    cmd
+      .requiredOption('--symbol <symbol>', 'the symbol, e.g. 600000.SH')
+      .option('--from <time>', 'first time deleted (inclusive): epoch ms, YYYY-MM-DD or YYYY-MM-DD HH:MM local to the exchange; default: the first')
+      .option('--to <time>', 'last time deleted (inclusive; a bare date includes the whole day); default: the last')
+
+  ranged(del.command('bars').description('delete the stored bars of one symbol and period in a time range'))
+    .addOption(new Option('--period <period>', 'the stored period').choices(['1m', '1d']).makeOptionMandatory())
+    .action(async (o: RangeArgs & { period: StoredPeriod }) => {
+      const range = { ...rangeOf(o), period: o.period }
+      const n = await market((m) => deleteBars(m, range))
+      process.stdout.write(`deleted ${n.toLocaleString('en-US')} ${o.period} bars of ${range.symbol} (${between(o)})\n`)
+    })
+
+  ranged(del.command('ex-factors').description('delete the ex-factor events of one symbol in a time range'))
+    .action(async (o: RangeArgs) => {
+      const range = rangeOf(o)
+      const n = await market((m) => deleteExFactors(m, range))
+      process.stdout.write(`deleted ${n.toLocaleString('en-US')} ex-factor events of ${range.symbol} (${between(o)})\n`)
+    })
+
+  del
+    .command('instruments')
+    .description('delete instruments with all their bars and ex-factors')
+    .argument('<symbols...>', 'the symbols, e.g. 600000.SH AAPL.US')
+    .action(async (symbols: string[]) => {
+      const d = await market((m) => deleteInstruments(m, symbols))
+      process.stdout.write(`deleted ${d.instruments} instruments with ${d.bars.toLocaleString('en-US')} bars and ${d.events.toLocaleString('en-US')} ex-factor events\n`)
+    })
+}

@@ -1,0 +1,117 @@
+/** @module The MarketStore interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
+import type { Bars } from '../domain/bars.js'
+import type { ExFactorEvent } from '../domain/ex-factors.js'
+import type { Instrument } from '../domain/instrument.js'
+import type { StoredPeriod } from '../domain/period.js'
+
+export interface BarQuery {
+  readonly symbol: string
+  readonly period: StoredPeriod
+  /** Inclusive bounds in epoch ms; absent = open. */
+  readonly fromMs?: number
+  readonly toMs?: number
+  /** The latest `limit` bars of the range are returned. */
+  readonly limit: number
+}
+
+/** Bars of one symbol and period with fromMs <= timestamp <= toMs (inclusive; absent = open). */
+export interface BarRange {
+  readonly symbol: string
+  readonly period: StoredPeriod
+  readonly fromMs?: number
+  readonly toMs?: number
+}
+
+/** Ex-factor events of one symbol with fromMs <= ex-date <= toMs (inclusive; absent = open). */
+export interface EventRange {
+  readonly symbol: string
+  readonly fromMs?: number
+  readonly toMs?: number
+}
+
+/** One all-or-nothing write: deletes are applied first, then puts; readers see all of it or none. */
+export interface WriteBatch {
+  readonly instruments?: readonly Instrument[]
+  /** Bars of one symbol and period each, ascending; a bar at an existing timestamp replaces it. */
+  readonly bars?: readonly { readonly symbol: string; readonly period: StoredPeriod; readonly bars: Bars }[]
+  /** Events keyed by (symbol, ex-date timestamp); a newer value replaces an older one. */
+  readonly exFactors?: readonly { readonly symbol: string; readonly events: readonly ExFactorEvent[] }[]
+  readonly deleteBars?: readonly BarRange[]
+  readonly deleteExFactors?: readonly EventRange[]
+  /** The instruments' metadata rows only; their bars and events go with deleteBars / deleteExFactors. */
+  readonly deleteInstruments?: readonly string[]
+}
+
+/** Declared differences between backends (Kysely's DialectAdapter idea); the contract suite skips by them. */
+export interface StoreCapabilities {
+  /** Imports by another process are visible to a running server without a restart. */
+  readonly liveImport: boolean
+  /** Several mdq instances may serve the store. */
+  readonly sharedAcrossInstances: boolean
+  /** A StoreWriter could read its own writes (SQLite yes, ClickHouse no); ingest must NOT rely on it. */
+  readonly transactionalReads: boolean
+  /** The data is spread over shards (a cluster). */
+  readonly distributed: boolean
+}
+
+export interface MarketStore {
+  readonly capabilities: StoreCapabilities
+  /** The latest `limit` bars with fromMs <= t <= toMs, ascending; empty Bars if none. The arrays are the caller's to change. */
+  readBars(q: BarQuery): Promise<Bars>
+  /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
+  readInstruments(symbols: readonly string[]): Promise<Instrument[]>
+  /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
+  searchInstruments(text: string, limit: number): Promise<Instrument[]>
+  /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
+  readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
+  /**
+   * An opaque token that changes whenever committed market data changes (also when another process
+   * imports), unique to this store: for caches and ETags. Cheap: no round trip per call on a remote
+   * backend (poll or cache it, at most 1 s stale).
+   */
+  dataVersion(): Promise<string>
+  /** How many writes (imports, corrections) have been committed to this store, by any process. */
+  importCount(): Promise<number>
+  /** Throws unless the store can really be read now (for /readyz): touches the storage, not a cache. */
+  check(): Promise<void>
+  /** Writes the whole batch (deletes first, then puts) or, on any error, nothing. */
+  write(batch: WriteBatch): Promise<void>
+  /** Write-only transaction for imports too large for one batch: nothing visible until commit. */
+  beginWrite(): Promise<StoreWriter>
+  close(): Promise<void>
+}
+
+/**
+ * A write transaction, for imports too large to hold at once. Nothing is visible to readers until
+ * `commit`; `rollback` (or the process dying) leaves the store exactly as it was. Calls apply in
+ * order: a deleteBars over a range followed by putBars in that range yields exactly the put bars.
+ * It has no reads: ingest reads committed data from the MarketStore, so a backend without
+ * read-your-writes transactions can implement it.
+ */
+export interface StoreWriter {
+  putInstruments(list: readonly Instrument[]): Promise<void>
+  /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
+  putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
+  putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
+  deleteBars(range: BarRange): Promise<void>
+  deleteExFactors(range: EventRange): Promise<void>
+  deleteInstruments(symbols: readonly string[]): Promise<void>
+  commit(): Promise<void>
+  rollback(): Promise<void>
+}
+
+/** Applies a batch through a writer in the batch's order (deletes, then puts); shared by backends. */
+export async function writeBatchWith(writer: StoreWriter, batch: WriteBatch): Promise<void> {
+  try {
+    for (const r of batch.deleteBars ?? []) await writer.deleteBars(r)
+    for (const r of batch.deleteExFactors ?? []) await writer.deleteExFactors(r)
+    if (batch.deleteInstruments?.length) await writer.deleteInstruments(batch.deleteInstruments)
+    if (batch.instruments) await writer.putInstruments(batch.instruments)
+    for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars)
+    for (const e of batch.exFactors ?? []) await writer.putExFactors(e.symbol, e.events)
+    await writer.commit()
+  } catch (err) {
+    await writer.rollback()
+    throw err
+  }
+}

@@ -1,0 +1,108 @@
+/** @module Bars as chunk rows: the range read, the merge-on-write and the range delete over (symbol, period, start_ms). */
+import { BAR_FIELDS, allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, type Bars } from '../../domain/bars.js'
+import type { StoredPeriod } from '../../domain/period.js'
+import type { BarQuery, BarRange } from '../market-store.js'
+import { decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
+import { CHUNK_SPAN_MS } from './schema.js'
+import type { Db } from './sqlite-db.js'
+
+interface ChunkRow {
+  start_ms: number
+  first_ms: number
+  last_ms: number
+  count: number
+  data: Uint8Array
+}
+
+export const MAX_MS = 8.64e15
+
+/** Prepared chunk statements of one connection. */
+export function chunkStatements(db: Db) {
+  return {
+    // start_ms > from - span bounds the index range: a chunk starting earlier ends before `from`.
+    chunksDesc: db.prepare<[string, string, number, number, number], ChunkRow>(
+      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC',
+    ),
+    chunkAt: db.prepare<[string, string, number], ChunkRow>('SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?'),
+    putChunk: db.prepare<[string, string, number, number, number, number, Uint8Array]>(
+      'INSERT OR REPLACE INTO chunks (symbol, period, start_ms, first_ms, last_ms, count, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    deleteChunk: db.prepare<[string, string, number]>('DELETE FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?'),
+  }
+}
+export type ChunkStatements = ReturnType<typeof chunkStatements>
+
+/**
+ * Plans newest-first until `limit` bars are covered (chunk counts need no decoding), then decodes
+ * each chunk straight into one allocation, oldest first. Only chunks cut by the range are decoded
+ * on their own and copied.
+ */
+export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
+  const from = q.fromMs ?? -MAX_MS
+  const to = q.toMs ?? MAX_MS
+  const parts: { blob: Uint8Array; count: number; cut?: Bars }[] = []
+  let have = 0
+  if (q.limit > 0 && from <= to) {
+    for (const row of st.chunksDesc.iterate(q.symbol, q.period, to, from - CHUNK_SPAN_MS[q.period], from)) {
+      if (row.first_ms < from || row.last_ms > to) {
+        const all = decodeChunk(row.data)
+        const cut = sliceBars(all, lowerBound(all.timestamp, from), lowerBound(all.timestamp, to + 1))
+        parts.push({ blob: row.data, count: barCount(cut), cut })
+        have += barCount(cut)
+      } else {
+        parts.push({ blob: row.data, count: row.count })
+        have += row.count
+      }
+      if (have >= q.limit) break
+    }
+  }
+  const out = allocBars(Math.min(have, q.limit))
+  let skip = have - barCount(out) // leading bars of the oldest part that fall outside `limit`
+  let at = 0
+  for (let k = parts.length - 1; k >= 0; k--) {
+    const { blob, count, cut } = parts[k]
+    const s = Math.min(skip, count)
+    if (cut) for (const f of BAR_FIELDS) out[f].set(cut[f].subarray(s), at)
+    else decodeChunkInto(blob, out, at, s, count)
+    at += count - s
+    skip -= s
+  }
+  return out
+}
+
+function writeChunk(st: ChunkStatements, symbol: string, period: StoredPeriod, start: number, part: Bars): void {
+  const n = barCount(part)
+  if (n === 0) st.deleteChunk.run(symbol, period, start)
+  else st.putChunk.run(symbol, period, start, part.timestamp[0], part.timestamp[n - 1], n, encodeChunk(part))
+}
+
+export function putBarsWith(st: ChunkStatements, symbol: string, period: StoredPeriod, bars: Bars): void {
+  const ts = bars.timestamp
+  for (let i = 1; i < ts.length; i++) if (!(ts[i] > ts[i - 1])) throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
+  const span = CHUNK_SPAN_MS[period]
+  let from = 0
+  while (from < ts.length) {
+    const start = Math.floor(ts[from] / span) * span
+    const to = lowerBound(ts, start + span, from)
+    let part = sliceBars(bars, from, to)
+    const existing = st.chunkAt.get(symbol, period, start)
+    if (existing) part = mergeBars(decodeChunk(existing.data), part)
+    writeChunk(st, symbol, period, start, part)
+    from = to
+  }
+}
+
+/** Chunks inside the range go whole; the (at most two) chunks it cuts are rewritten without it. */
+export function deleteBarsWith(st: ChunkStatements, range: BarRange): void {
+  const from = range.fromMs ?? -MAX_MS
+  const to = range.toMs ?? MAX_MS
+  if (from > to) return
+  const rows = [...st.chunksDesc.iterate(range.symbol, range.period, to, from - CHUNK_SPAN_MS[range.period], from)]
+  for (const row of rows) {
+    if (row.first_ms >= from && row.last_ms <= to) st.deleteChunk.run(range.symbol, range.period, row.start_ms)
+    else {
+      const kept = withoutRange(decodeChunk(row.data), from, to)
+      if (barCount(kept) !== row.count) writeChunk(st, range.symbol, range.period, row.start_ms, kept)
+    }
+  }
+}

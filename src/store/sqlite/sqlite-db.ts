@@ -1,0 +1,56 @@
+/** @module SQLite connections shared by the market and key stores: pragmas, migrations, error mapping. */
+import Database from 'better-sqlite3'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { MdqError } from '../../domain/errors.js'
+
+export type Db = Database.Database
+
+export interface OpenOptions {
+  /** Open read-only (fails if the file does not exist). */
+  readonly readonly?: boolean
+}
+
+export function openDb(path: string, options: OpenOptions = {}): Db {
+  if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: 10_000 })
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+  }
+  // Chunk BLOBs span overflow-page chains: reading them through mmap instead of one pread per page
+  // made a range query 2.6x faster here (95 -> 36 us). The mapping is address space, filled lazily.
+  db.pragma('mmap_size = 1073741824')
+  db.pragma('cache_size = -65536')
+  return db
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number
+}
+
+/** Runs the migrations past PRAGMA user_version, each in one transaction; refuses a newer schema. */
+export function migrate(db: Db, migrations: readonly string[], what: string): void {
+  const version = schemaVersion(db)
+  if (version > migrations.length) throw new Error(`${what} schema version ${version} is newer than this build (${migrations.length}); upgrade mdq`)
+  for (let v = version; v < migrations.length; v++) {
+    db.transaction(() => {
+      db.exec(migrations[v])
+      db.pragma(`user_version = ${v + 1}`)
+    }).immediate()
+  }
+}
+
+/** SQLite failures while reading become STORE_UNAVAILABLE (a 503), other errors pass. */
+export function guarded<T>(read: () => T, what = 'store'): T {
+  try {
+    return read()
+  } catch (err) {
+    if (err instanceof Database.SqliteError) throw new MdqError('STORE_UNAVAILABLE', `The ${what} cannot be read: ${err.code}.`)
+    throw err
+  }
+}
+
+export function tableExists(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined
+}

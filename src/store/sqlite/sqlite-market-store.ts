@@ -1,0 +1,267 @@
+/** @module The embedded MarketStore on one SQLite file (WAL): columnar chunk BLOBs per symbol, period and span. */
+import Database from 'better-sqlite3'
+import { closeSync, openSync, readSync } from 'node:fs'
+import type { Bars } from '../../domain/bars.js'
+import { MdqError } from '../../domain/errors.js'
+import type { ExFactorEvent } from '../../domain/ex-factors.js'
+import { MARKETS, parseSymbol } from '../../domain/market.js'
+import type { Instrument, SecurityType } from '../../domain/instrument.js'
+import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities, type StoreWriter, type WriteBatch } from '../market-store.js'
+import { ChunkCorruptError } from './chunk-codec.js'
+import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
+import { MIGRATIONS } from './schema.js'
+import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
+import { ChunkScrubber } from './scrub.js'
+
+interface InstrumentRow {
+  symbol: string
+  code: string
+  exchange: string
+  name: string | null
+  type: string | null
+  listing_date: string | null
+  tick_size: number | null
+  total_shares: number | null
+  float_shares: number | null
+  limit_up: number | null
+  limit_down: number | null
+}
+
+/** Prepared statements of one connection. */
+function statements(db: Db) {
+  return {
+    ...chunkStatements(db),
+    instrument: db.prepare<[string], InstrumentRow>('SELECT * FROM instruments WHERE symbol = ?'),
+    search: db.prepare<[string, string, string, number], InstrumentRow>(
+      "SELECT * FROM instruments WHERE symbol LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR code LIKE ? ESCAPE '\\' ORDER BY symbol LIMIT ?",
+    ),
+    putInstrument: db.prepare(
+      `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down)
+       VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown)`,
+    ),
+    deleteInstrument: db.prepare<[string]>('DELETE FROM instruments WHERE symbol = ?'),
+    events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
+    putEvent: db.prepare<[string, number, number]>('INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)'),
+    deleteEvents: db.prepare<[string, number, number]>('DELETE FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ?'),
+    meta: db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck(),
+    changeCounter: db.prepare('PRAGMA data_version').pluck(),
+    bumpGeneration: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'generation'"),
+  }
+}
+type Statements = ReturnType<typeof statements>
+
+function toInstrument(r: InstrumentRow): Instrument {
+  const { exchange } = parseSymbol(r.symbol)
+  return {
+    symbol: r.symbol,
+    code: r.code,
+    exchange,
+    region: MARKETS[exchange].region,
+    name: r.name,
+    type: r.type as SecurityType | null,
+    listingDate: r.listing_date,
+    tickSize: r.tick_size,
+    totalShares: r.total_shares,
+    floatShares: r.float_shares,
+    limitUp: r.limit_up,
+    limitDown: r.limit_down,
+  }
+}
+
+/** SQLite result codes that mean the file itself is damaged, not merely busy. */
+const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB'])
+const damaged = (reason: string) => new MdqError('STORE_UNAVAILABLE', `The store is damaged (${reason}); restore it from a backup or re-import.`)
+
+/** Before migration 3 drops the old in-store keys table, its keys must have moved (SqliteKeyStore.adoptLegacyKeys). */
+function refuseToDropKeys(db: Db): void {
+  if (schemaVersion(db) < 3 && tableExists(db, 'api_keys') && db.prepare('SELECT 1 FROM api_keys LIMIT 1').get() !== undefined)
+    throw new Error('this store still holds API keys: open it through mdq (openStores), which moves them to the keys file first')
+}
+
+export class SqliteMarketStore implements MarketStore {
+  readonly capabilities: StoreCapabilities
+  readonly #db: Db
+  readonly #st: Statements
+  readonly #path: string
+  #writing = false
+
+  private constructor(path: string, db: Db) {
+    this.#path = path
+    this.#db = db
+    this.#st = statements(db)
+    // A :memory: store has one connection: its readers share the writer's transaction, and no
+    // other process can import into it.
+    const file = path !== ':memory:'
+    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false }
+  }
+
+  /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
+  static open(path: string, options: OpenOptions = {}): SqliteMarketStore {
+    const db = openDb(path, options)
+    try {
+      if (!options.readonly) {
+        refuseToDropKeys(db)
+        migrate(db, MIGRATIONS, 'store')
+      }
+      return new SqliteMarketStore(path, db)
+    } catch (err) {
+      db.close()
+      throw err
+    }
+  }
+
+  get path(): string {
+    return this.#path
+  }
+
+  /** guarded(), and a damaged chunk or page is remembered until the data changes (an import may rewrite it): /readyz reports it. */
+  #read<T>(read: () => T): T {
+    return guarded(() => {
+      try {
+        return read()
+      } catch (err) {
+        if (!(err instanceof ChunkCorruptError || (err instanceof Database.SqliteError && DAMAGE_CODES.has(err.code)))) throw err
+        this.#damage ??= { reason: err instanceof ChunkCorruptError ? err.message : err.code, counter: this.#st.changeCounter.get() }
+        throw damaged(this.#damage.reason)
+      }
+    })
+  }
+  #damage: { reason: string; counter: unknown } | undefined
+  #scrubber: ChunkScrubber | undefined
+
+  async readBars(q: BarQuery): Promise<Bars> {
+    return this.#read(() => readBarsWith(this.#st, q))
+  }
+
+  async readInstruments(symbols: readonly string[]): Promise<Instrument[]> {
+    return this.#read(() => {
+      const out: Instrument[] = []
+      for (const s of new Set(symbols)) {
+        const row = this.#st.instrument.get(s)
+        if (row) out.push(toInstrument(row))
+      }
+      return out
+    })
+  }
+
+  async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    return this.#read(() => this.#st.search.all(pattern, pattern, pattern, limit).map(toInstrument))
+  }
+
+  async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
+    return this.#read(() => {
+      const out = new Map<string, ExFactorEvent[]>()
+      for (const s of new Set(symbols)) {
+        if (!this.#st.instrument.get(s)) continue
+        out.set(s, this.#st.events.all(s, fromMs, toMs).map((r) => ({ timestamp: r.ts, exFactor: r.ex_factor })))
+      }
+      return out
+    })
+  }
+
+  async check(): Promise<void> {
+    if (this.#damage && this.#damage.counter === this.#st.changeCounter.get()) throw damaged(this.#damage.reason)
+    this.#damage = undefined
+    if (this.#path !== ':memory:') {
+      // SQLite may answer from its page cache; read the file's header to know the file is there and sane.
+      const fd = openSync(this.#path, 'r')
+      try {
+        const header = Buffer.alloc(16)
+        readSync(fd, header, 0, 16, 0)
+        if (header.toString('latin1') !== 'SQLite format 3\0') throw new MdqError('STORE_UNAVAILABLE', 'The store file is not a SQLite database.')
+      } finally {
+        closeSync(fd)
+      }
+    }
+    await this.dataVersion()
+    // Each check verifies the checksums of the next slice of chunks: a damaged chunk fails /readyz
+    // even when no query has read it yet.
+    this.#read(() => (this.#scrubber ??= new ChunkScrubber(this.#db)).step())
+  }
+
+  /**
+   * Read on every request (ETags, caches): `meta` is re-read only when PRAGMA data_version, SQLite's
+   * cheap "another connection committed" counter, moves. Writers always use another connection.
+   */
+  async dataVersion(): Promise<string> {
+    return guarded(() => {
+      const counter = this.#st.changeCounter.get() as number
+      if (counter !== this.#seenCounter || this.#version === undefined) {
+        this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
+        this.#seenCounter = counter
+      }
+      return this.#version
+    })
+  }
+  #seenCounter = -1
+  #version: string | undefined
+
+  async importCount(): Promise<number> {
+    return guarded(() => this.#st.meta.get('generation')!)
+  }
+
+  async write(batch: WriteBatch): Promise<void> {
+    await writeBatchWith(await this.beginWrite(), batch)
+  }
+
+  /**
+   * The write transaction runs on a connection of its own (for a file), so this store's readers
+   * never see uncommitted data; another process's readers see the old data until commit (WAL).
+   */
+  async beginWrite(): Promise<StoreWriter> {
+    if (this.#writing) throw new Error('a write transaction is already open on this store')
+    const db = this.#path === ':memory:' ? this.#db : openDb(this.#path)
+    const st = db === this.#db ? this.#st : statements(db)
+    db.exec('BEGIN IMMEDIATE')
+    this.#writing = true
+    let open = true
+    const finish = (sql: 'COMMIT' | 'ROLLBACK') => {
+      if (!open) return
+      open = false
+      this.#writing = false
+      try {
+        if (sql === 'COMMIT') st.bumpGeneration.run()
+        db.exec(sql)
+        if (db === this.#db) this.#version = undefined // data_version only counts other connections' commits
+      } finally {
+        if (db !== this.#db) db.close()
+      }
+    }
+    const live = () => {
+      if (!open) throw new Error('this write transaction has ended')
+    }
+    return {
+      putInstruments: async (list) => {
+        live()
+        for (const i of list) st.putInstrument.run({ ...i })
+      },
+      putBars: async (symbol, period, bars) => {
+        live()
+        putBarsWith(st, symbol, period, bars)
+      },
+      putExFactors: async (symbol, events) => {
+        live()
+        for (const e of events) st.putEvent.run(symbol, e.timestamp, e.exFactor)
+      },
+      deleteBars: async (range) => {
+        live()
+        deleteBarsWith(st, range)
+      },
+      deleteExFactors: async (range) => {
+        live()
+        st.deleteEvents.run(range.symbol, range.fromMs ?? -MAX_MS, range.toMs ?? MAX_MS)
+      },
+      deleteInstruments: async (symbols) => {
+        live()
+        for (const s of symbols) st.deleteInstrument.run(s)
+      },
+      commit: async () => finish('COMMIT'),
+      rollback: async () => finish('ROLLBACK'),
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close()
+  }
+}

@@ -1,0 +1,35 @@
+/** @module A real `mdq serve` child process on a free loopback port, stopped by PID. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { MDQ_BIN } from './store-files.js'
+
+export interface ServeProcess {
+  readonly base: string
+  readonly child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts `mdq <globalArgs> serve --port 0 ...` and waits (up to 30 s) for its address line. */
+export async function spawnServe(globalArgs: readonly string[], serveArgs: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [MDQ_BIN(), ...globalArgs, 'serve', '--port', '0', ...serveArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (err += d))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const t0 = Date.now()
+  while (!/on http:\/\/127\.0\.0\.1:(\d+)/.test(out) && child.exitCode === null && Date.now() - t0 < 30_000) await sleep(20)
+  const port = /on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
+  if (!port) {
+    child.kill('SIGKILL')
+    throw new Error(`mdq serve did not start: ${err}${out}`)
+  }
+  return {
+    base: `http://127.0.0.1:${port}`,
+    child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+  }
+}

@@ -1,0 +1,73 @@
+// The store contract on SQLite (a file, and :memory:), plus what is SQLite's own: schema versions, keys moved out of an old store.
+import assert from 'node:assert/strict'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import Database from 'better-sqlite3'
+import { openStores } from '../../src/cli/open-stores.js'
+import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { tempDir } from '../helpers/store-files.js'
+import { runStoreContract } from './store-contract.js'
+
+const { dir, cleanup } = tempDir('mdq-store-')
+after(cleanup)
+
+runStoreContract({ name: 'sqlite file', open: () => openStores({ store: `sqlite:${join(dir, 'contract.db')}`, create: true }) })
+runStoreContract({
+  name: 'sqlite :memory:',
+  open: async () => ({ market: SqliteMarketStore.open(':memory:'), keys: SqliteKeyStore.open(':memory:') }),
+  skip: { liveImport: 'a :memory: store is one connection of one process: its readers share the writer transaction, and no other instance can open it' },
+})
+
+describe('sqlite store specifics', () => {
+  it('migrates a new file to the current schema version and refuses a newer one', async () => {
+    const path = join(dir, 'schema.db')
+    const store = SqliteMarketStore.open(path)
+    await store.close()
+    const db = new Database(path)
+    db.pragma('user_version = 99')
+    db.close()
+    assert.throws(() => SqliteMarketStore.open(path), /schema version 99 is newer/)
+  })
+
+  it("moves an old store's keys into the keys file once, ids kept, and new ids continue after them", async () => {
+    const path = join(dir, 'old.db')
+    // A store as the previous schema (version 2) left it: keys in its own api_keys table.
+    const old = new Database(path)
+    old.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('generation', 3), ('store_id', 42);
+      CREATE TABLE chunks (symbol TEXT NOT NULL, period TEXT NOT NULL, start_ms INTEGER NOT NULL, first_ms INTEGER NOT NULL, last_ms INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (symbol, period, start_ms)) WITHOUT ROWID;
+      CREATE TABLE instruments (symbol TEXT PRIMARY KEY, code TEXT NOT NULL, exchange TEXT NOT NULL, name TEXT, type TEXT, listing_date TEXT, tick_size REAL, total_shares REAL, float_shares REAL, limit_up REAL, limit_down REAL) WITHOUT ROWID;
+      CREATE TABLE ex_factors (symbol TEXT NOT NULL, ts INTEGER NOT NULL, ex_factor REAL NOT NULL, PRIMARY KEY (symbol, ts)) WITHOUT ROWID;
+      CREATE TABLE api_keys (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);
+      INSERT INTO api_keys VALUES (3, 'old', '${'aa'.repeat(32)}', 1000, NULL, 60, 5), (7, 'gone', '${'bb'.repeat(32)}', 2000, 3000, NULL, NULL);
+      PRAGMA user_version = 2;`)
+    old.close()
+    // Opened directly, the market store refuses to drop keys it has not handed over.
+    assert.throws(() => SqliteMarketStore.open(path), /still holds API keys/)
+    const first = await openStores({ store: path, create: false })
+    assert.deepEqual((await first.keys.listKeys()).map((k) => [k.id, k.name, k.ratePerMin, k.burst, k.revokedMs]), [[3, 'old', 60, 5, null], [7, 'gone', null, null, 3000]])
+    assert.equal((await first.keys.createKey({ name: 'new', hash: 'cc'.repeat(32) })).id, 8)
+    assert.equal(await first.market.dataVersion(), '42.3')
+    await Promise.all([first.market.close(), first.keys.close()])
+    const raw = new Database(path, { readonly: true })
+    assert.deepEqual(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'api_keys'").all(), [])
+    assert.equal(raw.pragma('user_version', { simple: true }), 3)
+    raw.close()
+    const again = await openStores({ store: path, create: false })
+    assert.deepEqual((await again.keys.listKeys()).map((k) => k.name), ['old', 'gone', 'new'])
+    await Promise.all([again.market.close(), again.keys.close()])
+  })
+
+  it('opening without create refuses a missing or empty store file and creates nothing', async () => {
+    const missing = join(dir, 'missing', 'mdq.db')
+    await assert.rejects(openStores({ store: missing, create: false }), /no store at .*missing.*no such file/)
+    assert.equal(existsSync(join(dir, 'missing')), false)
+    const empty = join(dir, 'empty.db')
+    writeFileSync(empty, '')
+    await assert.rejects(openStores({ store: `sqlite:${empty}`, create: false }), /no store at .*empty\.db \(an empty file\)/)
+    assert.equal(statSync(empty).size, 0)
+    assert.equal(existsSync(join(dir, 'empty.keys.db')), false)
+  })
+})
