@@ -38,13 +38,13 @@ describe('chart page in Chromium', () => {
   const waitForCount = async (pred: (n: number) => boolean, what: string) => {
     const t0 = Date.now()
     while (!pred(await count())) {
-      if (Date.now() - t0 > 15_000) throw new Error(`timed out waiting for ${what}; status: ${await page.locator('#status').textContent()}`)
+      if (Date.now() - t0 > 60_000) throw new Error(`timed out waiting for ${what}; status: ${await page.locator('#status').textContent()}`)
       await page.waitForTimeout(50)
     }
     return count()
   }
   // The page hands the view to the user a moment after drawing; scrolling before that loads nothing.
-  const settled = () => page.locator('#bar-count[data-settled="true"]').waitFor({ state: 'attached', timeout: 15_000 })
+  const settled = () => page.locator('#bar-count[data-settled="true"]').waitFor({ state: 'attached', timeout: 60_000 })
 
   need.it('shows 600519.SH 1d forward with the bars the API returns, ex-dates marked', async () => {
     await page.goto(`${server.url}/?page=60`)

@@ -9,6 +9,7 @@ import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src
 import type { Quota } from '../../src/auth/token-bucket.js'
 import { RedisServer } from '../helpers/redis.js'
 import { redisServer, requires } from '../helpers/requirements.js'
+import { until } from '../helpers/wait.js'
 import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 
@@ -159,9 +160,7 @@ describe('rate limiting through Redis', () => {
         children.push(child)
         let out = ''
         child.stdout!.on('data', (d) => (out += d))
-        const t0 = Date.now()
-        while (!/127\.0\.0\.1:(\d+)/.test(out) && Date.now() - t0 < 10_000) await sleep(20)
-        urls.push(`http://127.0.0.1:${/127\.0\.0\.1:(\d+)/.exec(out)![1]}`)
+        urls.push(`http://127.0.0.1:${(await until(() => /127\.0\.0\.1:(\d+)/.exec(out), 'mdq serve to listen'))[1]}`)
       }
       assert.deepEqual(await burst(urls, key), { 200: 50, 429: 150 })
     } finally {
@@ -195,8 +194,7 @@ describe('rate limiting through Redis', () => {
       assert.deepEqual(await refused.json(), { code: 503, message: 'Rate limiting is unavailable right now; retry shortly.' })
       await redis!.start()
       // ioredis reconnects by itself (no restart): wait until limiting answers again, then exhaust.
-      const t0 = Date.now()
-      while ((await get(closed.url, k2)).status === 503 && Date.now() - t0 < 10_000) await sleep(100)
+      await until(async () => (await get(closed.url, k2)).status !== 503, 'limiting to answer again', { everyMs: 100 })
       const statuses: number[] = []
       for (let i = 0; i < 4; i++) statuses.push((await get(closed.url, k2)).status)
       assert.ok(statuses.includes(429), `limiting resumed: ${statuses}`)
