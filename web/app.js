@@ -145,7 +145,7 @@ $('symbol').addEventListener('input', () => {
   searchTimer = setTimeout(async () => {
     try {
       const found = await api(`/v1/instruments/search?q=${encodeURIComponent(q)}&limit=20`)
-      $('symbols').replaceChildren(...found.map((i) => Object.assign(document.createElement('option'), { value: i.symbol, label: `${i.symbol} ${i.name ?? ''}` })))
+      $('symbols').replaceChildren(...found.map((i) => Object.assign(document.createElement('option'), { value: i.symbol, label: [i.symbol, i.name, i.ext.name_en].filter(Boolean).join(' ') })))
     } catch {
       /* search is a convenience; the Show button reports errors */
     }

@@ -16,6 +16,7 @@ import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
+import { sdkRoutes } from './sdk-routes.js'
 import { webPlugin } from './web.js'
 
 export interface AppOptions {
@@ -28,6 +29,8 @@ export interface AppOptions {
   readonly responseCacheBytes?: number
   /** Rate limiting of the spec's limited routes; absent = none (tests of other concerns). */
   readonly rateLimit?: RateLimitOptions
+  /** The clock (epoch ms), read only for a quote's `session`; default Date.now. */
+  readonly now?: () => number
 }
 
 /** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
@@ -106,7 +109,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(authPlugin, { keys: opts.keys })
       const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
       const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
-      await v1.register(dataRoutes, { store, contexts, cache, limit: rateLimit && ((operation) => rateLimitHook(rateLimit, operation)) })
+      const routeOptions = { store, contexts, cache, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
+      await v1.register(dataRoutes, routeOptions)
+      await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
     },
     { prefix: '/v1' },
   )

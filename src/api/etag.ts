@@ -1,6 +1,7 @@
 /** @module ETags for the data routes: the store's data version plus the request, checked before any work. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
+import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -25,10 +26,11 @@ function requestDigest(req: FastifyRequest): string {
 
 /**
  * Answers 304 when If-None-Match holds the current tag, else the cached answer of that tag, else
- * runs `produce` and keeps its answer. Weak tags: compression may change the bytes, not the data.
+ * runs `produce` and keeps its answer (a stream, for answers too large to hold, is sent as produced and
+ * never cached). Weak tags: compression may change the bytes, not the data.
  * Any import changes the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string>): Promise<FastifyReply> {
+export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
   reply.header('ETag', tag)
   const match = req.headers['if-none-match']
@@ -36,7 +38,14 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
   reply.type('application/json; charset=utf-8')
   const cached = cache.maxBytes > 0 ? cache.get(tag) : undefined
   if (cached !== undefined) return reply.send(cached)
-  const body = Buffer.from(await produce(), 'utf8')
+  const produced = await produce()
+  if (typeof produced !== 'string' && !Buffer.isBuffer(produced)) return reply.send(produced)
+  const body = typeof produced === 'string' ? Buffer.from(produced, 'utf8') : produced
   if (cache.maxBytes > 0) cache.set(tag, body)
   return reply.send(body)
+}
+
+/** A JSON answer already written as text (wire.ts), past Fastify's serializer; no ETag (POST answers). */
+export function sendJson(reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text)
 }

@@ -6,12 +6,12 @@ import { readKlines } from '../query/klines.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
-import { sendWithEtag } from './etag.js'
+import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
 import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SearchQuery, SymbolsQuery } from './schemas.js'
-import { instrumentWire, klinesJson } from './wire.js'
+import { instrumentWire, klinesFormat, klinesJson, wireJson } from './wire.js'
 
 export interface RouteOptions {
   readonly store: MarketStore
@@ -21,23 +21,26 @@ export interface RouteOptions {
   readonly limit?: (operation: LimitedOperation) => onRequestAsyncHookHandler
 }
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
+/** Query parameters of the data routes: each may be given once and never empty. */
+export const QUERY_PARAMS = ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust', 'q', 'limit', 'type', 'universes']
+
+export const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
 
 /** The comma-separated list of a batch route: 1..max entries (malformed ones are refused later). */
-function symbolList(value: string | readonly string[], max: number): string[] {
+export function symbolList(value: string | readonly string[], max: number): string[] {
   const list = (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter((s) => s !== '')
   if (list.length === 0) throw badParam(`Parameter 'symbols' must name at least one symbol.`)
   if (list.length > max) throw badParam(`Parameter 'symbols' must name at most ${max} symbols (got ${list.length}).`)
   return list
 }
 
-function checkRange(start?: number, end?: number): void {
+export function checkRange(start?: number, end?: number): void {
   if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
 }
 
 export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts, cache, limit }) => {
   const limited = (operation: LimitedOperation) => (limit ? { onRequest: limit(operation) } : {})
-  app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust', 'q', 'limit']))
+  app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
 
   app.get(
     '/klines',
@@ -47,7 +50,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       checkRange(q.start_time, q.end_time)
       return sendWithEtag(req, reply, store, cache, async () => {
         const bars = await readKlines(store, contexts, { symbol: q.symbol, period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust })
-        return klinesJson(bars, { adjusted: q.adjust !== 'none' })
+        return klinesJson(bars, klinesFormat(q.period, q.adjust))
       })
     },
   )
@@ -63,12 +66,12 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
         const events = await readExFactors(store, symbols, q.start_time, q.end_time)
         const data: Record<string, { timestamp: number; ex_factor: number }[]> = {}
         for (const [symbol, list] of events) data[symbol] = list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.exFactor }))
-        return JSON.stringify({ data })
+        return wireJson({ data })
       })
     },
   )
 
-  const instruments = async (symbols: string[]) => JSON.stringify({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
+  const instruments = async (symbols: string[]) => wireJson({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
   app.get('/instruments', { schema: { summary: 'Instrument metadata', querystring: SymbolsQuery(1000), response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
     const symbols = symbolList(req.query.symbols, 1000)
     return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
@@ -76,7 +79,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
   app.get(
     '/instruments/search',
     { schema: { summary: 'Search instruments by symbol, code or name (an mdq extension, used by the chart page)', querystring: SearchQuery, response: { 200: InstrumentsResponse, ...errors } } },
-    async (req) => ({ data: (await store.searchInstruments(req.query.q, req.query.limit)).map(instrumentWire) }),
+    async (req, reply) => sendJson(reply, wireJson({ data: (await store.searchInstruments(req.query.q, req.query.limit)).map(instrumentWire) })),
   )
   app.post('/instruments', { schema: { summary: 'Instrument metadata (body form, used by the TickFlow SDK)', body: InstrumentsBody, response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
     const symbols = symbolList(req.body.symbols, 1000)

@@ -16,8 +16,8 @@ export const KlinesQuery = Type.Object({
 export type KlinesQuery = Static<typeof KlinesQuery>
 
 const numbers = (description: string) => Type.Array(Type.Number(), { description })
-export const KlinesResponse = Type.Object({
-  data: Type.Object({
+export const KlinesColumns = Type.Object(
+  {
     timestamp: numbers('Bar start, epoch ms (exchange-local interval start)'),
     open: numbers('Open'),
     high: numbers('High'),
@@ -26,8 +26,10 @@ export const KlinesResponse = Type.Object({
     volume: numbers('Volume: lots of 100 shares for CN, shares for HK and US'),
     amount: numbers('Turnover in the quote currency'),
     prev_close: numbers('Previous close (the ex-rights reference price on ex-dates)'),
-  }),
-})
+  },
+  { description: 'Eight arrays of equal length, ascending by timestamp; prices and amount always carry a fraction part' },
+)
+export const KlinesResponse = Type.Object({ data: KlinesColumns })
 
 export const SymbolsQuery = (max: number) =>
   Type.Object({
@@ -68,6 +70,8 @@ export const InstrumentRecord = Type.Object({
     limit_down: nullable(Type.Number()),
     total_shares: nullable(Type.Number()),
     float_shares: nullable(Type.Number()),
+    name_en: Type.Optional(nullable(Type.String({ description: 'English name (CN instruments only)' }))),
+    lot_size: Type.Optional(Type.Union([Type.Integer({ description: 'Shares per board lot (HK instruments only)' }), Type.Null()])),
   }),
 })
 export const InstrumentsResponse = Type.Object({ data: Type.Array(InstrumentRecord) })

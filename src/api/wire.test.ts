@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { round4 } from '../domain/adjust.js'
-import { formatNumber, formatPrice4 } from './wire.js'
+import { formatFloat, formatNumber, formatPrice4, wireJson } from './wire.js'
 
 describe('formatNumber', () => {
   it('writes the same number JSON.stringify writes, for any finite double', () => {
@@ -20,5 +20,23 @@ describe('formatNumber', () => {
   })
   it('is valid JSON text', () => {
     for (const x of [-0, 0.0001, -12.5, 1e21, 5e-324]) assert.doesNotThrow(() => JSON.parse(formatNumber(x)))
+  })
+})
+
+describe('floats on the wire', () => {
+  it('formatFloat and formatPrice4 always write a fraction part, with the same value', () => {
+    for (const x of [266, 0, -3, 1e15, 1700000040000, 2.5, -0.0001]) {
+      assert.match(formatFloat(x), /\.|e/, String(x))
+      assert.equal(Number(formatFloat(x)), x)
+    }
+    assert.equal(formatFloat(266), '266.0')
+    assert.equal(formatPrice4(266.00001), '266.0')
+    assert.equal(formatPrice4(-12), '-12.0')
+    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => assert.equal(Number(formatFloat(x)), Number(JSON.stringify(x)))), { numRuns: 20_000 })
+  })
+  it('wireJson: numbers under price, amount and ratio keys as floats, everything else as JSON.stringify', () => {
+    const value = { data: [{ symbol: 'A', close: 266, volume: 100, ext: { tick_size: 1, total_shares: 5, change_pct: 0, name: null } }], count: 1, ex: { X: [{ timestamp: 5, ex_factor: 2 }] } }
+    assert.equal(wireJson(value), '{"data":[{"symbol":"A","close":266.0,"volume":100,"ext":{"tick_size":1.0,"total_shares":5,"change_pct":0.0,"name":null}}],"count":1,"ex":{"X":[{"timestamp":5,"ex_factor":2.0}]}}')
+    assert.deepEqual(JSON.parse(wireJson(value)), value)
   })
 })

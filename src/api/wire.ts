@@ -3,6 +3,7 @@ import { round4 } from '../domain/adjust.js'
 import type { Bars } from '../domain/bars.js'
 import type { Instrument } from '../domain/instrument.js'
 import { MARKETS } from '../domain/market.js'
+import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.js'
 
 // Number formatting is most of the cost of a large answer; V8's double-to-string takes ~100 ns.
 // Values with at most 4 decimals (all prices we emit) are written from integers instead: exact,
@@ -29,36 +30,50 @@ export function formatNumber(x: number): string {
   return Number.isFinite(x) ? String(x) : 'null' // as JSON.stringify; stored values are checked finite
 }
 
-/** An adjusted price rounded to 4 decimals, written from the scaled integer in one step. */
+/**
+ * A price, amount or ratio: like formatNumber but always with a fraction part (`266.0`), so that
+ * clients typing numbers by their JSON token (Python's json, pandas) always see a float.
+ */
+export function formatFloat(x: number): string {
+  const s = formatNumber(x)
+  return x === Math.floor(x) && Math.abs(x) < 1e21 ? `${s}.0` : s
+}
+
+/** An adjusted price rounded to 4 decimals, written from the scaled integer in one step; always with a fraction part. */
 export function formatPrice4(x: number): string {
   const abs = x < 0 ? -x : x
-  if (!(abs < MAX_FAST)) return formatNumber(round4(x))
+  if (!(abs < MAX_FAST)) return formatFloat(round4(x))
   const r = Math.round(x * 10_000) // as round4 rounds: half up, also for negatives
   const ar = r < 0 ? -r : r
   const ip = Math.floor(ar / 10_000)
-  return (r < 0 ? '-' : '') + ip + FRACTION[ar - ip * 10_000]
+  return (r < 0 ? '-' : '') + ip + (FRACTION[ar - ip * 10_000] || '.0')
 }
 
-function column(values: Float64Array, format: (x: number) => string): string {
-  let s = '['
-  for (let i = 0; i < values.length; i++) {
-    if (i > 0) s += ','
-    s += format(values[i])
-  }
-  return s + ']'
+/** How bars of a query are written: rounded when adjusted, amount noise dropped when aggregated. */
+export function klinesFormat(period: string, adjust: string): KlinesFormat {
+  return { adjusted: adjust !== 'none', aggregated: period !== '1m' && period !== '1d' }
 }
 
-/**
- * `{"data":{...eight arrays...}}`. Adjusted prices are rounded to 4 decimals here and only here;
- * raw prices go out exactly as stored, and so do amounts (aggregated ones are exact decimal sums).
- */
-export function klinesJson(bars: Bars, opts: { adjusted: boolean }): string {
-  const price = opts.adjusted ? formatPrice4 : formatNumber
-  return (
-    `{"data":{"timestamp":${column(bars.timestamp, formatNumber)},"open":${column(bars.open, price)},"high":${column(bars.high, price)},` +
-    `"low":${column(bars.low, price)},"close":${column(bars.close, price)},"volume":${column(bars.volume, formatNumber)},` +
-    `"amount":${column(bars.amount, formatNumber)},"prev_close":${column(bars.prevClose, price)}}}`
-  )
+/** `{"data":{...eight arrays...}}` as bytes (json-bytes.ts writes them). */
+export function klinesJson(bars: Bars, opts: KlinesFormat): Buffer {
+  const out = new JsonBytes()
+  out.ascii('{"data":')
+  writeKlinesColumns(out, bars, opts)
+  out.ascii('}')
+  return Buffer.concat(out.take())
+}
+
+/** Keys whose numbers are prices, amounts or ratios: written with a fraction part wherever they appear. */
+const FLOAT_KEYS: ReadonlySet<string> = new Set(['open', 'high', 'low', 'close', 'amount', 'prev_close', 'last_price', 'ex_factor', 'tick_size', 'limit_up', 'limit_down', 'change_amount', 'change_pct', 'amplitude'])
+
+/** JSON.stringify for answers, except that numbers under FLOAT_KEYS always carry a fraction part. */
+export function wireJson(value: unknown, key = ''): string {
+  if (typeof value === 'number') return FLOAT_KEYS.has(key) ? formatFloat(value) : formatNumber(value)
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  if (Array.isArray(value)) return `[${value.map((v) => wireJson(v, key)).join(',')}]`
+  const parts: string[] = []
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) parts.push(`${JSON.stringify(k)}:${wireJson(v, k)}`)
+  return `{${parts.join(',')}}`
 }
 
 export function instrumentWire(i: Instrument) {
@@ -77,6 +92,9 @@ export function instrumentWire(i: Instrument) {
       limit_down: i.limitDown,
       total_shares: i.totalShares,
       float_shares: i.floatShares,
+      // TickFlow's per-market extras: name_en on CN instruments, lot_size on HK ones.
+      ...(i.region === 'CN' ? { name_en: i.nameEn } : {}),
+      ...(i.region === 'HK' ? { lot_size: i.lotSize } : {}),
     },
   }
 }

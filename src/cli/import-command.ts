@@ -1,4 +1,4 @@
-/** @module `mdq import instruments|bars|ex-factors|actions FILE.csv [options]`. */
+/** @module `mdq import instruments|bars|ex-factors|actions|universes FILE.csv [options]`. */
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
 import { formatSummary, importFile, IMPORT_KINDS, type ImportCheckpoint, type ImportKind, type ImportProgress } from '../ingest/import-file.js'

@@ -54,6 +54,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream },
     responseCacheBytes: config.cacheMb * 1024 * 1024,
     rateLimit: config.rateLimit === 0 ? undefined : { limiter, defaults: { ratePerMin: config.rateLimit, burst: config.burst }, failOpen: config.redisFailure === 'open' },
+    now: Date.now, // the wall clock, read only for a quote's session
   })
   let closing = false
   const shutdown = async (signal: string) => {

@@ -84,6 +84,16 @@ function random(seed: number): () => number {
   }
 }
 
+/** TickFlow's ext.name_en, on CN instruments only. */
+const NAME_EN: Readonly<Record<string, string>> = {
+  '600000.SH': 'Shanghai Pudong Development Bank',
+  '600519.SH': 'Kweichow Moutai',
+  '601318.SH': 'Ping An Insurance',
+  '000001.SZ': 'Ping An Bank',
+  '000858.SZ': 'Wuliangye Yibin',
+  '510300.SH': 'CSI 300 ETF',
+}
+
 function seedOf(symbol: string): number {
   let h = 2166136261
   for (const ch of symbol) h = Math.imul(h ^ ch.charCodeAt(0), 16777619)
@@ -146,6 +156,8 @@ export function demoSeries(spec: DemoSpec): DemoSeries {
   })
   const instrument = bareInstrument(spec.symbol, {
     name: spec.name,
+    nameEn: NAME_EN[spec.symbol] ?? null,
+    lotSize: market.region === 'HK' ? 100 : null,
     type: spec.type,
     listingDate: spec.listingDate,
     tickSize: spec.tick,

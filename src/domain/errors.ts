@@ -9,6 +9,8 @@ export const ERROR_CODES = [
   'STORE_UNAVAILABLE',
   'LIMITER_UNAVAILABLE',
   'BAD_IMPORT',
+  'UNKNOWN_UNIVERSE',
+  'NOT_SERVED',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 

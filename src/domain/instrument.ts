@@ -23,6 +23,10 @@ export interface Instrument {
   readonly floatShares: number | null
   readonly limitUp: number | null
   readonly limitDown: number | null
+  /** English name (TickFlow's CN `ext.name_en`). */
+  readonly nameEn: string | null
+  /** Shares per board lot (TickFlow's HK `ext.lot_size`). */
+  readonly lotSize: number | null
 }
 
 /** An instrument known only by its symbol: every other field null. */
@@ -41,6 +45,8 @@ export function bareInstrument(symbol: string, fields: Partial<Omit<Instrument, 
     floatShares: null,
     limitUp: null,
     limitDown: null,
+    nameEn: null,
+    lotSize: null,
     ...fields,
   }
 }

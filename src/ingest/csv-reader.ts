@@ -53,6 +53,8 @@ export async function openCsv(path: string): Promise<CsvFile> {
   const onRow = (fields: string[]) => {
     line++
     if (fields.length === 1 && (fields[0] === BLANK || fields[0] === '')) return
+    // uDSV reads a row with fewer fields than the header on into the next lines: refuse it, never merge rows.
+    if (fields.some((f) => f.includes('\n'))) throw new ImportError(path, line, 1, `this row has fewer fields than the header (${header.length}: ${header.join(',')}); give every column, empty ones as ''`)
     pending.push({ line, fields })
   }
   let endedWithNewline = false

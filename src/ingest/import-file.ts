@@ -4,8 +4,9 @@ import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
+import { importUniverses } from './universe-import.js'
 
-export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions'] as const
+export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions', 'universes'] as const
 export type ImportKind = (typeof IMPORT_KINDS)[number]
 
 export interface ImportSummary extends ImportCounts {
@@ -38,6 +39,7 @@ export async function importFile(store: MarketStore, kind: ImportKind, path: str
       kind === 'bars' ? await importBars(tracked, { store, writer }, bars)
       : kind === 'instruments' ? await importInstruments(tracked, writer)
       : kind === 'ex-factors' ? await importExFactors(tracked, { store, writer })
+      : kind === 'universes' ? await importUniverses(tracked, writer)
       : await importActions(tracked, { store, writer })
     await writer.commit()
     return { kind, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
@@ -57,6 +59,7 @@ function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreW
     deleteBars: (range) => writer.deleteBars(range),
     deleteExFactors: (range) => writer.deleteExFactors(range),
     deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
+    putUniverses: (list) => writer.putUniverses(list),
     rollback: () => writer.rollback(),
     putBars: async (symbol, period, b) => {
       await writer.putBars(symbol, period, b)

@@ -12,7 +12,7 @@ import type { ImportCounts } from './bars-import.js'
 const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
 
 export async function importInstruments(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
-  const cols = columnsOf(file, ['symbol'], ['name', 'type', 'listing_date', 'tick_size', 'total_shares', 'float_shares', 'limit_up', 'limit_down'])
+  const cols = columnsOf(file, ['symbol'], ['name', 'type', 'listing_date', 'tick_size', 'total_shares', 'float_shares', 'limit_up', 'limit_down', 'name_en', 'lot_size'])
   const r = new FieldReader(file)
   const out = new Map<string, Instrument>()
   const c = counts()
@@ -20,6 +20,11 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
     const v = r.number(col, name, NaN)
     if (v < 0) r.fail(col!, `${name} ${v} is negative`)
     return Number.isNaN(v) ? null : v
+  }
+  const lotSize = () => {
+    const v = optional(cols.lot_size, 'lot_size')
+    if (v !== null && !Number.isInteger(v)) r.fail(cols.lot_size!, `lot_size ${v} is not a whole number of shares`)
+    return v
   }
   for await (const batch of file.batches) {
     for (const row of batch) {
@@ -42,6 +47,8 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
         floatShares: optional(cols.float_shares, 'float_shares'),
         limitUp: optional(cols.limit_up, 'limit_up'),
         limitDown: optional(cols.limit_down, 'limit_down'),
+        nameEn: r.text(cols.name_en) || null,
+        lotSize: lotSize(),
       })
     }
   }

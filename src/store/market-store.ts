@@ -3,6 +3,7 @@ import type { Bars } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { Instrument } from '../domain/instrument.js'
 import type { StoredPeriod } from '../domain/period.js'
+import type { StoredUniverse } from '../domain/universe.js'
 
 export interface BarQuery {
   readonly symbol: string
@@ -60,8 +61,14 @@ export interface MarketStore {
   readBars(q: BarQuery): Promise<Bars>
   /** The instruments among `symbols` (canonical), in the order asked, unknown ones left out. */
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
-  /** Instruments whose symbol, code or name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
+  /** Instruments whose symbol, code, name or English name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
   searchInstruments(text: string, limit: number): Promise<Instrument[]>
+  // Listing and universes (issue 10; seam.md names them).
+  /** Every instrument, or those of one exchange and/or security type; symbol ascending. */
+  listInstruments(filter?: { exchange?: string; type?: string }): Promise<Instrument[]>
+  /** The imported universes (id ascending); the built-in ones are derived in query/. */
+  readUniverses(): Promise<StoredUniverse[]>
+
   /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
   readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
   /**
@@ -96,6 +103,9 @@ export interface StoreWriter {
   deleteBars(range: BarRange): Promise<void>
   deleteExFactors(range: EventRange): Promise<void>
   deleteInstruments(symbols: readonly string[]): Promise<void>
+  // Universes (issue 10).
+  /** Replaces each listed universe (its fields and its members) as a whole. */
+  putUniverses(list: readonly StoredUniverse[]): Promise<void>
   commit(): Promise<void>
   rollback(): Promise<void>
 }

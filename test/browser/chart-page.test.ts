@@ -6,9 +6,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { PERIODS } from '../../src/domain/period.js'
 import { CHROMIUM, chromium as chromiumInstalled, requires } from '../helpers/requirements.js'
 import { demoDb, getJson, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
+import { until } from '../helpers/wait.js'
 
 const need = requires(chromiumInstalled())
 /** `npm run screenshot` sets this to docs/chart.png (shown in the README); tests write to their temp dir. */
@@ -99,6 +101,15 @@ describe('chart page in Chromium', () => {
     await page.fill('#symbol', '688999.SH')
     await page.click('button[type=submit]')
     await page.waitForFunction(() => /404/.test(document.querySelector('#status')?.textContent ?? ''))
+  })
+
+  need.it('offers every period the API serves (10m too) and finds a symbol by its English name', async () => {
+    const periods = await page.locator('#period option').allTextContents()
+    assert.deepEqual(periods, [...PERIODS])
+    await page.fill('#symbol', 'moutai')
+    const options = () => page.locator('#symbols option').evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, (o as HTMLOptionElement).label]))
+    await until(async () => (await options())[0]?.[0] === '600519.SH', 'the search list for moutai') // the list of an earlier search may still show
+    assert.deepEqual(await options(), [['600519.SH', '600519.SH 贵州茅台 Kweichow Moutai']])
   })
 
   need.it('/docs serves the API reference from /openapi.json, locally', async () => {

@@ -219,7 +219,10 @@ describe('authentication', () => {
     const r = await getJson<{ openapi: string; paths: Record<string, unknown>; components: { securitySchemes: Record<string, { in: string; name: string }> } }>(`${server.url}/openapi.json`)
     assert.equal(r.status, 200)
     assert.equal(r.body.openapi, '3.1.0')
-    assert.deepEqual(Object.keys(r.body.paths).sort(), ['/v1/instruments', '/v1/instruments/search', '/v1/klines', '/v1/klines/ex-factors'])
+    assert.deepEqual(Object.keys(r.body.paths).sort(), [
+      '/v1/depth', '/v1/exchanges', '/v1/exchanges/{exchange}/instruments', '/v1/financials/{*}', '/v1/instruments', '/v1/instruments/search', '/v1/klines', '/v1/klines/batch',
+      '/v1/klines/ex-factors', '/v1/klines/intraday', '/v1/klines/intraday/batch', '/v1/quotes', '/v1/universes', '/v1/universes/batch', '/v1/universes/{id}', '/v1/ws/{*}',
+    ])
     assert.deepEqual(r.body.components.securitySchemes.ApiKeyQuery, { type: 'apiKey', in: 'query', name: 'api_key' })
   })
 })

@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { openStores } from '../../src/cli/open-stores.js'
 import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.js'
+import { MIGRATIONS } from '../../src/store/sqlite/schema.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { tempDir } from '../helpers/store-files.js'
 import { runStoreContract } from './store-contract.js'
@@ -53,11 +54,27 @@ describe('sqlite store specifics', () => {
     await Promise.all([first.market.close(), first.keys.close()])
     const raw = new Database(path, { readonly: true })
     assert.deepEqual(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'api_keys'").all(), [])
-    assert.equal(raw.pragma('user_version', { simple: true }), 3)
+    assert.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length)
     raw.close()
     const again = await openStores({ store: path, create: false })
     assert.deepEqual((await again.keys.listKeys()).map((k) => k.name), ['old', 'gone', 'new'])
     await Promise.all([again.market.close(), again.keys.close()])
+  })
+
+  it('migration 4 keeps the instruments of an older store, with name_en and lot_size null, and adds universes', async () => {
+    const path = join(dir, 'v3.db')
+    const db = new Database(path)
+    for (const [v, sql] of MIGRATIONS.slice(0, 3).entries()) {
+      db.exec(sql)
+      db.pragma(`user_version = ${v + 1}`)
+    }
+    db.prepare("INSERT INTO instruments (symbol, code, exchange, name) VALUES ('600000.SH', '600000', 'SH', 'Pudong')").run()
+    db.close()
+    const store = SqliteMarketStore.open(path)
+    const [i] = await store.readInstruments(['600000.SH'])
+    assert.deepEqual([i.name, i.nameEn, i.lotSize], ['Pudong', null, null])
+    assert.deepEqual(await store.readUniverses(), [])
+    await store.close()
   })
 
   it('opening without create refuses a missing or empty store file and creates nothing', async () => {

@@ -20,6 +20,11 @@ export const MIGRATIONS: readonly string[] = [
   `INSERT INTO meta (key, value) VALUES ('store_id', abs(random() % 1000000000000));`,
   // 3: keys live in their own file (KEY_MIGRATIONS); SqliteKeyStore moves them out before this runs.
   `DROP TABLE IF EXISTS api_keys;`,
+  // 4: TickFlow's name_en (CN) and lot_size (HK); imported universes and their members.
+  `ALTER TABLE instruments ADD COLUMN name_en TEXT;
+   ALTER TABLE instruments ADD COLUMN lot_size INTEGER;
+   CREATE TABLE universes (id TEXT PRIMARY KEY, name TEXT NOT NULL, region TEXT, category TEXT, description TEXT) WITHOUT ROWID;
+   CREATE TABLE universe_members (universe_id TEXT NOT NULL, position INTEGER NOT NULL, symbol TEXT NOT NULL, PRIMARY KEY (universe_id, position)) WITHOUT ROWID;`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */

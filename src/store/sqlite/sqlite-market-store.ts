@@ -6,6 +6,7 @@ import { MdqError } from '../../domain/errors.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
+import type { StoredUniverse } from '../../domain/universe.js'
 import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities, type StoreWriter, type WriteBatch } from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
@@ -25,6 +26,8 @@ interface InstrumentRow {
   float_shares: number | null
   limit_up: number | null
   limit_down: number | null
+  name_en: string | null
+  lot_size: number | null
 }
 
 /** Prepared statements of one connection. */
@@ -32,12 +35,12 @@ function statements(db: Db) {
   return {
     ...chunkStatements(db),
     instrument: db.prepare<[string], InstrumentRow>('SELECT * FROM instruments WHERE symbol = ?'),
-    search: db.prepare<[string, string, string, number], InstrumentRow>(
-      "SELECT * FROM instruments WHERE symbol LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR code LIKE ? ESCAPE '\\' ORDER BY symbol LIMIT ?",
+    search: db.prepare<[{ p: string; limit: number }], InstrumentRow>(
+      "SELECT * FROM instruments WHERE symbol LIKE @p ESCAPE '\\' OR name LIKE @p ESCAPE '\\' OR code LIKE @p ESCAPE '\\' OR name_en LIKE @p ESCAPE '\\' ORDER BY symbol LIMIT @limit",
     ),
     putInstrument: db.prepare(
-      `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down)
-       VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown)`,
+      `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size)
+       VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown, @nameEn, @lotSize)`,
     ),
     deleteInstrument: db.prepare<[string]>('DELETE FROM instruments WHERE symbol = ?'),
     events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
@@ -65,6 +68,39 @@ function toInstrument(r: InstrumentRow): Instrument {
     floatShares: r.float_shares,
     limitUp: r.limit_up,
     limitDown: r.limit_down,
+    nameEn: r.name_en,
+    lotSize: r.lot_size,
+  }
+}
+
+// Listing and universes (issue 10): small tables, read whole; statements prepared per call.
+function listInstrumentsWith(db: Db, filter: { exchange?: string; type?: string }): InstrumentRow[] {
+  const where = [filter.exchange !== undefined ? 'exchange = @exchange' : '', filter.type !== undefined ? 'type = @type' : ''].filter(Boolean)
+  const sql = `SELECT * FROM instruments${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY symbol`
+  return db.prepare<[{ exchange?: string; type?: string }], InstrumentRow>(sql).all({ ...filter })
+}
+
+function readUniversesWith(db: Db): StoredUniverse[] {
+  const members = new Map<string, string[]>()
+  for (const m of db.prepare<[], { universe_id: string; symbol: string }>('SELECT universe_id, symbol FROM universe_members ORDER BY universe_id, position').all()) {
+    const list = members.get(m.universe_id) ?? []
+    list.push(m.symbol)
+    members.set(m.universe_id, list)
+  }
+  return db
+    .prepare<[], { id: string; name: string; region: string | null; category: string | null; description: string | null }>('SELECT * FROM universes ORDER BY id')
+    .all()
+    .map((u) => ({ ...u, symbols: members.get(u.id) ?? [] }))
+}
+
+function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
+  const put = db.prepare('INSERT OR REPLACE INTO universes (id, name, region, category, description) VALUES (@id, @name, @region, @category, @description)')
+  const clear = db.prepare<[string]>('DELETE FROM universe_members WHERE universe_id = ?')
+  const member = db.prepare<[string, number, string]>('INSERT INTO universe_members (universe_id, position, symbol) VALUES (?, ?, ?)')
+  for (const u of list) {
+    put.run({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description })
+    clear.run(u.id)
+    u.symbols.forEach((symbol, i) => member.run(u.id, i, symbol))
   }
 }
 
@@ -146,7 +182,16 @@ export class SqliteMarketStore implements MarketStore {
 
   async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    return this.#read(() => this.#st.search.all(pattern, pattern, pattern, limit).map(toInstrument))
+    return this.#read(() => this.#st.search.all({ p: pattern, limit }).map(toInstrument))
+  }
+
+  // Listing and universes (issue 10).
+  async listInstruments(filter: { exchange?: string; type?: string } = {}): Promise<Instrument[]> {
+    return guarded(() => listInstrumentsWith(this.#db, filter).map(toInstrument))
+  }
+
+  async readUniverses(): Promise<StoredUniverse[]> {
+    return guarded(() => readUniversesWith(this.#db))
   }
 
   async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
@@ -255,6 +300,10 @@ export class SqliteMarketStore implements MarketStore {
       deleteInstruments: async (symbols) => {
         live()
         for (const s of symbols) st.deleteInstrument.run(s)
+      },
+      putUniverses: async (list) => {
+        live()
+        putUniversesWith(db, list)
       },
       commit: async () => finish('COMMIT'),
       rollback: async () => finish('ROLLBACK'),

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { JsonBytes, type NumberStyle } from './json-bytes.js'
+import { formatFloat, formatNumber, formatPrice4 } from './wire.js'
+
+const REFERENCE: Record<NumberStyle, (x: number) => string> = {
+  integer: formatNumber,
+  float: formatFloat,
+  price4: formatPrice4,
+  amount6: (x) => formatFloat(Math.round(x * 1e6) / 1e6),
+}
+const written = (x: number, style: NumberStyle) => {
+  const out = new JsonBytes()
+  out.number(x, style)
+  return Buffer.concat(out.take()).toString('latin1')
+}
+
+describe('JsonBytes', () => {
+  it('writes every number exactly as the string formatters do, in every style', () => {
+    for (const style of Object.keys(REFERENCE) as NumberStyle[]) {
+      const check = (x: number) => assert.equal(written(x, style), REFERENCE[style](x), `${style} ${x}`)
+      fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), check), { numRuns: 10_000 })
+      fc.assert(fc.property(fc.integer({ min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 6 }), (n, d) => check(n / 10 ** d)), { numRuns: 10_000 })
+      fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 53 - 1 }), check), { numRuns: 10_000 })
+      for (const x of [0, -0, 266, 0.5, -0.5, 10.0385, 1e-7, 1700000040000, 2 ** 31, 2 ** 31 - 1, 2 ** 53, 999999999, 1e9, 1e9 + 1, 99999999999.9999, 1e11, 1e21, -12.00004, 5e-324, NaN]) check(x)
+    }
+  })
+  it('columns across many chunks join to the same text as JSON.stringify', () => {
+    const values = Float64Array.from({ length: 50_000 }, (_, i) => 1_700_000_000_000 + i * 60_000)
+    const out = new JsonBytes()
+    out.column(values, 'integer')
+    const chunks = out.take()
+    assert.ok(chunks.length > 5 && chunks.every((c) => c.length <= 1 << 14))
+    assert.equal(Buffer.concat(chunks).toString('latin1'), JSON.stringify([...values]))
+  })
+})

@@ -1,0 +1,154 @@
+/** @module TickFlow's other stored-data routes: klines batch, intraday, exchanges, universes, quotes; and the ones mdq cannot serve. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Readable } from 'node:stream'
+import type { Bars } from '../domain/bars.js'
+import { MdqError } from '../domain/errors.js'
+import type { Quote } from '../domain/quote.js'
+import type { StoredUniverse } from '../domain/universe.js'
+import { knownSymbols, readIntraday, readIntradayBatch, readKlinesBatch } from '../query/klines-batch.js'
+import { exchangeInstruments, listExchanges, listUniverses, readUniverses } from '../query/listing.js'
+import { quoteSymbols, readQuotes, type QuotesRequest } from '../query/quotes.js'
+import { sendJson, sendWithEtag } from './etag.js'
+import { rejectRepeatedOrEmpty } from './query-string.js'
+import { checkRange, errors, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
+import { RateLimitResponse } from './schemas.js'
+import {
+  ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
+  KlinesBatchResponse, QuotesBody, QuotesQuery, QuotesResponse, UniverseBatchBody, UniverseBatchResponse, UniverseParams, UniverseResponse, UniversesResponse,
+} from './sdk-schemas.js'
+import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.js'
+import { instrumentWire, klinesFormat, klinesJson, wireJson } from './wire.js'
+
+export interface SdkRouteOptions extends RouteOptions {
+  /** The clock, for a quote's `session` only (epoch ms). */
+  readonly now: () => number
+}
+
+/** `{"data":{"SYM":{...},...}}` written out symbol by symbol, so a 50 MB answer is never held whole. */
+function batchStream(entries: AsyncGenerator<{ symbol: string; bars: Bars }>, format: KlinesFormat): Readable {
+  async function* json() {
+    const out = new JsonBytes<string>(true)
+    out.ascii('{"data":{')
+    let first = true
+    for await (const { symbol, bars } of entries) {
+      out.ascii(`${first ? '' : ','}${JSON.stringify(symbol)}:`) // canonical symbols are ASCII
+      writeKlinesColumns(out, bars, format)
+      first = false
+      yield* out.take()
+    }
+    out.ascii('}}')
+    yield* out.take()
+  }
+  // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
+  return Readable.from(json(), { objectMode: false, encoding: 'latin1' })
+}
+
+const summaryWire = (u: StoredUniverse) => ({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description, symbol_count: u.symbols.length })
+const detailWire = (u: StoredUniverse) => ({ ...summaryWire(u), symbols: u.symbols })
+const quoteWire = (q: Quote) => ({
+  symbol: q.symbol,
+  region: q.region,
+  timestamp: q.timestamp,
+  last_price: q.lastPrice,
+  open: q.open,
+  high: q.high,
+  low: q.low,
+  volume: q.volume,
+  amount: q.amount,
+  prev_close: q.prevClose,
+  session: q.session,
+  ext: { type: q.kind, name: q.name, change_amount: q.changeAmount, change_pct: q.changePct, amplitude: q.amplitude },
+})
+const commaList = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+
+/** Why each route TickFlow has and mdq does not serve is absent (a 404 that says so, not "No route"). */
+export const NOT_SERVED: readonly { readonly url: string; readonly why: string }[] = [
+  { url: '/depth', why: 'Order book depth needs a live market feed; mdq serves stored bars only.' },
+  { url: '/financials/*', why: 'Financial statements are a data set mdq does not hold; it serves klines, ex-factors and instruments.' },
+  { url: '/ws/*', why: 'WebSocket streams need a live market feed; mdq serves stored bars only (poll /v1/quotes instead).' },
+]
+
+export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app, { store, contexts, cache, limit, now }) => {
+  // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
+  const klinesLimited = limit ? { onRequest: limit('klines') } : {}
+  const limitedErrors = { ...errors, 429: RateLimitResponse }
+  app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
+
+  app.get(
+    '/klines/batch',
+    { ...klinesLimited, schema: { summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it', querystring: KlinesBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    async (req, reply) => {
+      const q = req.query
+      checkRange(q.start_time, q.end_time)
+      const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
+      return sendWithEtag(req, reply, store, cache, async () =>
+        batchStream(readKlinesBatch(store, contexts, symbols, { period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }), klinesFormat(q.period, q.adjust)),
+      )
+    },
+  )
+
+  app.get(
+    '/klines/intraday',
+    { ...klinesLimited, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
+    async (req, reply) => {
+      const q = req.query
+      return sendWithEtag(req, reply, store, cache, async () => klinesJson(await readIntraday(store, contexts, { symbol: q.symbol, period: q.period, count: q.count }), klinesFormat(q.period, 'none')))
+    },
+  )
+
+  app.get(
+    '/klines/intraday/batch',
+    { ...klinesLimited, schema: { summary: 'Intraday minute bars of up to 100 instruments', querystring: IntradayBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    async (req, reply) => {
+      const q = req.query
+      const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
+      return sendWithEtag(req, reply, store, cache, async () => batchStream(readIntradayBatch(store, contexts, symbols, { period: q.period, count: q.count }), klinesFormat(q.period, 'none')))
+    },
+  )
+
+  app.get('/exchanges', { schema: { summary: 'Exchanges with at least one instrument, and how many', response: { 200: ExchangesResponse, ...errors } } }, async (req, reply) =>
+    sendWithEtag(req, reply, store, cache, async () => wireJson({ data: await listExchanges(store) })),
+  )
+
+  app.get(
+    '/exchanges/:exchange/instruments',
+    { schema: { summary: 'Every instrument of one exchange, optionally of one security type', params: ExchangeParams, querystring: ExchangeInstrumentsQuery, response: { 200: ExchangeInstrumentsResponse, ...errors } } },
+    async (req, reply) => {
+      const { exchange, instruments } = await exchangeInstruments(store, req.params.exchange, req.query.type)
+      return sendWithEtag(req, reply, store, cache, async () => wireJson({ exchange, count: instruments.length, data: instruments.map(instrumentWire) }))
+    },
+  )
+
+  app.get('/universes', { schema: { summary: 'Universes: the four built-in ones and the imported ones', response: { 200: UniversesResponse, ...errors } } }, async (req, reply) =>
+    sendWithEtag(req, reply, store, cache, async () => wireJson({ data: (await listUniverses(store)).map(summaryWire) })),
+  )
+
+  app.get('/universes/:id', { schema: { summary: 'One universe with its symbols', params: UniverseParams, response: { 200: UniverseResponse, ...errors } } }, async (req, reply) => {
+    const [universe] = await readUniverses(store, [req.params.id])
+    if (!universe) throw new MdqError('UNKNOWN_UNIVERSE', `Unknown universe '${req.params.id.slice(0, 64)}' (GET /v1/universes lists them).`)
+    return sendWithEtag(req, reply, store, cache, async () => wireJson({ data: detailWire(universe) }))
+  })
+
+  app.post('/universes/batch', { schema: { summary: 'Several universes with their symbols; unknown ids left out', body: UniverseBatchBody, response: { 200: UniverseBatchResponse, ...errors } } }, async (req, reply) => {
+    const found = await readUniverses(store, req.body.ids)
+    return sendJson(reply, wireJson({ data: Object.fromEntries(found.map((u) => [u.id, detailWire(u)])) }))
+  })
+
+  const quotes = async (request: QuotesRequest) => wireJson({ data: (await readQuotes(store, contexts, await quoteSymbols(store, request), now())).map(quoteWire) })
+  app.get(
+    '/quotes',
+    { ...klinesLimited, schema: { summary: 'Quotes derived from the latest stored bars (no live feed)', querystring: QuotesQuery, response: { 200: QuotesResponse, ...limitedErrors } } },
+    async (req, reply) => sendJson(reply, await quotes({ symbols: commaList(req.query.symbols), universes: commaList(req.query.universes) })),
+  )
+  app.post(
+    '/quotes',
+    { ...klinesLimited, schema: { summary: 'Quotes (body form, for long lists)', body: QuotesBody, response: { 200: QuotesResponse, ...limitedErrors } } },
+    async (req, reply) => sendJson(reply, await quotes({ symbols: req.body.symbols ?? [], universes: req.body.universes ?? [] })),
+  )
+
+  for (const { url, why } of NOT_SERVED) {
+    app.get(url, { schema: { summary: `Not served: ${why}`, response: { 404: errors[404] } } }, async () => {
+      throw new MdqError('NOT_SERVED', why)
+    })
+  }
+}

@@ -1,0 +1,82 @@
+/** @module A quote derived from stored bars (contract "TickFlow's other stored-data routes"): no live feed, no clock read here. */
+import { barCount, type Bars } from './bars.js'
+import type { Instrument } from './instrument.js'
+import type { InstrumentKind, Market, Region } from './market.js'
+import { isoWeekday } from './time-zone.js'
+
+/** TickFlow's session states we can honestly tell from a clock alone. */
+export type SessionStatus = 'regular' | 'closed'
+
+export interface Quote {
+  readonly symbol: string
+  readonly region: Region
+  /** Start of the latest stored bar of the day: its last 1m bar, else its daily bar. */
+  readonly timestamp: number
+  readonly lastPrice: number
+  readonly open: number
+  readonly high: number
+  readonly low: number
+  readonly volume: number
+  readonly amount: number
+  readonly prevClose: number
+  readonly session: SessionStatus
+  readonly kind: InstrumentKind
+  readonly name: string | null
+  readonly changeAmount: number
+  /** A fraction: -0.006135 is -0.61 %. */
+  readonly changePct: number
+  readonly amplitude: number
+}
+
+/** `regular` when `nowMs` is on a weekday inside one of the market's sessions (exchange-local), else `closed`. */
+export function sessionAt(market: Market, nowMs: number): SessionStatus {
+  const zone = market.zone
+  if (isoWeekday(zone.localDay(nowMs)) >= 5) return 'closed'
+  const minute = zone.localMinute(nowMs)
+  return market.sessions.some((s) => minute >= s.open && minute < s.close) ? 'regular' : 'closed'
+}
+
+/**
+ * The quote of one trading day from its bars (raw prices, prev_close filled): `daily` holds that
+ * day's daily bar or nothing, `minutes` its 1m bars or nothing; at least one is non-empty.
+ * Day figures come from the daily bar, else are aggregated from the minutes; the last price is
+ * the last minute's close when there are minutes, else the daily close.
+ */
+export function quoteOfDay(instrument: Instrument, market: Market, daily: Bars, minutes: Bars, nowMs: number): Quote {
+  const m = barCount(minutes)
+  const fromDaily = barCount(daily) > 0
+  let open: number, high: number, low: number, volume: number, amount: number, prevClose: number
+  if (fromDaily) {
+    ;[open, high, low, volume, amount, prevClose] = [daily.open[0], daily.high[0], daily.low[0], daily.volume[0], daily.amount[0], daily.prevClose[0]]
+  } else {
+    ;[open, high, low, volume, amount, prevClose] = [minutes.open[0], -Infinity, Infinity, 0, 0, minutes.prevClose[0]]
+    for (let i = 0; i < m; i++) {
+      if (minutes.high[i] > high) high = minutes.high[i]
+      if (minutes.low[i] < low) low = minutes.low[i]
+      volume += minutes.volume[i]
+      amount += minutes.amount[i]
+    }
+    amount = Math.round(amount * 1e6) / 1e6 // a sum of decimals: drop float noise, as aggregated klines do
+  }
+  const timestamp = m > 0 ? minutes.timestamp[m - 1] : daily.timestamp[0]
+  const lastPrice = m > 0 ? minutes.close[m - 1] : daily.close[0]
+  const changeAmount = lastPrice - prevClose
+  return {
+    symbol: instrument.symbol,
+    region: instrument.region,
+    timestamp,
+    lastPrice,
+    open,
+    high,
+    low,
+    volume,
+    amount,
+    prevClose,
+    session: sessionAt(market, nowMs),
+    kind: market.kind,
+    name: instrument.name,
+    changeAmount,
+    changePct: changeAmount / prevClose,
+    amplitude: (high - low) / prevClose,
+  }
+}

@@ -1,0 +1,46 @@
+/** @module Batches of klines: /v1/klines/batch and the intraday routes, each symbol through readKlines. */
+import { allocBars, barCount, type Bars } from '../domain/bars.js'
+import { MdqError } from '../domain/errors.js'
+import { MARKETS, parseSymbol } from '../domain/market.js'
+import type { MinutePeriod } from '../domain/period.js'
+import type { MarketStore } from '../store/market-store.js'
+import { readKlines, type KlinesQuery } from './klines.js'
+import { canonicalSymbols } from './reference.js'
+import type { SymbolContexts } from './symbol-context.js'
+
+/** The known symbols of a request list: canonical, in order, duplicates once, unknown ones left out; a malformed one throws. */
+export async function knownSymbols(contexts: SymbolContexts, symbols: readonly string[]): Promise<string[]> {
+  const canonical = canonicalSymbols(symbols, 'symbols')
+  const known = await Promise.all(canonical.map((s) => contexts.get(s)))
+  return canonical.filter((_, i) => known[i] !== undefined)
+}
+
+/** Each symbol's bars, one symbol at a time (a batch answer is written out as it is produced). */
+export async function* readKlinesBatch(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], q: Omit<KlinesQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
+  for (const symbol of symbols) yield { symbol, bars: await readKlines(store, contexts, { ...q, symbol }) }
+}
+
+export interface IntradayQuery {
+  readonly symbol: string
+  readonly period: MinutePeriod
+  /** The latest `count` bars of the day; absent = all. */
+  readonly count?: number
+}
+
+/** Enough for every bar of one trading day at 1m (US: 390). */
+const ONE_DAY_OF_BARS = 10_000
+
+/** The unadjusted bars of the symbol's latest trading day that has 1m bars in the store (none: empty). */
+export async function readIntraday(store: MarketStore, contexts: SymbolContexts, q: IntradayQuery): Promise<Bars> {
+  const { symbol, exchange } = parseSymbol(q.symbol)
+  if (!(await contexts.get(symbol))) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
+  const last = await store.readBars({ symbol, period: '1m', limit: 1 })
+  if (barCount(last) === 0) return allocBars(0)
+  const zone = MARKETS[exchange].zone
+  const day = zone.localDay(last.timestamp[0])
+  return readKlines(store, contexts, { symbol, period: q.period, count: q.count ?? ONE_DAY_OF_BARS, startTime: zone.midnightUtc(day), endTime: zone.midnightUtc(day + 1) - 1, adjust: 'none' })
+}
+
+export async function* readIntradayBatch(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], q: Omit<IntradayQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
+  for (const symbol of symbols) yield { symbol, bars: await readIntraday(store, contexts, { ...q, symbol }) }
+}
