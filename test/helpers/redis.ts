@@ -1,12 +1,8 @@
 /** @module A real redis-server (Debian's) on a free loopback port, started and stopped by PID from tests. */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createConnection, createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-
-export function skipWithoutRedis(): string | false {
-  return spawnSync('redis-server', ['--version']).status === 0 ? false : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)'
-}
 
 async function freePort(): Promise<number> {
   const server = createServer()

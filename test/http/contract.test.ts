@@ -203,21 +203,16 @@ describe('authentication', () => {
     assert.match((await getJson<{ message: string }>(`${url}&api_key=other`, { headers: { 'X-API-Key': server.key } })).body.message, /hold different keys/)
   })
 
-  it('a key revoked by `mdq keys revoke` in another process stops working within a second', async () => {
+  it('a key revoked by `mdq keys revoke` in another process stops working once the 0.5 s key cache has expired', async () => {
     const key = await newKey(server.keys, 'to-revoke')
     const url = `${server.url}/v1/klines?symbol=AAPL.US&count=1`
     assert.equal((await getJson(url, { headers: { 'X-API-Key': key } })).status, 200)
     const id = (await server.keys.listKeys()).find((k) => k.name === 'to-revoke')!.id
     const revoked = runMdq(['--db', db, 'keys', 'revoke', String(id)])
     assert.equal(revoked.status, 0, revoked.stderr)
-    const t0 = Date.now()
-    let status = 200
-    while (status === 200 && Date.now() - t0 < 3000) {
-      status = (await getJson(url, { headers: { 'X-API-Key': key } })).status
-      if (status === 200) await new Promise((r) => setTimeout(r, 50))
-    }
-    assert.equal(status, 401)
-    assert.ok(Date.now() - t0 <= 1000, `revocation took ${Date.now() - t0} ms`)
+    // A timer never fires early: after 600 ms the cached entry is older than its 500 ms, however loaded the machine.
+    await new Promise((r) => setTimeout(r, 600))
+    assert.equal((await getJson(url, { headers: { 'X-API-Key': key } })).status, 401)
   })
 
   it('openapi.json needs no key and documents the routes and both key schemes', async () => {

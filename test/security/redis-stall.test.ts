@@ -3,14 +3,15 @@
 // 250 ms into the fail-open / fail-closed policy, /readyz answers 503, the outage is logged once
 // when it starts and once when it ends, and each failed request is counted in a metric.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe } from 'node:test'
 import { RedisRateLimiter } from '../../src/auth/rate-limiter.js'
-import { RedisServer, skipWithoutRedis } from '../helpers/redis.js'
+import { RedisServer } from '../helpers/redis.js'
+import { redisServer, requires } from '../helpers/requirements.js'
 import { demoDb, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 import { assertErrorBody, captureLogs, metricSum, waitFor } from './harness.js'
 
-const noRedis = skipWithoutRedis()
+const needRedis = requires(redisServer())
 const { dir, cleanup } = tempDir()
 
 /** Generous liveness bound for one request: a hang fails, a slow machine does not. */
@@ -20,7 +21,7 @@ describe('stalled Redis (SIGSTOP)', () => {
   let redis: RedisServer | undefined
   const servers: { server: TestServer; lines: string[] }[] = []
   before(async () => {
-    if (noRedis) return
+    if (!needRedis.met) return
     const db = await demoDb(dir)
     redis = await RedisServer.start()
     for (const failOpen of [true, false]) {
@@ -36,7 +37,7 @@ describe('stalled Redis (SIGSTOP)', () => {
     cleanup()
   })
 
-  it('requests answer per policy (open: 200, closed: 503) and /readyz answers 503 while Redis is frozen; one log line per outage and per recovery; every failure counted', { skip: noRedis }, async () => {
+  needRedis.it('requests answer per policy (open: 200, closed: 503) and /readyz answers 503 while Redis is frozen; one log line per outage and per recovery; every failure counted', async () => {
     const [open, closed] = servers.map((s) => s.server)
     const get = (s: TestServer, path = '/v1/klines?symbol=600519.SH&count=2') => fetch(s.url + path, { headers: { 'X-API-Key': s.key }, signal: LIVENESS() })
     for (const s of [open, closed]) assert.equal((await get(s)).status, 200)

@@ -5,7 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { RedisServer, skipWithoutRedis } from '../helpers/redis.js'
+import { RedisServer } from '../helpers/redis.js'
+import { redisServer, requires } from '../helpers/requirements.js'
 import { demoDb } from '../helpers/server.js'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 import { assertNoKeyInLogs, waitFor } from './harness.js'
@@ -74,18 +75,18 @@ describe('mdq serve: no key in the log', () => {
 
 describe('mdq serve: listen failure', () => {
   let redis: RedisServer | undefined
-  const noRedis = skipWithoutRedis()
+  const needRedis = requires(redisServer())
   before(async () => {
-    if (!noRedis) redis = await RedisServer.start()
+    if (needRedis.met) redis = await RedisServer.start()
   })
   after(async () => redis?.stop())
 
-  const cases: [string, () => string[], string | false][] = [
-    ['in memory', () => [], false],
-    ['with --redis-url', () => ['--redis-url', redis!.url], noRedis],
+  const cases: [string, () => string[], (title: string, fn: () => Promise<void>) => void][] = [
+    ['in memory', () => [], it],
+    ['with --redis-url', () => ['--redis-url', redis!.url], needRedis.it],
   ]
-  for (const [what, extra, skip] of cases) {
-    it(`exits non-zero with "address already in use" when the port is taken (${what})`, { skip }, async () => {
+  for (const [what, extra, test] of cases) {
+    test(`exits non-zero with "address already in use" when the port is taken (${what})`, async () => {
       const taken = createServer()
       taken.listen(0, '127.0.0.1')
       await once(taken, 'listening')
