@@ -58,7 +58,7 @@ describe('corrections through the CLI', () => {
     cleanup()
   })
   const klineDays = async (symbol: string) => {
-    const r = await fetch(`${server.base}/v1/klines?symbol=${symbol}&period=1d&adjust=none&count=100`, { headers: { 'X-API-Key': key } })
+    const r = await fetch(`${server.base}/v1/klines?symbol=${symbol}&period=1d&adjust=none&count=100`, { headers: { 'X-API-Key': key, Connection: 'close' } })
     assert.equal(r.status, 200)
     return ((await r.json()) as { data: { timestamp: number[] } }).data.timestamp
   }
@@ -118,7 +118,7 @@ describe('corrections through the CLI', () => {
     assert.equal(ok('delete', 'instruments', '000001.SZ'), 'deleted 1 instruments with 10 bars and 1 ex-factor events\n')
     assert.deepEqual(await timestamps('000001.SZ', '1d'), [])
     assert.deepEqual(await read((s) => s.readInstruments(['000001.SZ', '600000.SH'])).then((l) => l.map((i) => i.symbol)), ['600000.SH'])
-    const r = await fetch(`${server.base}/v1/klines?symbol=000001.SZ&period=1d`, { headers: { 'X-API-Key': key } })
+    const r = await fetch(`${server.base}/v1/klines?symbol=000001.SZ&period=1d`, { headers: { 'X-API-Key': key, Connection: 'close' } })
     assert.equal(r.status, 404)
     await r.arrayBuffer()
   })
