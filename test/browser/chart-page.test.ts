@@ -19,6 +19,9 @@ describe('chart page in Chromium', { skip }, () => {
   let server: TestServer
   let browser: Browser
   let page: Page
+  /** Console messages about the Content-Security-Policy (the pages are served with one: nothing may be blocked). */
+  const cspViolations: string[] = []
+  const watchCsp = (p: Page) => p.on('console', (m) => /Content Security Policy|Content-Security-Policy/i.test(m.text()) && cspViolations.push(m.text()))
   before(async () => {
     server = await startServer(await demoDb(dir))
     browser = await chromium.launch({
@@ -26,6 +29,7 @@ describe('chart page in Chromium', { skip }, () => {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
     })
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
+    watchCsp(page)
   })
   after(async () => {
     await browser?.close()
@@ -108,6 +112,7 @@ describe('chart page in Chromium', { skip }, () => {
 
   it('/docs serves the API reference from /openapi.json, locally', async () => {
     const docs = await browser.newPage()
+    watchCsp(docs)
     const external: string[] = []
     docs.on('request', (r) => {
       if (!r.url().startsWith(server.url)) external.push(r.url())
@@ -117,5 +122,9 @@ describe('chart page in Chromium', { skip }, () => {
     assert.ok(await docs.locator('button.authorize').count(), 'the API-key schemes can be set for "try it out"')
     assert.deepEqual(external, [])
     await docs.close()
+  })
+
+  it('the Content-Security-Policy of the page and /docs blocked nothing they use', () => {
+    assert.deepEqual(cspViolations, [])
   })
 })

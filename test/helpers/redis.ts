@@ -52,6 +52,11 @@ export class RedisServer {
     }
   }
 
+  /** Sends a signal to the server process (SIGSTOP / SIGCONT: a stalled Redis whose TCP connections stay up). */
+  signal(signal: NodeJS.Signals): void {
+    this.#child?.kill(signal)
+  }
+
   /** Stops the server by its PID and waits until it has exited. */
   async stop(): Promise<void> {
     const child = this.#child

@@ -126,7 +126,7 @@ describe('GET /v1/klines', () => {
     ['symbol=600519.SH&count=abc', /Parameter 'count' must be an integer/],
     ['symbol=600519.SH&count=1.5', /Parameter 'count' must be an integer/],
     ['symbol=600519.SH&start_time=-1', /Parameter 'start_time' must be at least 0/],
-    ['symbol=600519.SH&end_time=99999999999999999999', /Parameter 'end_time' must be at most 9007199254740991/],
+    ['symbol=600519.SH&end_time=99999999999999999999', /Parameter 'end_time' must be an integer from 0 to 9007199254740991/],
     ['symbol=600519.SH&start_time=10&end_time=5', /'start_time' \(10\) must not be after 'end_time' \(5\)/],
     ['symbol=600519.SH&period=2m', /Parameter 'period' must be one of 1m, 5m, 10m, 15m, 30m, 60m, 1d, 1w, 1M, 1Q, 1Y/],
     ['symbol=600519.SH&adjust=qfq', /Parameter 'adjust' must be one of none, forward, backward, forward_additive, backward_additive/],
