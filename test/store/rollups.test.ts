@@ -17,7 +17,7 @@ import { SymbolContexts } from '../../src/query/symbol-context.js'
 import type { BarQuery, MarketStore } from '../../src/store/market-store.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
-import { skipWithoutData } from '../helpers/shared-data.js'
+import { data, requires } from '../helpers/requirements.js'
 import { LEAN, LEAN_MINUTE_DAYS, dayOfYmd, factorFileEvents, readFactorFile, readLeanBars, readLeanMinuteDay } from '../reference/lean.js'
 
 const US = MARKETS.US
@@ -93,10 +93,10 @@ function minuteBars(rows: readonly { timestamp: number; open: number; high: numb
   return bars
 }
 
-const skipLean = skipWithoutData(LEAN)
+const needLean = requires(data(LEAN))
 
 describe('stored rollups equal aggregate-on-read', () => {
-  it('LEAN SPY and AAPL minutes (extended hours kept), AAPL daily bars and its 7:1 split, a made-up SPY event: every period, mode, window and page', { skip: skipLean }, async () => {
+  needLean.it('LEAN SPY and AAPL minutes (extended hours kept), AAPL daily bars and its 7:1 split, a made-up SPY event: every period, mode, window and page', async () => {
     const store = SqliteMarketStore.open(':memory:')
     try {
       const aaplDaily = readLeanBars('daily', 'aapl')
