@@ -12,6 +12,7 @@ import type { DeploymentHandle } from '../helpers/deployments.js'
 import { tempDir, writeCsv } from '../helpers/store-files.js'
 import { getJson, newKey, rawRequest, startServer, type KlinesData } from '../helpers/server.js'
 
+// The body keeps the indentation it had as contract.test.ts, so that branches editing that file merge cleanly.
 export function httpContractSuite(server: DeploymentHandle): void {
 const { it } = server
 const FIELDS = ['timestamp', 'open', 'high', 'low', 'close', 'volume', 'amount', 'prev_close'] as const
