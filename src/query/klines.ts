@@ -25,11 +25,25 @@ const BASE_PER_BAR: Record<Period, number> = { '1m': 1, '5m': 5, '10m': 10, '15m
 /** The longest span of one derived bar: a bar stamped t holds base bars up to t + span. */
 const SPAN_MS: Record<Period, number> = { '1m': 0, '5m': HOUR_MS, '10m': HOUR_MS, '15m': HOUR_MS, '30m': HOUR_MS, '60m': HOUR_MS, '1d': 0, '1w': 7 * DAY_MS, '1M': 31 * DAY_MS, '1Q': 92 * DAY_MS, '1Y': 366 * DAY_MS }
 
+/** Reads of one answer redone at most this often when imports commit in between (then a 503). */
+const MAX_ATTEMPTS = 5
+
 /**
  * Bars of `period` with startTime <= timestamp <= endTime, the latest `count` of them, ascending.
  * Prices are adjusted (not yet rounded); a derived bar always holds its whole bucket.
+ * One answer is read from one data version: the several reads it takes (bars, the bar before
+ * them, daily prev_close, events) are redone when a commit landed between them.
  */
 export async function readKlines(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
+  for (let attempt = 1; ; attempt++) {
+    const version = await store.dataVersion()
+    const bars = await readKlinesOnce(store, contexts, q)
+    if ((await store.dataVersion()) === version) return bars
+    if (attempt === MAX_ATTEMPTS) throw new MdqError('STORE_UNAVAILABLE', `The data changed during each of ${MAX_ATTEMPTS} reads of this answer (imports committing back to back); retry shortly.`)
+  }
+}
+
+async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
   const ctx = await contexts.get(symbol)
   if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)

@@ -8,10 +8,12 @@ import { join } from 'node:path'
 import { after, before, it } from 'node:test'
 import type { AppOptions } from '../../src/api/app.js'
 import { RedisRateLimiter } from '../../src/auth/rate-limiter.js'
+import { POLL_MS } from '../../src/store/clickhouse/clickhouse-market-store.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
-import { ClickHouseCluster, skipWithoutClickHouse } from './clickhouse.js'
-import { RedisServer, skipWithoutRedis } from './redis.js'
+import { ClickHouseCluster } from './clickhouse.js'
+import { RedisServer } from './redis.js'
+import { clickhouseServer, IN_CI, redisServer } from './requirements.js'
 import { startServer, type TestServer } from './server.js'
 import { runMdq, tempDir } from './store-files.js'
 
@@ -20,10 +22,12 @@ export type Capability = 'storeFile'
 
 export interface Deployment {
   readonly name: string
-  /** A reason the whole deployment cannot run here (a missing server), or false. */
+  /** A missing prerequisite (a server not installed), or false: a skip here, a failure under CI=true. */
   readonly skip: string | false
   /** The capabilities this deployment lacks, each with the reason. */
   readonly lacks: Partial<Record<Capability, string>>
+  /** How long a key change can take to reach a running instance beyond the auth cache's own 0.5 s (a remote store polls). */
+  readonly keysPollMs: number
   /** The checks /readyz reports (a shared rate limiter adds its backend). */
   readonly readyChecks: readonly string[]
   /** Starts it over a store that `load` fills (given the store's URL) before any instance starts. */
@@ -64,6 +68,7 @@ export const SQLITE: Deployment = {
   skip: false,
   lacks: {},
   readyChecks: ['store', 'keys'],
+  keysPollMs: 0,
   async start(load, extra = {}) {
     const { dir, cleanup } = tempDir()
     const storeUrl = join(dir, 'mdq.db')
@@ -79,8 +84,9 @@ export const SQLITE: Deployment = {
 /** Two instances on the cluster, one Redis rate-limit budget (defaults high enough never to bite; a key's own quota does). */
 export const CLICKHOUSE_CLUSTER: Deployment = {
   name: 'two instances on a two-shard ClickHouse cluster sharing Redis',
-  skip: skipWithoutClickHouse() || skipWithoutRedis(),
+  skip: clickhouseServer() || redisServer(),
   readyChecks: ['store', 'keys', 'redis'],
+  keysPollMs: POLL_MS,
   lacks: { storeFile: 'the store is a ClickHouse cluster, not a file (its outages: test/http/clickhouse-serve.test.ts)' },
   async start(load, extra = {}) {
     const [cluster, redis] = await Promise.all([ClickHouseCluster.start(), RedisServer.start()])
@@ -116,8 +122,9 @@ export interface DeploymentHandle extends Deployed {
 }
 
 /**
- * Registers the file-level hooks that start `d` over `load`'s data and stop it. `skip`: a reason the
- * file's tests cannot run on any deployment (missing data), or false.
+ * Registers the file-level hooks that start `d` over `load`'s data and stop it. `skip`: a missing
+ * prerequisite of the file's tests on any deployment (reference data), or false. A missing
+ * prerequisite skips each test, or fails it under CI=true; a capability the deployment lacks skips it.
  */
 export function useDeployment(d: Deployment, load: (storeUrl: string) => Promise<unknown> | void, { skip = false, extra }: { skip?: string | false; extra?: Partial<AppOptions> } = {}): DeploymentHandle {
   let started: Deployed | undefined
@@ -154,7 +161,12 @@ export function useDeployment(d: Deployment, load: (storeUrl: string) => Promise
     },
     close: async () => get().close(),
     it(name, fn, needs) {
-      it(name, { skip: skipAll || (needs !== undefined && d.lacks[needs]) || false }, fn)
+      const missing = skipAll
+      if (missing && IN_CI) {
+        it(name, () => {
+          throw new Error(`required under CI=true: ${missing}`)
+        })
+      } else it(name, { skip: missing || (needs !== undefined && d.lacks[needs]) || false }, fn)
     },
     mdq(args) {
       const r = runMdq(['--store', get().storeUrl, ...args])

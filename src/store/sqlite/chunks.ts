@@ -63,7 +63,7 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
     const { blob, count, cut } = parts[k]
     const s = Math.min(skip, count)
     if (cut) for (const f of BAR_FIELDS) out[f].set(cut[f].subarray(s), at)
-    else decodeChunkInto(blob, out, at, s)
+    else decodeChunkInto(blob, out, at, s, count)
     at += count - s
     skip -= s
   }
