@@ -4,7 +4,7 @@
  * a deployment's instances.
  */
 import assert from 'node:assert/strict'
-import { before, describe } from 'node:test'
+import { describe } from 'node:test'
 import { gunzipSync, brotliDecompressSync } from 'node:zlib'
 import { ADJUSTS } from '../../src/domain/adjust.js'
 import { PERIODS } from '../../src/domain/period.js'
@@ -152,8 +152,11 @@ describe('GET /v1/klines', () => {
 })
 
 describe('batch endpoints', () => {
-  const withKey = { headers: { 'X-API-Key': '' } }
-  before(() => (withKey.headers['X-API-Key'] = server.key))
+  const withKey = {
+    get headers() {
+      return { 'X-API-Key': server.key }
+    },
+  }
 
   it('GET and POST /v1/instruments: order kept, unknown left out, duplicates once, every field present', async () => {
     const get = await getJson<{ data: { symbol: string; ext: Record<string, unknown> }[] }>(`${server.url}/v1/instruments?symbols=AAPL.US,600000.sh,999999.SH,AAPL.US`, withKey)
