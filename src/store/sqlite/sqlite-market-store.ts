@@ -10,6 +10,7 @@ import type { StoredUniverse } from '../../domain/universe.js'
 import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities, type StoreWriter, type WriteBatch } from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
+import { buildPendingRollups, rebuildRollupsWith } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { ChunkScrubber } from './scrub.js'
@@ -128,7 +129,7 @@ export class SqliteMarketStore implements MarketStore {
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
-    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false }
+    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true }
   }
 
   /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
@@ -139,7 +140,9 @@ export class SqliteMarketStore implements MarketStore {
         refuseToDropKeys(db)
         migrate(db, MIGRATIONS, 'store')
       }
-      return new SqliteMarketStore(path, db)
+      const store = new SqliteMarketStore(path, db)
+      if (!options.readonly) buildPendingRollups(db, store.#st)
+      return store
     } catch (err) {
       db.close()
       throw err
@@ -171,14 +174,30 @@ export class SqliteMarketStore implements MarketStore {
 
   async readInstruments(symbols: readonly string[]): Promise<Instrument[]> {
     return this.#read(() => {
+      const known = this.#instrumentMap()
       const out: Instrument[] = []
       for (const s of new Set(symbols)) {
-        const row = this.#st.instrument.get(s)
-        if (row) out.push(toInstrument(row))
+        const instrument = known.get(s)
+        if (instrument) out.push(instrument)
       }
       return out
     })
   }
+
+  /**
+   * Every instrument, read once per data version: a 1,000-symbol lookup was 1,000 queries. Instruments
+   * are frozen, as callers share them.
+   */
+  #instrumentMap(): ReadonlyMap<string, Instrument> {
+    const version = this.#currentVersion()
+    if (this.#instruments?.version !== version) {
+      const map = new Map<string, Instrument>()
+      for (const row of listInstrumentsWith(this.#db, {})) map.set(row.symbol, Object.freeze(toInstrument(row)))
+      this.#instruments = { version, map }
+    }
+    return this.#instruments.map
+  }
+  #instruments: { version: string; map: Map<string, Instrument> } | undefined
 
   async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -197,8 +216,9 @@ export class SqliteMarketStore implements MarketStore {
   async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
     return this.#read(() => {
       const out = new Map<string, ExFactorEvent[]>()
+      const known = this.#instrumentMap()
       for (const s of new Set(symbols)) {
-        if (!this.#st.instrument.get(s)) continue
+        if (!known.has(s)) continue
         out.set(s, this.#st.events.all(s, fromMs, toMs).map((r) => ({ timestamp: r.ts, exFactor: r.ex_factor })))
       }
       return out
@@ -230,14 +250,16 @@ export class SqliteMarketStore implements MarketStore {
    * cheap "another connection committed" counter, moves. Writers always use another connection.
    */
   async dataVersion(): Promise<string> {
-    return guarded(() => {
-      const counter = this.#st.changeCounter.get() as number
-      if (counter !== this.#seenCounter || this.#version === undefined) {
-        this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
-        this.#seenCounter = counter
-      }
-      return this.#version
-    })
+    return guarded(() => this.#currentVersion())
+  }
+
+  #currentVersion(): string {
+    const counter = this.#st.changeCounter.get() as number
+    if (counter !== this.#seenCounter || this.#version === undefined) {
+      this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
+      this.#seenCounter = counter
+    }
+    return this.#version
   }
   #seenCounter = -1
   #version: string | undefined
@@ -284,6 +306,8 @@ export class SqliteMarketStore implements MarketStore {
       putBars: async (symbol, period, bars) => {
         live()
         putBarsWith(st, symbol, period, bars)
+        const n = bars.timestamp.length
+        if (period === '1m' && n > 0) rebuildRollupsWith(st, symbol, bars.timestamp[0], bars.timestamp[n - 1])
       },
       putExFactors: async (symbol, events) => {
         live()
@@ -292,6 +316,7 @@ export class SqliteMarketStore implements MarketStore {
       deleteBars: async (range) => {
         live()
         deleteBarsWith(st, range)
+        if (range.period === '1m') rebuildRollupsWith(st, range.symbol, range.fromMs, range.toMs)
       },
       deleteExFactors: async (range) => {
         live()
