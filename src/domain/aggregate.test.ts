@@ -16,6 +16,9 @@ const centsText = (cents: bigint) => {
 
 /** The plain oracle: group rows by bucket start with objects and reduce. */
 function oracle(bars: Bars, starts: Float64Array): BarRow[] {
+  // Cents are exact doubles below 2^53: then sums are exact; past that (absurd amounts the random walk
+  // can reach) amounts are no longer decimals with 2 places, and are summed as doubles in order.
+  const centsExact = bars.amount.every((a) => Math.abs(a) * 100 < Number.MAX_SAFE_INTEGER)
   const groups = new Map<number, BarRow[]>()
   rowsOfBars(bars).forEach((r, i) => groups.set(starts[i], [...(groups.get(starts[i]) ?? []), r]))
   return [...groups].map(([t, rs]) => ({
@@ -25,7 +28,8 @@ function oracle(bars: Bars, starts: Float64Array): BarRow[] {
     low: Math.min(...rs.map((r) => r.low)),
     close: rs[rs.length - 1].close,
     volume: rs.reduce((a, r) => a + r.volume, 0),
-    amount: Number(centsText(rs.reduce((a, r) => a + BigInt(Math.round(r.amount * 100)), 0n))), // amounts have 2 decimals: the exact sum, in cents
+    // amounts have 2 decimals: the exact sum, in cents read from their decimal digits (amount x 100 rounds one off past ~2^44)
+    amount: centsExact ? Number(centsText(rs.reduce((a, r) => a + BigInt(r.amount.toFixed(2).replace('.', '')), 0n))) : rs.reduce((a, r) => a + r.amount, 0),
     prevClose: rs[0].prevClose,
   }))
 }

@@ -13,8 +13,18 @@ export function unscaleBig(units: bigint, e: number): number {
   return units < 0n ? -v : v
 }
 
-/** v x 10^e as an integer (rounded). */
-export const scale = (v: number, e: number): number => Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
+/**
+ * v x 10^e as an integer: the r with unscale(r, e) === v when there is one. The product v x 10^e is
+ * itself rounded, so past about 2^44 it can land one off (43274869311170.02 x 100 rounds to
+ * ...003): the neighbours are tried before the rounded product is returned as it is.
+ */
+export function scale(v: number, e: number): number {
+  const r = Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
+  if (e <= 0 || unscale(r, e) === v) return r
+  if (unscale(r - 1, e) === v) return r - 1
+  if (unscale(r + 1, e) === v) return r + 1
+  return r
+}
 /** r x 10^-e: the double nearest to the decimal r / 10^e. */
 export const unscale = (r: number, e: number): number => (e >= 0 ? r / pow10(e) : r * pow10(e))
 
