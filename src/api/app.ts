@@ -14,6 +14,7 @@ import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter
 import { parseQueryString } from './query-string.js'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
+import { inThreadRunner, type QueryRunner } from './query-runner.js'
 import { ResponseCache } from './response-cache.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
@@ -31,6 +32,8 @@ export interface AppOptions {
   readonly rateLimit?: RateLimitOptions
   /** The clock (epoch ms), read only for a quote's `session`; default Date.now. */
   readonly now?: () => number
+  /** Where uncached klines answers are computed (cli/query-pool.ts); default: the main thread. Its owner closes it. */
+  readonly runner?: QueryRunner
 }
 
 /** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
@@ -102,14 +105,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const store = timedStore(opts.store, metrics)
   const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
-  metrics.watch(cache, opts.store)
+  const runner = opts.runner ?? inThreadRunner(store, contexts)
+  metrics.watch(cache, opts.store, runner)
   await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { keys: opts.keys })
       const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
       const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
-      const routeOptions = { store, contexts, cache, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
+      const routeOptions = { store, contexts, cache, runner, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
       await v1.register(dataRoutes, routeOptions)
       await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
     },

@@ -1,0 +1,58 @@
+/** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
+import { availableParallelism } from 'node:os'
+import { Piscina } from 'piscina'
+import { fromErrorData, type AnswerTask, type BatchTask, type QueryRunner } from '../api/query-runner.js'
+import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
+
+/** Symbols per worker task of a batch: small enough to spread one batch over the cores, large enough to amortize a hop. */
+const BATCH_GROUP = 10
+
+/** The default of --workers: one per core. */
+export const defaultWorkers = (): number => availableParallelism()
+
+export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
+  const pool = new Piscina<WorkerTask, WorkerResult>({
+    filename: new URL('./query-worker.js', import.meta.url).href,
+    minThreads: workers,
+    maxThreads: workers,
+    idleTimeout: Infinity,
+    workerData: config,
+  })
+  const run = async (task: WorkerTask): Promise<Buffer> => {
+    const result = await pool.run(task)
+    if (!(result instanceof Uint8Array)) throw fromErrorData(result.error)
+    return Buffer.from(result.buffer, result.byteOffset, result.byteLength) // the moved memory, not a copy
+  }
+  return {
+    answer: (task: AnswerTask) => run(task),
+    async *batch(task: BatchTask) {
+      // Groups go out ahead (two per worker) and come back in order: the answer streams, and at most
+      // that many groups are held.
+      const groups: BatchTask[] = []
+      for (let i = 0; i < task.symbols.length; i += BATCH_GROUP) groups.push({ ...task, symbols: task.symbols.slice(i, i + BATCH_GROUP) })
+      const ahead = workers * 2
+      const pending: Promise<Buffer>[] = []
+      let next = 0
+      const refill = () => {
+        while (next < groups.length && pending.length < ahead) {
+          const p = run(groups[next++])
+          p.catch(() => {}) // seen when its turn comes; a client that left must not make it unhandled
+          pending.push(p)
+        }
+      }
+      refill()
+      let first = true
+      while (pending.length > 0) {
+        const bytes = await pending.shift()!
+        refill()
+        if (bytes.length === 0) continue // a group of unknown symbols only
+        if (!first) yield ','
+        first = false
+        yield bytes
+      }
+    },
+    textPieces: false,
+    queueSize: () => pool.queueSize,
+    close: () => pool.destroy(),
+  }
+}
