@@ -107,6 +107,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
   metrics.watch(cache, opts.store, runner)
+  runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
   await app.register(
     async (v1) => {

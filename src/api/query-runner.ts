@@ -23,6 +23,8 @@ export type BatchTask =
   | { readonly kind: 'klines-batch'; readonly symbols: readonly string[]; readonly period: Period; readonly range: Range }
   | { readonly kind: 'intraday-batch'; readonly symbols: readonly string[]; readonly period: MinutePeriod; readonly count?: number }
 
+export type StoreReadObserver = (operation: string, seconds: number) => void
+
 /** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */
 export interface QueryRunner {
   /** The whole JSON answer of /v1/klines or /v1/klines/intraday. */
@@ -33,6 +35,8 @@ export interface QueryRunner {
   readonly textPieces: boolean
   /** Tasks waiting for a free worker (0 when run in the main thread). */
   queueSize(): number
+  /** Store reads made outside the main thread's store (in workers), for its read-time histogram. */
+  onStoreReads?(observer: StoreReadObserver): void
   close(): Promise<void>
 }
 

@@ -1,7 +1,7 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
-import { fromErrorData, type AnswerTask, type BatchTask, type QueryRunner } from '../api/query-runner.js'
+import { fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
 
 /** Symbols per worker task of a batch: small enough to spread one batch over the cores, large enough to amortize a hop. */
@@ -18,10 +18,12 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     idleTimeout: Infinity,
     workerData: config,
   })
+  let observe: StoreReadObserver = () => {}
   const run = async (task: WorkerTask): Promise<Buffer> => {
     const result = await pool.run(task)
-    if (!(result instanceof Uint8Array)) throw fromErrorData(result.error)
-    return Buffer.from(result.buffer, result.byteOffset, result.byteLength) // the moved memory, not a copy
+    for (const [operation, seconds] of result.reads) observe(operation, seconds)
+    if ('error' in result) throw fromErrorData(result.error)
+    return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength) // the moved memory, not a copy
   }
   return {
     answer: (task: AnswerTask) => run(task),
@@ -53,6 +55,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     },
     textPieces: false,
     queueSize: () => pool.queueSize,
+    onStoreReads: (observer) => void (observe = observer),
     close: () => pool.destroy(),
   }
 }
