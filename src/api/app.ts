@@ -4,11 +4,11 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { constants as zlib } from 'node:zlib'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
 import { authPlugin } from './auth.js'
+import { compressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
 import { parseQueryString } from './query-string.js'
@@ -80,7 +80,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (req.url.length > MAX_URL_LENGTH) return reply.code(414).send({ code: 414, message: `The URL is longer than ${MAX_URL_LENGTH} characters.` })
   })
 
-  await app.register(compress, { threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } } })
+  await app.register(compress, compressOptions)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
+import { acceptedEncoding, compress, compressOptions } from './compression.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. */
@@ -37,12 +38,31 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
   if (match && match.split(',').some((t) => t.trim() === tag || t.trim() === '*')) return reply.code(304).send()
   reply.type('application/json; charset=utf-8')
   const cached = cache.maxBytes > 0 ? cache.get(tag) : undefined
-  if (cached !== undefined) return reply.send(cached)
+  if (cached !== undefined) return sendCached(req, reply, cache, tag, cached)
   const produced = await produce()
   if (typeof produced !== 'string' && !Buffer.isBuffer(produced)) return reply.send(produced)
   const body = typeof produced === 'string' ? Buffer.from(produced, 'utf8') : produced
-  if (cache.maxBytes > 0) cache.set(tag, body)
+  if (cache.maxBytes > 0) {
+    cache.set(tag, body)
+    return sendCached(req, reply, cache, tag, body)
+  }
   return reply.send(body)
+}
+
+/**
+ * A cached answer, compressed as the client accepts: the compressed bytes are cached beside the
+ * plain ones (under the tag plus the encoding), so a repeated request is never compressed again.
+ */
+function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, tag: string, body: Buffer): FastifyReply {
+  const encoding = body.length >= compressOptions.threshold ? acceptedEncoding(req.headers['accept-encoding']) : undefined
+  if (encoding === undefined) return reply.send(body)
+  const key = `${tag} ${encoding}`
+  let compressed = cache.peek(key)
+  if (compressed === undefined) {
+    compressed = compress(encoding, body)
+    cache.set(key, compressed)
+  }
+  return reply.header('Content-Encoding', encoding).header('Vary', 'accept-encoding').send(compressed)
 }
 
 /** A JSON answer already written as text (wire.ts), past Fastify's serializer; no ETag (POST answers). */

@@ -21,6 +21,16 @@ export class ResponseCache {
     return body
   }
 
+  /** As get, without counting a hit or miss (a second form of an answer already counted). */
+  peek(tag: string): Buffer | undefined {
+    const body = this.#entries.get(tag)
+    if (body !== undefined) {
+      this.#entries.delete(tag)
+      this.#entries.set(tag, body)
+    }
+    return body
+  }
+
   set(tag: string, body: Buffer): void {
     const size = body.length
     if (size > this.maxBytes / 4) return // one answer never takes more than a quarter
