@@ -16,6 +16,7 @@ import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { inThreadRunner, type QueryRunner } from './query-runner.js'
 import { ResponseCache } from './response-cache.js'
+import { perTurn } from './per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
 import { webPlugin } from './web.js'
@@ -42,6 +43,12 @@ export const MAX_URL_LENGTH = 15_000
 /** On these paths a method without a route is a 405 with `Allow` (the API's own paths). */
 const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.json'
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
+function sharedVersion(store: MarketStore): MarketStore {
+  const dataVersion = perTurn(() => store.dataVersion())
+  return new Proxy(store, { get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)) })
+}
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -102,7 +109,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onClose', async () => limiter.close())
   }
   const metrics = new Metrics()
-  const store = timedStore(opts.store, metrics)
+  const store = sharedVersion(timedStore(opts.store, metrics))
   const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
