@@ -72,7 +72,10 @@ async function pull(server: { child: ChildProcess; url: string }, symbols: reado
   const t0 = performance.now()
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
-      while (next < batches.length) bytes += await get(agent, `${server.url}/v1/klines/batch?symbols=${batches[next++]}&period=1d&adjust=forward&count=10000`, key, encoding)
+      while (next < batches.length) {
+        const n = await get(agent, `${server.url}/v1/klines/batch?symbols=${batches[next++]}&period=1d&adjust=forward&count=10000`, key, encoding)
+        bytes += n // after the await: `bytes += await ...` would add to a stale total
+      }
     }),
   )
   const ms = performance.now() - t0
@@ -90,7 +93,7 @@ const stop = async (c: ChildProcess) => {
 try {
   const market = await fullMarketStore()
   const workers = availableParallelism()
-  const serve = (flags: string[]) => start([mdqBin, '--db', market.db, 'serve', '--port', '0', '--log-level', 'warn', '--rate-limit', 'off', ...flags])
+  const serve = (flags: string[]) => start([mdqBin, '--db', market.db, 'serve', '--port', '0', '--rate-limit', 'off', ...flags])
   const pooled = await serve(['--cache-mb', '0'])
   const inThread = await serve(['--cache-mb', '0', '--workers', '0'])
   const variants = [
