@@ -7,6 +7,7 @@ import { registerDemo } from './demo-command.js'
 import { registerServe } from './serve-command.js'
 import { registerCorrections } from './delete-command.js'
 import { registerMigrate } from './migrate-command.js'
+import { registerVacuum } from './vacuum-command.js'
 import { addStoreFlags } from './store-flags.js'
 
 const program = addStoreFlags(new Command('mdq').description('Self-hosted market data query service (TickFlow-compatible API)')).showHelpAfterError()
@@ -17,6 +18,7 @@ registerDemo(program)
 registerServe(program)
 registerCorrections(program)
 registerMigrate(program)
+registerVacuum(program)
 
 try {
   await program.parseAsync(process.argv)

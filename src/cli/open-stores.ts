@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import { MdqError } from '../domain/errors.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
+import { ClickHouseStores } from '../store/clickhouse/clickhouse-stores.js'
 import { SqliteKeyStore, defaultKeysPath } from '../store/sqlite/sqlite-key-store.js'
 import { SqliteMarketStore } from '../store/sqlite/sqlite-market-store.js'
 
@@ -71,8 +72,8 @@ export function sqliteStoreExists(path: string): boolean {
   return path === ':memory:' || (existsSync(path) && statSync(path).size > 0)
 }
 
-/** The ClickHouse backend lives on its own branch; merging it replaces this line. */
-const openClickHouse = (config: ClickHouseConfig): Promise<Stores> => Promise.reject(new MdqError('BAD_PARAM', `ClickHouse (${config.url}) is not built in this branch of mdq`)) // backend: clickhouse
+/** ClickHouse: one server, or bars sharded over a cluster; it creates its schema on first use (src/store/clickhouse/FORMAT.md). */
+const openClickHouse = (config: ClickHouseConfig): Promise<Stores> => ClickHouseStores.open(config) // backend: clickhouse
 
 async function openSqlite(path: string, keysUrl: string | undefined, create: boolean): Promise<Stores> {
   if (!create && !sqliteStoreExists(path))

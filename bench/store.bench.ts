@@ -1,0 +1,148 @@
+// Store backends side by side: SQLite (the baseline) and ClickHouse (one real server, started here).
+// Import rows/s of 1m bars through each store's writer, bytes per bar on disk, and uncached p50/p99
+// of readKlines for 100 daily, 10,000 1m and 10,000 60m bars.
+// Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000)
+import Database from 'better-sqlite3'
+import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { allocBars, type Bars } from '../src/domain/bars.js'
+import { bareInstrument } from '../src/domain/instrument.js'
+import { MARKETS } from '../src/domain/market.js'
+import type { Period } from '../src/domain/period.js'
+import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
+import { readKlines } from '../src/query/klines.js'
+import { SymbolContexts } from '../src/query/symbol-context.js'
+import { ClickHouseStores, parseClickHouseUrl } from '../src/store/clickhouse/clickhouse-stores.js'
+import type { MarketStore } from '../src/store/market-store.js'
+import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
+import { ClickHouseServer } from '../test/helpers/clickhouse.js'
+import { rate, row } from './measure.js'
+
+const ROWS = Number(process.env.MDQ_BENCH_STORE_ROWS ?? 10_000_000)
+const SYMBOLS = ['600000.SH', '600519.SH', '601398.SH', '601988.SH']
+const DAILY = 3000
+const READS = 100
+
+/** Writes `ROWS` 1m bars over SYMBOLS (CN sessions from 2010) and DAILY daily bars each; yields per symbol. */
+function* minuteSeries(): Generator<[string, Bars]> {
+  const sh = MARKETS.SH
+  const per = Math.ceil(ROWS / SYMBOLS.length)
+  for (const [s, symbol] of SYMBOLS.entries()) {
+    const bars = allocBars(per)
+    let price = 10 + s
+    let k = 0
+    for (let d = daysFromCivil(2010, 1, 4); k < per; d++) {
+      if (isoWeekday(d) >= 5) continue
+      const midnight = sh.zone.midnightUtc(d)
+      for (const session of sh.sessions) {
+        for (let m = session.open; m < session.close && k < per; m++, k++) {
+          const open = price
+          price = Math.max(1, Math.round((price + (((k * 7919) % 7) - 3) / 100) * 100) / 100)
+          bars.timestamp[k] = midnight + m * 60_000
+          bars.open[k] = open
+          bars.close[k] = price
+          bars.high[k] = Math.max(open, price) + 0.01
+          bars.low[k] = Math.min(open, price) - 0.01
+          bars.volume[k] = 100 + ((k * 31) % 900)
+          bars.amount[k] = Math.round(bars.volume[k] * 100 * price * 100) / 100
+          bars.prevClose[k] = NaN
+        }
+      }
+    }
+    yield [symbol, bars]
+  }
+}
+
+function dailySeries(): Bars {
+  const sh = MARKETS.SH
+  const bars = allocBars(DAILY)
+  let price = 20
+  for (let d = daysFromCivil(2010, 1, 4), k = 0; k < DAILY; d++) {
+    if (isoWeekday(d) >= 5) continue
+    const open = price
+    price = Math.max(1, Math.round((price * (1 + (((k * 7919) % 11) - 5) / 500)) * 100) / 100)
+    bars.timestamp[k] = sh.zone.midnightUtc(d)
+    bars.open[k] = open
+    bars.close[k] = price
+    bars.high[k] = Math.max(open, price) + 0.05
+    bars.low[k] = Math.min(open, price) - 0.05
+    bars.volume[k] = 1e6 + k
+    bars.amount[k] = Math.round(bars.volume[k] * price * 100) / 100
+    bars.prevClose[k] = NaN
+    k++
+  }
+  return bars
+}
+
+/** Imports everything through one write transaction; returns ms spent in the store (generation excluded). */
+async function importAll(store: MarketStore): Promise<number> {
+  await store.write({ instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })), bars: SYMBOLS.map((symbol) => ({ symbol, period: '1d', bars: dailySeries() })) })
+  const w = await store.beginWrite()
+  let ms = 0
+  for (const [symbol, bars] of minuteSeries()) {
+    const t0 = performance.now()
+    await w.putBars(symbol, '1m', bars)
+    ms += performance.now() - t0
+  }
+  const t0 = performance.now()
+  await w.commit()
+  return ms + performance.now() - t0
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+}
+
+/** p50/p99 ms of readKlines with a random end time each call (no answer is asked twice). */
+async function latency(store: MarketStore, period: Period, count: number, endFrom: number, endTo: number): Promise<string> {
+  const contexts = new SymbolContexts(store)
+  const times: number[] = []
+  for (let i = 0; i < READS + 10; i++) {
+    const endTime = Math.round(endFrom + Math.random() * (endTo - endFrom))
+    const t0 = performance.now()
+    const bars = await readKlines(store, contexts, { symbol: SYMBOLS[i % SYMBOLS.length], period, count, endTime, adjust: 'none' })
+    if (i >= 10) times.push(performance.now() - t0)
+    if (bars.timestamp.length === 0) throw new Error(`no ${period} bars read`)
+  }
+  times.sort((a, b) => a - b)
+  return `${quantile(times, 0.5).toFixed(2)} / ${quantile(times, 0.99).toFixed(2)} ms`
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-store-'))
+const server = await ClickHouseServer.start()
+try {
+  console.log(`\nStore backends: ${ROWS.toLocaleString('en')} 1m bars over ${SYMBOLS.length} symbols (+${DAILY} daily bars each); reads: readKlines, random end time, p50 / p99 of ${READS}`)
+  row('', 'SQLite'.padEnd(20), 'ClickHouse 18.16')
+  const db = join(dir, 'bench.db')
+  const sqlite = SqliteMarketStore.open(db)
+  const sqliteMs = await importAll(sqlite)
+  const { market: ch, keys } = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('bench')))
+  const chMs = await importAll(ch)
+  row('import 1m bars (rows/s)', rate(ROWS, sqliteMs).padEnd(20), rate(ROWS, chMs))
+
+  await sqlite.close() // checkpoints the WAL into the file
+  const vacuum = new Database(db) // as the import bench measures it: after VACUUM
+  vacuum.exec('VACUUM')
+  vacuum.close()
+  const sqliteBytes = statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0)
+  // Bytes on disk of the bars table once merged into one part (what it settles to).
+  await fetch(`${server.httpUrl}/?query=${encodeURIComponent('OPTIMIZE TABLE bench.bars FINAL')}`, { method: 'POST' })
+  const parts = await (await fetch(`${server.httpUrl}/?query=${encodeURIComponent("SELECT sum(bytes_on_disk) FROM system.parts WHERE database = 'bench' AND table = 'bars' AND active")}`)).text()
+  const total = ROWS + DAILY * SYMBOLS.length
+  row('bytes per bar on disk', (sqliteBytes / total).toFixed(1).padEnd(20), (Number(parts) / total).toFixed(1))
+
+  const first = Date.UTC(2011, 0, 1)
+  const last = Date.UTC(2010 + Math.max(2, Math.floor(ROWS / SYMBOLS.length / 240 / 250)), 0, 1)
+  const sqliteReader = SqliteMarketStore.open(db)
+  for (const [label, period, count] of [['100 daily bars', '1d', 100], ['10,000 1m bars', '1m', 10_000], ['10,000 60m bars', '60m', 10_000]] as const) {
+    row(`readKlines ${label}`, (await latency(sqliteReader, period, count, first, last)).padEnd(20), await latency(ch, period, count, first, last))
+  }
+  await sqliteReader.close()
+  await keys.close()
+  await ch.close()
+} finally {
+  await server.destroy()
+  rmSync(dir, { recursive: true, force: true })
+}

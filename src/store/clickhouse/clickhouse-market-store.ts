@@ -1,0 +1,261 @@
+/** @module MarketStore on ClickHouse: versioned rows, visible once their import's commit row exists (FORMAT.md). */
+import { allocBars, type Bars } from '../../domain/bars.js'
+import type { ExFactorEvent } from '../../domain/ex-factors.js'
+import type { Instrument, SecurityType } from '../../domain/instrument.js'
+import { MARKETS, parseSymbol } from '../../domain/market.js'
+import type { StoredPeriod } from '../../domain/period.js'
+import type { StoredUniverse } from '../../domain/universe.js'
+import type { BarQuery, MarketStore, StoreCapabilities, WriteBatch } from '../market-store.js'
+import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
+import { decodeBars } from './row-binary.js'
+import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
+import { LRUCache } from 'lru-cache'
+import { OPEN_FROM, OPEN_TO, loadIntervals, loadSnapshot, overlapping, tombstoneFilter, tombstoneKey, type Interval, type Snapshot } from './snapshot.js'
+import { Poller } from './poller.js'
+import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
+
+/** How often the committed state is polled: imports of other processes show within this (+ one query). */
+export const POLL_MS = 250
+/** An import with no sign of life for this long is dead; a later import (or vacuum) removes its rows. */
+export const DEFAULT_GRACE_MS = 120_000
+
+/** Upper bounds of milliseconds per stored bar, so a window of `limit` bars rarely needs widening. */
+const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_000 }
+const SLACK_MS = 10 * 86_400_000
+
+type InstrumentTuple = [string, string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number | null, string | null, number | null]
+
+export class ClickHouseMarketStore implements MarketStore {
+  readonly capabilities: StoreCapabilities
+  readonly #t: Topology
+  readonly #snapshot: Poller<Snapshot>
+  readonly #background = new Set<Promise<unknown>>()
+  /** Spans per `${version}|${symbol}|${period}`: a new version simply misses. */
+  readonly #intervals = new LRUCache<string, Promise<Interval[]>>({ max: 20_000 })
+
+  private constructor(t: Topology) {
+    this.#t = t
+    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined }
+    this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
+  }
+
+  static async open(t: Topology): Promise<ClickHouseMarketStore> {
+    const store = new ClickHouseMarketStore(t)
+    await store.#snapshot.start()
+    t.health.start()
+    return store
+  }
+
+  /** The committed state for one read (every query of one call uses the same one); fails at once during an outage. */
+  async #snap(): Promise<Snapshot> {
+    this.#t.health.signal()
+    return this.#snapshot.current()
+  }
+
+  async readBars(q: BarQuery): Promise<Bars> {
+    const s = await this.#snap()
+    const spans = await this.#spans(s, q.symbol, q.period)
+    const from = Math.max(q.fromMs ?? OPEN_FROM, Math.min(...spans.map((i) => i.first)))
+    const to = Math.min(q.toMs ?? OPEN_TO, Math.max(...spans.map((i) => i.last)))
+    if (spans.length === 0 || q.limit <= 0 || from > to) return allocBars(0)
+    const where = `symbol = ${sql.str(q.symbol)} AND period = ${sql.str(q.period)}${tombstoneFilter(s.tombstones.get(tombstoneKey('bars', q.symbol, q.period)), 'ts')}`
+    // The newest `limit` bars: a window back from `to` that widens until it holds them or covers `from`.
+    let window = q.limit * MS_PER_BAR[q.period] + SLACK_MS
+    for (;;) {
+      const start = Math.max(from, to - window)
+      const hit = spans.filter((i) => i.last >= start && i.first <= to)
+      let bars = allocBars(0)
+      if (hit.length) {
+        // Only the imports whose spans meet the window can have rows in it; when their spans do not
+        // overlap there, every timestamp has one row and the newest-wins grouping is not needed.
+        const ids = `import_id IN (${sql.list([...new Set(hit.map((i) => i.importId))])})`
+        const range = `${where} AND ${ids} AND ts >= ${sql.int(start)} AND ts <= ${sql.int(to)}`
+        const inner = overlapping(hit, start, to)
+          ? `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
+               SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
+               FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})`
+          : `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}`
+        bars = decodeBars(await this.#t.entry.bytes(`SELECT * FROM (${inner}) ORDER BY ts FORMAT RowBinary`))
+      }
+      if (bars.timestamp.length >= q.limit || start <= from) return bars
+      window *= 8
+    }
+  }
+
+  #spans(s: Snapshot, symbol: string, period: StoredPeriod): Promise<Interval[]> {
+    const key = `${s.version}|${symbol}|${period}`
+    let spans = this.#intervals.get(key)
+    if (!spans) {
+      spans = loadIntervals(this.#t.meta, s, symbol, period)
+      this.#intervals.set(key, spans)
+      spans.catch(() => this.#intervals.delete(key))
+    }
+    return spans
+  }
+
+  /** Newest committed, not deleted row per symbol (optionally of some symbols). */
+  #instrumentsSql(s: Snapshot, symbols?: readonly string[]): string {
+    let deleted = ''
+    for (const [key, list] of s.tombstones) {
+      if (!key.startsWith('instruments|')) continue
+      const symbol = key.split('|')[1]
+      if (symbols && !symbols.includes(symbol)) continue
+      deleted += tombstoneFilter(list, null).replace(/AND NOT \(/g, `AND NOT (symbol = ${sql.str(symbol)} AND `)
+    }
+    const only = symbols ? ` AND symbol IN (${sql.list(symbols.map(sql.str))})` : ''
+    return `SELECT symbol, argMax((code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size), (import_id, seq)) AS r
+      FROM instruments WHERE ${s.committedSql}${only}${deleted} GROUP BY symbol`
+  }
+
+  async #instruments(symbols: readonly string[] | undefined, filter = '', limit = ''): Promise<Instrument[]> {
+    const s = await this.#snap()
+    const rows = await this.#t.meta.json<{ symbol: string; r: InstrumentTuple }>(`SELECT symbol, r FROM (${this.#instrumentsSql(s, symbols)}) ${filter} ORDER BY symbol ${limit}`)
+    return rows.map(({ symbol, r }) => toInstrument(symbol, r))
+  }
+
+  async readInstruments(symbols: readonly string[]): Promise<Instrument[]> {
+    const unique = [...new Set(symbols)]
+    if (unique.length === 0) return []
+    const found = new Map((await this.#instruments(unique)).map((i) => [i.symbol, i]))
+    return unique.flatMap((s) => found.get(s) ?? [])
+  }
+
+  async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
+    const t = sql.str(text)
+    const match = `WHERE positionCaseInsensitiveUTF8(symbol, ${t}) > 0 OR positionCaseInsensitiveUTF8(r.1, ${t}) > 0 OR positionCaseInsensitiveUTF8(ifNull(r.3, ''), ${t}) > 0 OR positionCaseInsensitiveUTF8(ifNull(r.11, ''), ${t}) > 0`
+    return this.#instruments(undefined, match, `LIMIT ${sql.int(Math.max(0, limit))}`)
+  }
+
+  async listInstruments(filter: { exchange?: string; type?: string } = {}): Promise<Instrument[]> {
+    const where = [filter.exchange !== undefined ? `r.2 = ${sql.str(filter.exchange)}` : '', filter.type !== undefined ? `r.4 = ${sql.str(filter.type)}` : ''].filter(Boolean)
+    return this.#instruments(undefined, where.length ? `WHERE ${where.join(' AND ')}` : '')
+  }
+
+  async readExFactors(symbols: readonly string[], fromMs = OPEN_FROM, toMs = OPEN_TO): Promise<Map<string, ExFactorEvent[]>> {
+    const known = await this.readInstruments(symbols)
+    const out = new Map<string, ExFactorEvent[]>(known.map((i) => [i.symbol, []]))
+    if (known.length === 0) return out
+    const s = await this.#snap()
+    const deleted = known.map((i) => tombstoneFilter(s.tombstones.get(tombstoneKey('ex_factors', i.symbol)), 'ts').replace(/AND NOT \(/g, `AND NOT (symbol = ${sql.str(i.symbol)} AND `)).join('')
+    const rows = await this.#t.meta.json<{ symbol: string; ts: string; f: number }>(
+      `SELECT symbol, ts, argMax(ex_factor, (import_id, seq)) AS f FROM ex_factors
+       WHERE symbol IN (${sql.list(known.map((i) => sql.str(i.symbol)))}) AND ts >= ${sql.int(Math.ceil(fromMs))} AND ts <= ${sql.int(Math.floor(toMs))} AND ${s.committedSql}${deleted}
+       GROUP BY symbol, ts ORDER BY symbol, ts`,
+    )
+    for (const r of rows) out.get(r.symbol)!.push({ timestamp: Number(r.ts), exFactor: r.f })
+    return out
+  }
+
+  async readUniverses(): Promise<StoredUniverse[]> {
+    const s = await this.#snap()
+    const rows = await this.#t.meta.json<{ id: string; r: [string, string | null, string | null, string | null, string[]] }>(
+      `SELECT id, argMax((name, region, category, description, symbols), (import_id, seq)) AS r FROM universes WHERE ${s.committedSql} GROUP BY id ORDER BY id`,
+    )
+    return rows.map(({ id, r }) => ({ id, name: r[0], region: r[1], category: r[2], description: r[3], symbols: r[4] }))
+  }
+
+  async dataVersion(): Promise<string> {
+    return (await this.#snap()).version
+  }
+
+  async importCount(): Promise<number> {
+    return (await this.#snap()).importCount
+  }
+
+  async check(): Promise<void> {
+    // count() of a MergeTree is answered from part metadata: cheap, yet it reaches every shard.
+    await this.#t.entry.rows('SELECT count() FROM bars')
+    await this.#t.meta.rows("SELECT count() FROM imports WHERE state = 'committed'")
+  }
+
+  async write(batch: WriteBatch): Promise<void> {
+    const w = await this.beginWrite()
+    try {
+      for (const r of batch.deleteBars ?? []) await w.deleteBars(r)
+      for (const r of batch.deleteExFactors ?? []) await w.deleteExFactors(r)
+      if (batch.deleteInstruments?.length) await w.deleteInstruments(batch.deleteInstruments)
+      if (batch.instruments?.length) await w.putInstruments(batch.instruments)
+      for (const b of batch.bars ?? []) await w.putBars(b.symbol, b.period, b.bars)
+      for (const e of batch.exFactors ?? []) await w.putExFactors(e.symbol, e.events)
+      await w.commit()
+    } catch (err) {
+      await w.rollback().catch(() => undefined)
+      throw err
+    }
+  }
+
+  async beginWrite(): Promise<ClickHouseWriter> {
+    const writer = await ClickHouseWriter.begin(this.#t, newImportId(), {
+      committed: async () => {
+        await this.#snapshot.reload()
+        this.#track(this.vacuum().catch(() => undefined)) // a later import removes what dead ones left
+      },
+      abandoned: (id) => this.#track(this.#removeImports([id]).catch(() => undefined)),
+    })
+    return writer
+  }
+
+  #track(p: Promise<unknown>): void {
+    this.#background.add(p)
+    void p.finally(() => this.#background.delete(p))
+  }
+
+  /**
+   * Removes the rows of imports that will never commit: rolled back, or silent for `graceMs`
+   * (a writer signs of life every few seconds). Returns how many imports it removed.
+   */
+  async vacuum(options: { graceMs?: number } = {}): Promise<number> {
+    const before = Date.now() - (options.graceMs ?? DEFAULT_GRACE_MS)
+    const dead = (
+      await this.#t.metaWriter.rows(
+        `SELECT import_id FROM imports GROUP BY import_id
+         HAVING countIf(state = 'committed') = 0 AND countIf(state = 'vacuumed') = 0 AND (countIf(state = 'aborted') > 0 OR max(at_ms) < ${sql.int(before)})`,
+      )
+    ).map((r) => r[0]!)
+    if (dead.length) await this.#removeImports(dead)
+    return dead.length
+  }
+
+  async #removeImports(ids: readonly string[]): Promise<void> {
+    const where = `import_id IN (${sql.list(ids.map(sql.int))})`
+    const { barHosts, barsLocal, metaWriter } = this.#t
+    for (const ep of barHosts) {
+      const c = new Connection(ep, WRITE_TIMEOUT_MS)
+      try {
+        await c.command(`ALTER TABLE ${barsLocal} DELETE WHERE ${where}`)
+      } finally {
+        await c.close()
+      }
+    }
+    for (const table of META_VERSIONED_TABLES) await metaWriter.command(`ALTER TABLE ${table} DELETE WHERE ${where}`)
+    const now = Date.now()
+    await metaWriter.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', ids.map((id) => `${id}\tvacuumed\t${now}\n`).join(''))
+  }
+
+  async close(): Promise<void> {
+    this.#snapshot.stop()
+    await Promise.allSettled([...this.#background])
+    await closeTopology(this.#t)
+  }
+}
+
+function toInstrument(symbol: string, r: InstrumentTuple): Instrument {
+  const { exchange } = parseSymbol(symbol)
+  return {
+    symbol,
+    code: r[0],
+    exchange,
+    region: MARKETS[exchange].region,
+    name: r[2],
+    type: r[3] as SecurityType | null,
+    listingDate: r[4],
+    tickSize: r[5],
+    totalShares: r[6],
+    floatShares: r[7],
+    limitUp: r[8],
+    limitDown: r[9],
+    nameEn: r[10],
+    lotSize: r[11],
+  }
+}
+

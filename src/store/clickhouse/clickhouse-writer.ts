@@ -1,0 +1,168 @@
+/** @module One import into ClickHouse: rows tagged with its id, made visible at once by its commit row (FORMAT.md). */
+import { randomInt } from 'node:crypto'
+import { barCount, type Bars } from '../../domain/bars.js'
+import type { ExFactorEvent } from '../../domain/ex-factors.js'
+import type { Instrument } from '../../domain/instrument.js'
+import type { StoredPeriod } from '../../domain/period.js'
+import type { StoredUniverse } from '../../domain/universe.js'
+import type { BarRange, EventRange, StoreWriter } from '../market-store.js'
+import { tsv } from './connection.js'
+import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
+import { BAR_COLUMNS, type Topology } from './schema.js'
+import { OPEN_FROM, OPEN_TO } from './snapshot.js'
+
+/** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
+const HEARTBEAT_MS = 5_000
+
+let lastId = 0n
+/**
+ * Import ids order imports by their start (newest wins): milliseconds in the high bits, 20 random
+ * bits below so two processes starting in the same millisecond still differ.
+ */
+export function newImportId(): bigint {
+  let id = (BigInt(Date.now()) << 20n) | BigInt(randomInt(1 << 20))
+  if (id <= lastId) id = lastId + 1n
+  lastId = id
+  return id
+}
+
+export interface WriterHooks {
+  /** After the commit row is in: refresh what this process reads. */
+  committed(): Promise<void>
+  /** After a rollback or failed commit: remove the import's rows (best effort). */
+  abandoned(id: string): void
+}
+
+export class ClickHouseWriter implements StoreWriter {
+  readonly #t: Topology
+  readonly #id: bigint
+  readonly #hooks: WriterHooks
+  #seq = 0
+  #open = true
+  #heartbeat: NodeJS.Timeout | undefined
+
+  private constructor(t: Topology, id: bigint, hooks: WriterHooks) {
+    this.#t = t
+    this.#id = id
+    this.#hooks = hooks
+  }
+
+  static async begin(t: Topology, id: bigint, hooks: WriterHooks): Promise<ClickHouseWriter> {
+    const w = new ClickHouseWriter(t, id, hooks)
+    // The begun row goes in before any data, so every row on disk belongs to a known import.
+    await w.#state('begun')
+    w.#heartbeat = setInterval(() => void w.#state('begun').catch(() => undefined), HEARTBEAT_MS)
+    w.#heartbeat.unref()
+    return w
+  }
+
+  get importId(): string {
+    return String(this.#id)
+  }
+
+  async #state(state: 'begun' | 'committed' | 'aborted'): Promise<void> {
+    await this.#t.metaWriter.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', `${this.#id}\t${state}\t${Date.now()}\n`)
+  }
+
+  #live(): void {
+    if (!this.#open) throw new Error('this write transaction has ended')
+  }
+
+  /** Small-table rows as TabSeparated, each with its own seq so a later row of one import wins. */
+  async #insertMeta(table: string, columns: readonly string[], rows: readonly (string | number | null)[][]): Promise<void> {
+    this.#live()
+    if (rows.length === 0) return
+    const body = rows.map((r) => [...r.map(tsv), String(this.#id), String(++this.#seq)].join('\t')).join('\n') + '\n'
+    await this.#t.metaWriter.insert(table, [...columns, 'import_id', 'seq'], 'TabSeparated', body)
+  }
+
+  /** Rows with floats go in binary: 18.16 parses floats from text inexactly. */
+  async #insertBinary(table: string, columns: readonly [string, ColumnType][], rows: readonly (readonly Cell[])[]): Promise<void> {
+    this.#live()
+    if (rows.length === 0) return
+    const body = encodeRows([...columns.map(([, t]) => t), 'UInt64', 'UInt32'], rows.map((r) => [...r, this.#id, ++this.#seq]))
+    await this.#t.metaWriter.insert(table, [...columns.map(([c]) => c), 'import_id', 'seq'], 'RowBinary', body)
+  }
+
+  async putInstruments(list: readonly Instrument[]): Promise<void> {
+    const s = 'Nullable(String)'
+    const f = 'Nullable(Float64)'
+    await this.#insertBinary(
+      'instruments',
+      [['symbol', 'String'], ['code', 'String'], ['exchange', 'String'], ['name', s], ['type', s], ['listing_date', s], ['tick_size', f], ['total_shares', f], ['float_shares', f], ['limit_up', f], ['limit_down', f], ['name_en', s], ['lot_size', f]],
+      list.map((i) => [i.symbol, i.code, i.exchange, i.name, i.type, i.listingDate, i.tickSize, i.totalShares, i.floatShares, i.limitUp, i.limitDown, i.nameEn, i.lotSize]),
+    )
+  }
+
+  async putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void> {
+    this.#live()
+    const ts = bars.timestamp
+    for (let i = 1; i < ts.length; i++) if (!(ts[i] > ts[i - 1])) throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
+    const n = barCount(bars)
+    if (n === 0) return
+    const seq = ++this.#seq
+    // Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists.
+    const settings: Record<string, 0 | 1> = this.#t.cluster ? { insert_distributed_sync: 1 } : {}
+    // Each block is encoded while the server takes the previous one.
+    let sending: Promise<void> | undefined
+    try {
+      for (let from = 0; from < n; from += INSERT_BLOCK_ROWS) {
+        const body = encodeBars(symbol, period, bars, from, Math.min(n, from + INSERT_BLOCK_ROWS), this.#id, seq)
+        await sending
+        sending = this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', body, settings)
+      }
+    } finally {
+      await sending
+    }
+    await this.#insertMeta('series', ['symbol', 'period', 'first_ts', 'last_ts'], [[symbol, period, ts[0], ts[n - 1]]])
+  }
+
+  async putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void> {
+    await this.#insertBinary('ex_factors', [['symbol', 'String'], ['ts', 'Int64'], ['ex_factor', 'Float64']], events.map((e) => [symbol, e.timestamp, e.exFactor]))
+  }
+
+  async putUniverses(list: readonly StoredUniverse[]): Promise<void> {
+    this.#live()
+    if (list.length === 0) return
+    const array = (symbols: readonly string[]) => `[${symbols.map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(',')}]`
+    const body = list.map((u) => [tsv(u.id), tsv(u.name), tsv(u.region), tsv(u.category), tsv(u.description), tsv(array(u.symbols)), String(this.#id), String(++this.#seq)].join('\t')).join('\n') + '\n'
+    await this.#t.metaWriter.insert('universes', ['id', 'name', 'region', 'category', 'description', 'symbols', 'import_id', 'seq'], 'TabSeparated', body)
+  }
+
+  async #tombstone(kind: 'bars' | 'ex_factors' | 'instruments', symbol: string, period: string, fromMs: number | undefined, toMs: number | undefined): Promise<void> {
+    await this.#insertMeta('deletes', ['kind', 'symbol', 'period', 'from_ts', 'to_ts'], [[kind, symbol, period, Math.ceil(fromMs ?? OPEN_FROM), Math.floor(toMs ?? OPEN_TO)]])
+  }
+
+  async deleteBars(range: BarRange): Promise<void> {
+    await this.#tombstone('bars', range.symbol, range.period, range.fromMs, range.toMs)
+  }
+
+  async deleteExFactors(range: EventRange): Promise<void> {
+    await this.#tombstone('ex_factors', range.symbol, '', range.fromMs, range.toMs)
+  }
+
+  async deleteInstruments(symbols: readonly string[]): Promise<void> {
+    for (const s of new Set(symbols)) await this.#tombstone('instruments', s, '', undefined, undefined)
+  }
+
+  /** The one row that makes the whole import visible, atomically, to every reader. */
+  async commit(): Promise<void> {
+    this.#live()
+    this.#end()
+    // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
+    await this.#state('committed')
+    await this.#hooks.committed()
+  }
+
+  async rollback(): Promise<void> {
+    if (!this.#open) return
+    this.#end()
+    await this.#state('aborted').catch(() => undefined)
+    this.#hooks.abandoned(this.importId)
+  }
+
+  #end(): void {
+    this.#open = false
+    clearInterval(this.#heartbeat)
+  }
+}

@@ -1,0 +1,201 @@
+/** @module One ClickHouse HTTP endpoint through @clickhouse/client, with SQL literals and failures mapped to STORE_UNAVAILABLE. */
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
+import { Readable } from 'node:stream'
+import { MdqError } from '../../domain/errors.js'
+
+/**
+ * A ceiling for reads: a big legitimate read on a loaded server may take seconds, so a dead or frozen
+ * server is not detected by this but by the Health pings, which abort every request within 2 s.
+ */
+export const READ_TIMEOUT_MS = 30_000
+/** Writes carry large blocks; they get longer, but still end. */
+export const WRITE_TIMEOUT_MS = 300_000
+/** A ping (`/ping`, answered without running a query) slower than this means the server is gone. */
+export const PING_TIMEOUT_MS = 1500
+export const PING_INTERVAL_MS = 250
+
+/**
+ * Liveness of the servers a store uses, from pings every 250 ms: while one fails, every request
+ * in flight is aborted and new ones fail at once with STORE_UNAVAILABLE; the first good ping ends it.
+ */
+export class Health {
+  #down: MdqError | undefined
+  #controller = new AbortController()
+  #timer: NodeJS.Timeout | undefined
+  #pinging = false
+
+  constructor(private readonly targets: readonly Connection[]) {}
+
+  start(): void {
+    this.#timer = setInterval(() => void this.#round(), PING_INTERVAL_MS)
+    this.#timer.unref()
+  }
+
+  async #round(): Promise<void> {
+    if (this.#pinging) return
+    this.#pinging = true
+    try {
+      const failed = (await Promise.all(this.targets.map((c) => c.ping()))).find((e) => e !== undefined)
+      if (failed && !this.#down) {
+        this.#down = failed
+        this.#controller.abort(failed)
+      } else if (!failed && this.#down) {
+        this.#down = undefined
+        this.#controller = new AbortController()
+      }
+    } finally {
+      this.#pinging = false
+    }
+  }
+
+  /** Throws while the servers are down; else a signal that fires when they go down. */
+  signal(): AbortSignal {
+    if (this.#down) throw this.#down
+    return this.#controller.signal
+  }
+
+  stop(): void {
+    clearInterval(this.#timer)
+  }
+}
+
+export interface Endpoint {
+  readonly url: string
+  readonly username: string
+  readonly password: string
+  /** Absent: the server's default database (for CREATE DATABASE). */
+  readonly database?: string
+}
+
+/**
+ * 18.16 predates query parameters ({name:Type}), so values go into the SQL as literals made here,
+ * and nowhere else: strings quoted and escaped, numbers checked to be finite integers.
+ */
+export const sql = {
+  str(s: string): string {
+    return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+  },
+  int(n: number | bigint | string): string {
+    const s = String(n)
+    if (!/^-?\d+$/.test(s)) throw new Error(`not an integer: ${s}`)
+    return s
+  },
+  float(n: number): string {
+    if (!Number.isFinite(n)) throw new Error(`not a finite number: ${n}`)
+    return String(n)
+  },
+  list(items: readonly string[]): string {
+    return items.length ? items.join(', ') : 'NULL'
+  },
+}
+
+export class Connection {
+  readonly #client: ClickHouseClient
+  readonly #where: string
+
+  constructor(
+    readonly endpoint: Endpoint,
+    readonly timeoutMs = READ_TIMEOUT_MS,
+    private readonly health?: Health,
+  ) {
+    this.#where = `ClickHouse at ${endpoint.url}`
+    this.#client = createClient({
+      url: endpoint.url,
+      username: endpoint.username,
+      password: endpoint.password,
+      ...(endpoint.database ? { database: endpoint.database } : {}),
+      request_timeout: timeoutMs,
+      // A server restart closes idle sockets; the client drops them before the server's 3 s keep-alive does.
+      keep_alive: { enabled: true, idle_socket_ttl: 1500 },
+      application: 'mdq',
+      // Failures reach the caller as MdqErrors; the client's own console logging would only repeat them.
+      log: { level: ClickHouseLogLevel.OFF },
+      // Readers name the committed imports in the query text; the 256 KiB default would cap them near 13,000.
+      clickhouse_settings: { max_query_size: '67108864' },
+    })
+  }
+
+  async #run<T>(what: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      // The client's request_timeout covers the socket; the signal bounds the whole exchange and ends it on an outage.
+      const timeout = AbortSignal.timeout(this.timeoutMs)
+      const signal = this.health ? AbortSignal.any([this.health.signal(), timeout]) : timeout
+      return await what(signal)
+    } catch (err) {
+      this.health?.signal() // throws the outage itself when that is why the request ended
+      throw this.unavailable(err)
+    }
+  }
+
+  /** Undefined when `/ping` answers within PING_TIMEOUT_MS, else the failure. */
+  async ping(): Promise<MdqError | undefined> {
+    const r = await this.#client.ping({ select: false, abort_signal: AbortSignal.timeout(PING_TIMEOUT_MS) }).catch((err: unknown) => ({ success: false as const, error: err }))
+    return r.success ? undefined : this.unavailable(r.error)
+  }
+
+  unavailable(err: unknown): MdqError {
+    if (err instanceof MdqError) return err
+    const message = err instanceof Error ? err.message.split('\n')[0].slice(0, 300) : String(err)
+    return new MdqError('STORE_UNAVAILABLE', `${this.#where} failed: ${message}`)
+  }
+
+  /** A statement without a result (DDL, ALTER, small INSERT ... VALUES). */
+  async command(query: string): Promise<void> {
+    await this.#run((signal) => this.#client.command({ query, abort_signal: signal }))
+  }
+
+  /** Rows as TabSeparated text split into fields, NULL as null (small results only). */
+  async rows(query: string): Promise<(string | null)[][]> {
+    const text = await this.#run(async (signal) => {
+      const rs = await this.#client.query({ query, format: 'TabSeparated', abort_signal: signal })
+      return rs.text()
+    })
+    if (text === '') return []
+    return text.replace(/\n$/, '').split('\n').map((line) => line.split('\t').map(unescapeTsv))
+  }
+
+  /** Rows of a small JSONEachRow result (Int64 come as strings, tuples as arrays). */
+  async json<T>(query: string): Promise<T[]> {
+    return this.#run(async (signal) => {
+      const rs = await this.#client.query({ query, format: 'JSONEachRow', abort_signal: signal })
+      return rs.json<T>()
+    })
+  }
+
+  /** The raw bytes of a `... FORMAT RowBinary` query. */
+  async bytes(query: string): Promise<Buffer> {
+    return this.#run(async (signal) => {
+      const { stream } = await this.#client.exec({ query, abort_signal: signal })
+      const parts: Buffer[] = []
+      for await (const part of stream) parts.push(part as Buffer)
+      return parts.length === 1 ? parts[0] : Buffer.concat(parts)
+    })
+  }
+
+  /** `INSERT INTO table (columns) FORMAT <format>` with a body already encoded in that format. */
+  async insert(table: string, columns: readonly string[], format: 'RowBinary' | 'TabSeparated', body: Buffer | string, settings: Record<string, 0 | 1> = {}): Promise<void> {
+    const query = `INSERT INTO ${table} (${columns.join(', ')}) FORMAT ${format}`
+    await this.#run(async (signal) => {
+      const { stream } = await this.#client.exec({ query, values: Readable.from([body]), clickhouse_settings: settings, abort_signal: signal })
+      for await (const chunk of stream) void chunk // drain the (empty) answer so the socket is reused
+    })
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close()
+  }
+}
+
+const TSV_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', '\\': '\\', "'": "'", b: '\b', f: '\f' }
+
+function unescapeTsv(field: string): string | null {
+  if (field === '\\N') return null
+  return field.includes('\\') ? field.replace(/\\(.)/g, (_, c: string) => TSV_ESCAPES[c] ?? c) : field
+}
+
+/** A field for a TabSeparated body; null as \N. */
+export function tsv(value: string | number | null): string {
+  if (value === null) return '\\N'
+  if (typeof value === 'number') return sql.float(value)
+  return value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+}

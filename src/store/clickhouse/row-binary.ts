@@ -1,0 +1,183 @@
+/** @module Bars to and from ClickHouse RowBinary: prices and volumes as scaled Int64 (FORMAT.md, "Bars"). */
+import { allocBars, type Bars } from '../../domain/bars.js'
+import type { StoredPeriod } from '../../domain/period.js'
+
+/** Scale meaning "the Int64 holds the IEEE-754 bits of the double": lossless for any value. */
+export const RAW_SCALE = 255
+const MAX_SCALE = 9
+const POW10 = Array.from({ length: MAX_SCALE + 1 }, (_, k) => 10 ** k)
+const TWO32 = 4294967296
+const MAX_SCALED = 2 ** 53
+/** NaN (a prev_close not imported) in a scaled column: Int64's minimum, never a scaled value. */
+const NAN_HI = -2147483648
+const PERIOD_CODE: Record<StoredPeriod, number> = { '1m': 1, '1d': 2 }
+
+/** Whether v is exactly an integer / 10^k (NaN fits: it has its own marker). */
+function fits(v: number, k: number): boolean {
+  if (v !== v) return true
+  const p = POW10[k]
+  const r = Math.round(v * p)
+  return r / p === v && Math.abs(r) < MAX_SCALED
+}
+
+/** A decimal scale at which all of a row's prices are exact: the previous row's if it fits, else the smallest. */
+function priceScale(hint: number, a: number, b: number, c: number, d: number, e: number): number {
+  if (hint !== RAW_SCALE && fits(a, hint) && fits(b, hint) && fits(c, hint) && fits(d, hint) && fits(e, hint)) return hint
+  for (let k = 0; k <= MAX_SCALE; k++) if (fits(a, k) && fits(b, k) && fits(c, k) && fits(d, k) && fits(e, k)) return k
+  return RAW_SCALE
+}
+
+function volumeScale(hint: number, a: number, b: number): number {
+  if (hint !== RAW_SCALE && fits(a, hint) && fits(b, hint)) return hint
+  for (let k = 0; k <= MAX_SCALE; k++) if (fits(a, k) && fits(b, k)) return k
+  return RAW_SCALE
+}
+
+class Writer {
+  readonly buf: Buffer
+  readonly #dv: DataView
+  at = 0
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size)
+    this.#dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength)
+  }
+  byte(b: number): void {
+    this.#dv.setUint8(this.at++, b)
+  }
+  int64(v: number): void {
+    const hi = Math.floor(v / TWO32)
+    this.#dv.setUint32(this.at, v - hi * TWO32, true)
+    this.#dv.setInt32(this.at + 4, hi, true)
+    this.at += 8
+  }
+  uint64(v: bigint): void {
+    this.#dv.setBigUint64(this.at, v, true)
+    this.at += 8
+  }
+  uint32(v: number): void {
+    this.#dv.setUint32(this.at, v, true)
+    this.at += 4
+  }
+  scaled(v: number, k: number): void {
+    if (k === RAW_SCALE) {
+      this.#dv.setFloat64(this.at, v, true)
+      this.at += 8
+    } else if (v !== v) {
+      this.#dv.setUint32(this.at, 0, true)
+      this.#dv.setInt32(this.at + 4, NAN_HI, true)
+      this.at += 8
+    } else this.int64(Math.round(v * POW10[k]))
+  }
+}
+
+/** Bytes of one row besides the symbol. */
+const FIXED_ROW = 1 + 8 + 1 + 5 * 8 + 1 + 2 * 8 + 8 + 4
+
+/** RowBinary rows of BAR_COLUMNS for bars [from, to) of one series, tagged with the import and its op seq. */
+export function encodeBars(symbol: string, period: StoredPeriod, bars: Bars, from: number, to: number, importId: bigint, seq: number): Buffer {
+  const name = Buffer.from(symbol, 'utf8')
+  if (name.length > 127) throw new Error(`symbol too long: ${symbol}`)
+  // The row's constant head (symbol, period) and tail (import id, seq), copied in whole.
+  const head = Buffer.concat([Buffer.from([name.length]), name, Buffer.from([PERIOD_CODE[period]])])
+  const tail = Buffer.alloc(12)
+  tail.writeBigUInt64LE(importId, 0)
+  tail.writeUInt32LE(seq, 8)
+  const w = new Writer((to - from) * (FIXED_ROW + 1 + name.length))
+  const { timestamp, open, high, low, close, prevClose, volume, amount } = bars
+  let pk = 0
+  let vk = 0
+  for (let i = from; i < to; i++) {
+    head.copy(w.buf, w.at)
+    w.at += head.length
+    w.int64(timestamp[i])
+    pk = priceScale(pk, open[i], high[i], low[i], close[i], prevClose[i])
+    w.byte(pk)
+    w.scaled(open[i], pk)
+    w.scaled(high[i], pk)
+    w.scaled(low[i], pk)
+    w.scaled(close[i], pk)
+    w.scaled(prevClose[i], pk)
+    vk = volumeScale(vk, volume[i], amount[i])
+    w.byte(vk)
+    w.scaled(volume[i], vk)
+    w.scaled(amount[i], vk)
+    tail.copy(w.buf, w.at)
+    w.at += 12
+  }
+  return w.buf.subarray(0, w.at)
+}
+
+/** Bytes per row of the read query's result: ts, pscale, 5 prices, vscale, volume, amount. */
+export const READ_ROW = 8 + 1 + 5 * 8 + 1 + 2 * 8
+
+function readScaled(dv: DataView, at: number, k: number): number {
+  if (k === RAW_SCALE) return dv.getFloat64(at, true)
+  const lo = dv.getUint32(at, true)
+  const hi = dv.getInt32(at + 4, true)
+  if (hi === NAN_HI && lo === 0) return NaN
+  return (hi * TWO32 + lo) / POW10[k]
+}
+
+/** Decodes `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount ... FORMAT RowBinary`. */
+export function decodeBars(buf: Buffer): Bars {
+  const n = buf.length / READ_ROW
+  if (!Number.isInteger(n)) throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${READ_ROW}`)
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  const out = allocBars(n)
+  let at = 0
+  for (let i = 0; i < n; i++) {
+    out.timestamp[i] = dv.getInt32(at + 4, true) * TWO32 + dv.getUint32(at, true)
+    const pk = buf[at + 8]
+    out.open[i] = readScaled(dv, at + 9, pk)
+    out.high[i] = readScaled(dv, at + 17, pk)
+    out.low[i] = readScaled(dv, at + 25, pk)
+    out.close[i] = readScaled(dv, at + 33, pk)
+    out.prevClose[i] = readScaled(dv, at + 41, pk)
+    const vk = buf[at + 49]
+    out.volume[i] = readScaled(dv, at + 50, vk)
+    out.amount[i] = readScaled(dv, at + 58, vk)
+    at += READ_ROW
+  }
+  return out
+}
+
+/** Rows per INSERT: bounds the memory of one block for a 10M-row import. */
+export const INSERT_BLOCK_ROWS = 500_000
+
+
+/** Column types of the small tables written in RowBinary (18.16 parses floats from text inexactly: '7.956' is not 7.956). */
+export type ColumnType = 'String' | 'Nullable(String)' | 'Float64' | 'Nullable(Float64)' | 'Int64' | 'Nullable(Int64)' | 'UInt64' | 'UInt32'
+export type Cell = string | number | bigint | null
+
+/** RowBinary of rows whose cells match `types` column by column. */
+export function encodeRows(types: readonly ColumnType[], rows: readonly (readonly Cell[])[]): Buffer {
+  const parts: Buffer[] = []
+  const fixed = (n: number, write: (b: Buffer) => void) => {
+    const b = Buffer.allocUnsafe(n)
+    write(b)
+    parts.push(b)
+  }
+  for (const row of rows) {
+    types.forEach((type, k) => {
+      const v = row[k]
+      if (type.startsWith('Nullable(')) {
+        parts.push(Buffer.from([v === null ? 1 : 0]))
+        if (v === null) return
+        type = type.slice(9, -1) as ColumnType
+      } else if (v === null) throw new Error(`column ${k} (${type}) cannot be null`)
+      if (type === 'String') {
+        const s = Buffer.from(String(v), 'utf8')
+        const len: number[] = []
+        for (let n = s.length; ; n >>>= 7) {
+          len.push(n >= 128 ? (n & 127) | 128 : n)
+          if (n < 128) break
+        }
+        parts.push(Buffer.from(len), s)
+      } else if (type === 'Float64') fixed(8, (b) => b.writeDoubleLE(Number(v)))
+      else if (type === 'Int64') fixed(8, (b) => b.writeBigInt64LE(BigInt(v as number)))
+      else if (type === 'UInt64') fixed(8, (b) => b.writeBigUInt64LE(BigInt(v as number)))
+      else fixed(4, (b) => b.writeUInt32LE(Number(v)))
+    })
+  }
+  return Buffer.concat(parts)
+}

@@ -1,0 +1,132 @@
+/** @module The ClickHouse tables (FORMAT.md) and where they live: one server, or bars sharded over a cluster. */
+import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
+import type { ClickHouseConfig } from './config.js'
+
+/** Every versioned row carries the import that wrote it and its order inside that import. */
+const VERSION = 'import_id UInt64, seq UInt32'
+
+export const BAR_COLUMNS = ['symbol', 'period', 'ts', 'pscale', 'open', 'high', 'low', 'close', 'prev_close', 'vscale', 'volume', 'amount', 'import_id', 'seq'] as const
+const BARS = `symbol String, period Enum8('1m' = 1, '1d' = 2), ts Int64,
+  pscale UInt8, open Int64, high Int64, low Int64, close Int64, prev_close Int64,
+  vscale UInt8, volume Int64, amount Int64, ${VERSION}`
+const BARS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = 8192'
+
+/** Small tables on the metadata server (the single server, or the cluster's first shard). */
+const META_TABLES: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state Enum8('begun' = 1, 'committed' = 2, 'aborted' = 3, 'vacuumed' = 4), at_ms Int64)
+   ENGINE = MergeTree ORDER BY import_id`,
+  `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64, ${VERSION})
+   ENGINE = MergeTree ORDER BY (symbol, period)`,
+  `CREATE TABLE IF NOT EXISTS instruments (symbol String, code String, exchange String, name Nullable(String), type Nullable(String),
+   listing_date Nullable(String), tick_size Nullable(Float64), total_shares Nullable(Float64), float_shares Nullable(Float64),
+   limit_up Nullable(Float64), limit_down Nullable(Float64), name_en Nullable(String), lot_size Nullable(Float64), ${VERSION})
+   ENGINE = MergeTree ORDER BY symbol`,
+  `CREATE TABLE IF NOT EXISTS ex_factors (symbol String, ts Int64, ex_factor Float64, ${VERSION}) ENGINE = MergeTree ORDER BY (symbol, ts)`,
+  `CREATE TABLE IF NOT EXISTS deletes (kind Enum8('bars' = 1, 'ex_factors' = 2, 'instruments' = 3), symbol String, period String,
+   from_ts Int64, to_ts Int64, ${VERSION}) ENGINE = MergeTree ORDER BY (kind, symbol)`,
+  `CREATE TABLE IF NOT EXISTS universes (id String, name String, region Nullable(String), category Nullable(String),
+   description Nullable(String), symbols Array(String), ${VERSION}) ENGINE = MergeTree ORDER BY id`,
+  `CREATE TABLE IF NOT EXISTS api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64),
+   rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64) ENGINE = MergeTree ORDER BY id`,
+]
+
+/** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
+export const META_VERSIONED_TABLES = ['series', 'instruments', 'ex_factors', 'deletes', 'universes'] as const
+
+/** The servers a store talks to. */
+export interface Topology {
+  /** Bars are read and written here (`bars`: MergeTree, or Distributed over `bars_local`). */
+  readonly entry: Connection
+  /** Imports, instruments, ex-factors, deletes, universes and keys. */
+  readonly meta: Connection
+  /** Long statements (inserts of bar blocks, ALTERs) to the entry and the metadata server. */
+  readonly entryWriter: Connection
+  readonly metaWriter: Connection
+  /** Every server holding bars: the one server, or each host of the cluster (for DDL and vacuum). */
+  readonly barHosts: readonly Endpoint[]
+  /** Table the bars of the whole store are in, as the entry sees it; `bars_local` per host in a cluster. */
+  readonly barsLocal: string
+  readonly cluster?: string
+  /** Pings every server; an outage aborts the requests of every connection above. */
+  readonly health: Health
+  readonly pingers: readonly Connection[]
+}
+
+interface ClusterHost {
+  shard_num: number
+  replica_num: number
+  host_name: string
+}
+
+/**
+ * Finds the servers: with a cluster, its hosts as the entry server's `system.clusters` lists them,
+ * reached over HTTP on the entry's port (every host of a cluster serves HTTP on the same port).
+ */
+export async function connect(config: ClickHouseConfig): Promise<Topology> {
+  const base = { username: config.username, password: config.password }
+  const entryEp: Endpoint = { ...base, url: config.url, database: config.database }
+  const watched = (hosts: readonly Endpoint[]) => {
+    const pingers = [...new Map(hosts.map((ep) => [ep.url, ep])).values()].map((ep) => new Connection(ep, PING_TIMEOUT_MS))
+    const health = new Health(pingers)
+    return { pingers, health, connection: (ep: Endpoint, timeoutMs?: number) => new Connection(ep, timeoutMs, health) }
+  }
+  if (!config.cluster) {
+    const { pingers, health, connection } = watched([entryEp])
+    const entry = connection(entryEp)
+    const writer = connection(entryEp, WRITE_TIMEOUT_MS)
+    return { entry, meta: entry, entryWriter: writer, metaWriter: writer, barHosts: [entryEp], barsLocal: 'bars', health, pingers }
+  }
+  const probe = new Connection({ ...base, url: config.url })
+  let hosts: ClusterHost[]
+  try {
+    hosts = await probe.json<ClusterHost>(
+      `SELECT shard_num, replica_num, host_name FROM system.clusters WHERE cluster = ${sql.str(config.cluster)} ORDER BY shard_num, replica_num`,
+    )
+  } finally {
+    await probe.close()
+  }
+  if (hosts.length === 0) throw new Error(`ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config.`)
+  const port = new URL(config.url).port
+  const barHosts = hosts.map((h): Endpoint => ({ ...base, url: `http://${h.host_name.includes(':') ? `[${h.host_name}]` : h.host_name}:${port}`, database: config.database }))
+  const metaEp = barHosts[0]
+  const { pingers, health, connection } = watched([entryEp, ...barHosts])
+  return {
+    entry: connection(entryEp),
+    meta: connection(metaEp),
+    entryWriter: connection(entryEp, WRITE_TIMEOUT_MS),
+    metaWriter: connection(metaEp, WRITE_TIMEOUT_MS),
+    barHosts,
+    barsLocal: 'bars_local',
+    cluster: config.cluster,
+    health,
+    pingers,
+  }
+}
+
+/** Creates the database and every table where it belongs; idempotent (`CREATE ... IF NOT EXISTS`). */
+export async function migrate(t: Topology, config: ClickHouseConfig): Promise<void> {
+  const onHost = async (ep: Endpoint, statements: readonly string[]) => {
+    const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password }, WRITE_TIMEOUT_MS)
+    const c = new Connection(ep, WRITE_TIMEOUT_MS)
+    try {
+      await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
+      for (const s of statements) await c.command(s)
+    } finally {
+      await Promise.all([admin.close(), c.close()])
+    }
+  }
+  if (!t.cluster) {
+    await onHost(t.barHosts[0], [...META_TABLES, `CREATE TABLE IF NOT EXISTS bars (${BARS}) ${BARS_MERGE_TREE}`])
+    return
+  }
+  // No ZooKeeper, so no ON CLUSTER: every host gets its tables through its own connection.
+  const distributed = `CREATE TABLE IF NOT EXISTS bars (${BARS}) ENGINE = Distributed(${t.cluster}, ${config.database}, bars_local, cityHash64(symbol))`
+  for (const [i, ep] of t.barHosts.entries()) {
+    await onHost(ep, [...(i === 0 ? META_TABLES : []), `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`, distributed])
+  }
+}
+
+export async function closeTopology(t: Topology): Promise<void> {
+  t.health.stop()
+  await Promise.all([...new Set([t.entry, t.meta, t.entryWriter, t.metaWriter, ...t.pingers])].map((c) => c.close()))
+}

@@ -1,0 +1,202 @@
+/** @module Real clickhouse-server processes (Debian's) on free loopback ports: one server, or two as a two-shard cluster. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const BINARY = 'clickhouse-server'
+
+/**
+ * A reason to skip, or false. Under CI=true a missing server is never a skip: the tests run and
+ * fail on starting it.
+ */
+export function skipWithoutClickHouse(): string | false {
+  if (process.env.CI === 'true') return false
+  return spawnSync('which', [BINARY]).status === 0 ? false : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)'
+}
+
+/** A port free on every given loopback address (the cluster's servers share ports on 127.0.0.1 and 127.0.0.2). */
+async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {
+  for (;;) {
+    const probe = createServer()
+    probe.listen(0, hosts[0])
+    await once(probe, 'listening')
+    const { port } = probe.address() as { port: number }
+    const others = await Promise.all(
+      hosts.slice(1).map(
+        (h) =>
+          new Promise<boolean>((resolve) => {
+            const s = createServer()
+            s.once('error', () => resolve(false))
+            s.listen(port, h, () => s.close(() => resolve(true)))
+          }),
+      ),
+    )
+    probe.close()
+    await once(probe, 'close')
+    if (others.every(Boolean) && !taken.has(port)) {
+      taken.add(port)
+      return port
+    }
+  }
+}
+
+interface Ports {
+  http: number
+  tcp: number
+  interserver: number
+}
+
+function configXml(dir: string, host: string, ports: Ports, remoteServers: string): string {
+  return `<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>${dir}/log/server.log</log><errorlog>${dir}/log/error.log</errorlog><size>10M</size><count>1</count></logger>
+  <listen_host>${host}</listen_host>
+  <http_port>${ports.http}</http_port>
+  <tcp_port>${ports.tcp}</tcp_port>
+  <interserver_http_port>${ports.interserver}</interserver_http_port>
+  <max_connections>256</max_connections>
+  <!-- Long, so that a test blocked in spawnSync never reuses a socket the server has closed meanwhile. -->
+  <keep_alive_timeout>600</keep_alive_timeout>
+  <max_concurrent_queries>100</max_concurrent_queries>
+  <uncompressed_cache_size>67108864</uncompressed_cache_size>
+  <mark_cache_size>67108864</mark_cache_size>
+  <path>${dir}/data/</path>
+  <tmp_path>${dir}/tmp/</tmp_path>
+  <user_files_path>${dir}/user_files/</user_files_path>
+  <format_schema_path>${dir}/format_schemas/</format_schema_path>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <timezone>UTC</timezone>
+  <mlock_executable>false</mlock_executable>
+  <compression><case><method>zstd</method></case></compression>
+  <remote_servers>${remoteServers}</remote_servers>
+</yandex>
+`
+}
+
+const USERS_XML = `<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.0/8</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`
+
+export class ClickHouseServer {
+  #child?: ChildProcess
+  readonly #dir: string
+
+  private constructor(
+    readonly host: string,
+    readonly ports: Ports,
+    remoteServers: string,
+  ) {
+    this.#dir = mkdtempSync(join(tmpdir(), 'mdq-ch-'))
+    for (const d of ['log', 'data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(this.#dir, d))
+    writeFileSync(join(this.#dir, 'config.xml'), configXml(this.#dir, host, ports, remoteServers))
+    writeFileSync(join(this.#dir, 'users.xml'), USERS_XML)
+  }
+
+  /** A server not yet started, with its config written (the cluster makes its two this way). */
+  static prepare(host: string, ports: Ports, remoteServers: string): ClickHouseServer {
+    return new ClickHouseServer(host, ports, remoteServers)
+  }
+
+  /** One server on 127.0.0.1. */
+  static async start(): Promise<ClickHouseServer> {
+    const taken = new Set<number>()
+    const hosts = ['127.0.0.1']
+    const server = new ClickHouseServer('127.0.0.1', { http: await freePort(hosts, taken), tcp: await freePort(hosts, taken), interserver: await freePort(hosts, taken) }, '')
+    await server.start()
+    return server
+  }
+
+  get httpUrl(): string {
+    return `http://${this.host}:${this.ports.http}`
+  }
+
+  /** The mdq store URL of database `db` (optionally over a cluster). */
+  storeUrl(db: string, cluster?: string): string {
+    return `clickhouse://${this.host}:${this.ports.http}/${db}${cluster ? `?cluster=${cluster}` : ''}`
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid
+  }
+
+  async start(): Promise<void> {
+    this.#child = spawn(BINARY, [`--config-file=${join(this.#dir, 'config.xml')}`], { stdio: 'ignore', cwd: this.#dir })
+    const exited = once(this.#child, 'exit')
+    const t0 = Date.now()
+    for (;;) {
+      const ok = await fetch(`${this.httpUrl}/ping`).then((r) => r.ok, () => false)
+      if (ok) return
+      if (this.#child.exitCode !== null || Date.now() - t0 > 60_000) {
+        this.#child.kill('SIGKILL')
+        await exited
+        throw new Error(`clickhouse-server did not start on ${this.httpUrl} (logs in ${this.#dir}/log)`)
+      }
+      await sleep(50)
+    }
+  }
+
+  /**
+   * Stops the server by its PID and waits until it has exited; the data stays. SIGKILL by default: a
+   * crash is the outage tests want, and ClickHouse's clean shutdown takes seconds.
+   */
+  async stop(signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
+    const child = this.#child
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill(signal)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    await exited
+    clearTimeout(timer)
+  }
+
+  /** Freezes or thaws the process (a server that accepts connections but never answers). */
+  pause(paused: boolean): void {
+    this.#child?.kill(paused ? 'SIGSTOP' : 'SIGCONT')
+  }
+
+  async destroy(): Promise<void> {
+    this.pause(false)
+    await this.stop()
+    rmSync(this.#dir, { recursive: true, force: true })
+  }
+}
+
+/** Two servers, one shard each, on 127.0.0.1 and 127.0.0.2 with the same ports, as cluster `mdq_two_shards`. */
+export class ClickHouseCluster {
+  static readonly NAME = 'mdq_two_shards'
+  private constructor(readonly servers: readonly ClickHouseServer[]) {}
+
+  static async start(): Promise<ClickHouseCluster> {
+    const hosts = ['127.0.0.1', '127.0.0.2']
+    const taken = new Set<number>()
+    const ports = { http: await freePort(hosts, taken), tcp: await freePort(hosts, taken), interserver: await freePort(hosts, taken) }
+    const shards = hosts.map((h) => `<shard><replica><host>${h}</host><port>${ports.tcp}</port></replica></shard>`).join('')
+    const remote = `<${ClickHouseCluster.NAME}>${shards}</${ClickHouseCluster.NAME}>`
+    const servers = hosts.map((h) => ClickHouseServer.prepare(h, ports, remote))
+    try {
+      await Promise.all(servers.map((s) => s.start()))
+    } catch (err) {
+      await Promise.all(servers.map((s) => s.destroy()))
+      throw err
+    }
+    return new ClickHouseCluster(servers)
+  }
+
+  storeUrl(db: string): string {
+    return this.servers[0].storeUrl(db, ClickHouseCluster.NAME)
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.destroy()))
+  }
+}
