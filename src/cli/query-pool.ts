@@ -4,8 +4,8 @@ import { Piscina } from 'piscina'
 import { fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
 
-/** Symbols per worker task of a batch: small enough to spread one batch over the cores, large enough to amortize a hop. */
-const BATCH_GROUP = 10
+/** Symbols per worker task of a batch: small enough to spread one batch over the cores and bound its memory, large enough to amortize a hop. */
+const BATCH_GROUP = 4
 
 /** The default of --workers: one per core. */
 export const defaultWorkers = (): number => availableParallelism()
@@ -19,21 +19,21 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     workerData: config,
   })
   let observe: StoreReadObserver = () => {}
-  const run = async (task: WorkerTask): Promise<Buffer> => {
+  const run = async (task: WorkerTask): Promise<Buffer[]> => {
     const result = await pool.run(task)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
-    return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength) // the moved memory, not a copy
+    return result.bytes.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)) // the moved memory, not a copy
   }
   return {
-    answer: (task: AnswerTask) => run(task),
+    answer: async (task: AnswerTask) => (await run(task))[0],
     async *batch(task: BatchTask) {
-      // Groups go out ahead (two per worker) and come back in order: the answer streams, and at most
-      // that many groups are held.
+      // Groups go out ahead (one per worker, and one more) and come back in order: the answer streams,
+      // and at most that many groups are held.
       const groups: BatchTask[] = []
       for (let i = 0; i < task.symbols.length; i += BATCH_GROUP) groups.push({ ...task, symbols: task.symbols.slice(i, i + BATCH_GROUP) })
-      const ahead = workers * 2
-      const pending: Promise<Buffer>[] = []
+      const ahead = workers + 1
+      const pending: Promise<Buffer[]>[] = []
       let next = 0
       const refill = () => {
         while (next < groups.length && pending.length < ahead) {
@@ -45,12 +45,11 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
       refill()
       let first = true
       while (pending.length > 0) {
-        const bytes = await pending.shift()!
+        const pieces = await pending.shift()!
         refill()
-        if (bytes.length === 0) continue // a group of unknown symbols only
         if (!first) yield ','
         first = false
-        yield bytes
+        yield* pieces
       }
     },
     textPieces: false,
