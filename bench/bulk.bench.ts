@@ -1,5 +1,5 @@
 // Bulk pull of the whole market's daily history through /v1/klines/batch (100 symbols a request, 8
-// connections), with the query work in worker threads (--workers, default one per core) and, in the
+// connections), with the query work in worker threads (--workers N, one per core) and, in the
 // same run, in the main thread (--workers 0, the baseline); the server's CPU use from /proc/PID/stat;
 // the same pull with `Accept-Encoding: gzip` (as the Python SDK sends it); and W1 (latest 100 daily
 // bars, cached) against a bare node:http server sending the same bytes.
@@ -94,11 +94,11 @@ try {
   const market = await fullMarketStore()
   const workers = availableParallelism()
   const serve = (flags: string[]) => start([mdqBin, '--db', market.db, 'serve', '--port', '0', '--rate-limit', 'off', ...flags])
-  const pooled = await serve(['--cache-mb', '0'])
+  const pooled = await serve(['--cache-mb', '0', '--workers', String(workers)])
   const inThread = await serve(['--cache-mb', '0', '--workers', '0'])
   const variants = [
     ['main thread (--workers 0, baseline)', inThread, 'identity'],
-    [`worker pool (--workers ${workers}, default)`, pooled, 'identity'],
+    [`worker pool (--workers ${workers}, one per core)`, pooled, 'identity'],
     ['worker pool, Accept-Encoding: gzip', pooled, 'gzip, deflate'],
   ] as const
   const results = variants.map(() => [] as Pull[])
@@ -123,9 +123,9 @@ try {
   await stop(inThread.child)
   await stop(pooled.child)
 
-  // W1 cached: mdq (default workers, cache on) against a bare node:http server with the same bytes.
+  // W1 cached: mdq (a pool of one worker per core, cache on) against a bare node:http server with the same bytes.
   const w1 = `/v1/klines?symbol=${market.symbols[0]}&period=1d&count=100&adjust=forward`
-  const mdq = await serve([])
+  const mdq = await serve(['--workers', String(workers)])
   const body = await (await fetch(mdq.url + w1, { headers: { 'x-api-key': market.key } })).text()
   writeFileSync(join(dir, 'bodies.json'), JSON.stringify({ [w1]: body }))
   const bare = await start([join(here, 'bare-server.js'), join(dir, 'bodies.json')])
