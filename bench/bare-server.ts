@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 
 const bodies = new Map(Object.entries(JSON.parse(readFileSync(process.argv[2], 'utf8')) as Record<string, string>).map(([p, b]) => [p, Buffer.from(b)]))
-const fallback = [...bodies.values()][0]
 const server = createServer((req, res) => {
-  const body = bodies.get(req.url ?? '') ?? fallback
+  const body = bodies.get(req.url ?? '')
+  if (!body) return res.writeHead(404).end() // a path without its captured body would measure the wrong bytes
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, etag: 'W/"bare"' })
   res.end(body)
 })

@@ -13,7 +13,7 @@ import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 
 /** Bump when the generated data changes, so a stale store is rebuilt. */
-const GENERATOR_VERSION = 1
+const GENERATOR_VERSION = 2 // 2: stores carry rollup chunks (migration 5)
 
 export interface FullMarketSpec {
   readonly dailySymbols: number

@@ -85,6 +85,7 @@ async function load() {
   const symbol = $('symbol').value.trim().split(' ')[0]
   const generation = ++state.generation
   state = { ...state, symbol, period: $('period').value, adjust: $('adjust').value, bars: [], events: [], exhausted: false, loading: true, settled: false }
+  $('bar-count').dataset.settled = ''
   localStorage.setItem('mdq.apiKey', $('api-key').value.trim())
   status(`Loading ${symbol} ${state.period} ${state.adjust}...`)
   try {
@@ -97,7 +98,11 @@ async function load() {
     $('name').textContent = info[0] ? `${info[0].symbol} ${info[0].name ?? ''} · ` : ''
     render()
     chart.timeScale().fitContent()
-    setTimeout(() => generation === state.generation && (state.settled = true), 300)
+    setTimeout(() => {
+      if (generation !== state.generation) return
+      state.settled = true
+      $('bar-count').dataset.settled = 'true' // for tests: scrolling now loads older bars
+    }, 300)
     status(state.bars.length ? `${symbol}: ${state.bars.length} bars. Scroll left for older ones.` : `${symbol}: no bars for ${state.period}.`)
   } catch (err) {
     status(err.message, true)

@@ -10,7 +10,9 @@ import type { MarketStore } from '../store/market-store.js'
 import { authPlugin } from './auth.js'
 import { compressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
-import { clientErrorHandler, errorHandler, notFoundHandler, schemaErrorFormatter } from './errors.js'
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, schemaErrorFormatter, sendError } from './errors.js'
+import { DEFAULT_HTTP_LIMITS, connectionsCheckingIntervalMs, type HttpLimits } from './http-limits.js'
+import { guardIntegerParams } from './integer-params.js'
 import { parseQueryString } from './query-string.js'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
@@ -31,11 +33,16 @@ export interface AppOptions {
   readonly responseCacheBytes?: number
   /** Rate limiting of the spec's limited routes; absent = none (tests of other concerns). */
   readonly rateLimit?: RateLimitOptions
+  /** Timeouts and caps of the HTTP server (DEFAULT_HTTP_LIMITS for what is not given). */
+  readonly limits?: Partial<HttpLimits>
   /** The clock (epoch ms), read only for a quote's `session`; default Date.now. */
   readonly now?: () => number
   /** Where uncached klines answers are computed (cli/query-pool.ts); default: the main thread. Its owner closes it. */
   readonly runner?: QueryRunner
 }
+
+/** Every route of an app, as registered (method and URL): the fuzz tests walk them all. */
+export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string; schema?: unknown }[]>()
 
 /** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
 export const MAX_URL_LENGTH = 15_000
@@ -51,6 +58,7 @@ function sharedVersion(store: MarketStore): MarketStore {
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits }
   const app = Fastify({
     logger: opts.logger ?? false,
     // One line per request comes from the onResponse hook below (with the key id, URL redacted).
@@ -59,9 +67,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: true },
     schemaErrorFormatter,
     clientErrorHandler,
-    bodyLimit: 1 << 20,
-    return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
+    bodyLimit: limits.bodyLimitBytes,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    http: { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) },
+    // Our own 503 below: Fastify's has a body of its own shape.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.server.maxConnections = limits.maxConnections
 
   // Clients (the Python SDK) send Content-Type: application/json on GET with no body.
   app.removeContentTypeParser('application/json')
@@ -76,15 +91,25 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   // The methods each API path answers, as routes are registered: the 405s below follow from them.
   const allowed = new Map<string, string[]>()
+  const routes: { method: string; url: string; schema?: unknown }[] = []
+  registeredRoutes.set(app, routes)
   app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema })
+    guardIntegerParams(route)
     if (!isApiPath(route.url)) return
     const methods = allowed.get(route.url) ?? []
     allowed.set(route.url, [...methods, ...[route.method].flat()])
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onRequest', async (req, reply) => {
-    if (req.url.length > MAX_URL_LENGTH) return reply.code(414).send({ code: 414, message: `The URL is longer than ${MAX_URL_LENGTH} characters.` })
+    // Requests that reach a closing server (on kept-alive connections) are turned away, and the connection with them.
+    if (closing) return sendError(reply.header('Connection', 'close'), 503, 'The server is shutting down; retry on another instance or shortly.')
+    if (req.url.length > MAX_URL_LENGTH) return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
   })
 
   await app.register(compress, compressOptions)
@@ -134,7 +159,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       method: ALL_METHODS.filter((m) => !methods.includes(m)),
       url,
       schema: { hide: true },
-      handler: async (req, reply) => reply.code(405).header('Allow', allow.join(', ')).send({ code: 405, message: `Method ${req.method} is not allowed on ${url}; allowed: ${allow.join(', ')}.` }),
+      handler: async (req, reply) => sendError(reply.header('Allow', allow.join(', ')), 405, `Method ${req.method} is not allowed on ${url}; allowed: ${allow.join(', ')}.`),
     })
   }
   return app

@@ -35,21 +35,43 @@ const FASTIFY_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json.',
 }
 
+/** Sends `{code, message}` (and for 429 `retry_after_ms`); the one way an error answer is written. */
+export function sendError(reply: FastifyReply, code: number, message: string, extra: Partial<ErrorBody> = {}): FastifyReply {
+  // A tag stands for a successful answer only (issue 11.10); an error never carries one.
+  reply.removeHeader('etag')
+  return reply.code(code).type('application/json; charset=utf-8').send({ code, message, ...extra })
+}
+
+/**
+ * An error answered before the request body was read (413, 401 on a POST...): read and discard the
+ * rest of the body on a kept-alive connection, so the client reads the answer instead of a reset
+ * (a close with unread bytes is a TCP RST). The request timeout bounds how long that may take.
+ */
+function drainUnreadBody(req: FastifyRequest, reply: FastifyReply): void {
+  if (req.raw.complete) return
+  reply.removeHeader('connection')
+  req.raw.on('data', () => {}) // flowing, dropped
+}
+
 export function errorHandler(err: FastifyError | MdqError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  drainUnreadBody(req, reply)
   if (err instanceof MdqError) {
     const code = STATUS[err.code]
-    const body: ErrorBody = { code, message: err.message }
-    if (err.code === 'RATE_LIMITED' && err.retryAfterMs !== undefined) body.retry_after_ms = err.retryAfterMs
     if (code >= 500) req.log.error({ err }, err.message)
-    return reply.code(code).send(body)
+    return sendError(reply, code, err.message, err.code === 'RATE_LIMITED' && err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {})
   }
   const fe = err as FastifyError
-  if (fe.validation) return reply.code(400).send({ code: 400, message: fe.message })
-  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return reply.code(fe.statusCode).send({ code: fe.statusCode, message: FASTIFY_MESSAGES[fe.code] ?? fe.message })
-  }
+  if (fe.validation) return sendError(reply, 400, fe.message)
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(reply, fe.statusCode, FASTIFY_MESSAGES[fe.code] ?? fe.message)
   req.log.error({ err }, 'unexpected failure') // internals go to the log only
-  return reply.code(500).send({ code: 500, message: 'Internal server error.' })
+  return sendError(reply, 500, 'Internal server error.')
+}
+
+/** Fastify's router failures (its `frameworkErrors` option), answered like every other error. */
+export function frameworkErrorHandler(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err.code === 'FST_ERR_BAD_URL') return sendError(reply, 400, 'The URL path is not valid (a malformed percent-escape).')
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 414, 'A path segment of the URL is too long.')
+  return sendError(reply, 400, 'The request could not be routed.')
 }
 
 /** Ajv errors worded like every other mdq error: the parameter and what it allows. */
@@ -70,14 +92,21 @@ export function schemaErrorFormatter(errors: readonly { instancePath: string; ke
 }
 
 export function notFoundHandler(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.code(404).send({ code: 404, message: `No route ${req.method} ${req.url.split('?')[0]}.` })
+  return sendError(reply, 404, `No route ${req.method} ${req.url.split('?')[0]}.`)
 }
 
-/** Answers for connections Node rejects before Fastify sees them (oversized headers, bad requests). */
+const CLIENT_ERRORS: Record<string, readonly [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'Request headers (or URL) too large.'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'The request did not arrive in time; send it at once.'],
+}
+
+/** Answers for connections Node rejects before Fastify sees them (oversized headers, timeouts, bad requests). */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
-  const [status, message] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request headers (or URL) too large.'] : [400, 'Malformed HTTP request.']
+  const [status, reason, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'Malformed HTTP request.']
   const body = JSON.stringify({ code: status, message })
-  if (socket.writable) {
-    socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  // Never write into a response already under way on this connection (Node's own rule).
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+  if (socket.writable && !answering) {
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   } else socket.destroy(err)
 }

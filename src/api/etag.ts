@@ -1,13 +1,14 @@
-/** @module ETags for the data routes: the store's data version plus the request, checked before any work. */
+/** @module ETags for the data routes: the store's data version plus the request, given only to successful answers. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
 import { acceptedEncoding, compress, compressOptions } from './compression.js'
 import type { ResponseCache } from './response-cache.js'
 
-/** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. */
-const digests = new Map<string, string>()
+/** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
+const digests = new LRUCache<string, string>({ maxSize: 4 << 20, sizeCalculation: (digest, url) => url.length + digest.length })
 
 /** The request as far as the answer depends on it: method, path, query without the key, body. */
 function requestDigest(req: FastifyRequest): string {
@@ -18,35 +19,31 @@ function requestDigest(req: FastifyRequest): string {
   const url = req.url.replace(/([?&])api_key=[^&#]*&?/g, '$1')
   const body = req.method === 'POST' ? JSON.stringify(req.body ?? null) : ''
   const digest = createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 22)
-  if (req.method === 'GET') {
-    if (digests.size >= 10_000) digests.clear()
-    digests.set(req.url, digest)
-  }
+  if (req.method === 'GET') digests.set(req.url, digest)
   return digest
 }
 
 /**
- * Answers 304 when If-None-Match holds the current tag, else the cached answer of that tag, else
- * runs `produce` and keeps its answer (a stream, for answers too large to hold, is sent as produced and
- * never cached). Weak tags: compression may change the bytes, not the data.
- * Any import changes the data version, so neither a tag nor a cached answer outlives its data.
+ * Answers 304 when If-None-Match holds the current tag (or `*`), else the cached answer of that
+ * tag, else runs `produce` and keeps its answer (a stream, for answers too large to hold, is sent as
+ * produced and never cached). A 304 stands for a successful answer, so it is given only when that
+ * answer is known: held in the cache, or just produced (a failure throws first and goes out as an
+ * error, untagged). Weak tags: compression may change the bytes, not the data. Any import changes
+ * the data version, so neither a tag nor a cached answer outlives its data.
  */
 export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
   const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
-  reply.header('ETag', tag)
   const match = req.headers['if-none-match']
-  if (match && match.split(',').some((t) => t.trim() === tag || t.trim() === '*')) return reply.code(304).send()
-  reply.type('application/json; charset=utf-8')
-  const cached = cache.maxBytes > 0 ? cache.get(tag) : undefined
-  if (cached !== undefined) return sendCached(req, reply, cache, tag, cached)
-  const produced = await produce()
-  if (typeof produced !== 'string' && !Buffer.isBuffer(produced)) return reply.send(produced)
-  const body = typeof produced === 'string' ? Buffer.from(produced, 'utf8') : produced
-  if (cache.maxBytes > 0) {
-    cache.set(tag, body)
-    return sendCached(req, reply, cache, tag, body)
+  const matches = match !== undefined && match.split(',').some((t) => t.trim() === tag || t.trim() === '*')
+  if (matches && cache.has(tag)) return reply.code(304).header('ETag', tag).send()
+  const body = await cache.answer(tag, produce)
+  reply.header('ETag', tag)
+  if (matches) {
+    if (!Buffer.isBuffer(body)) body.destroy() // a streamed answer not needed after all
+    return reply.code(304).send()
   }
-  return reply.send(body)
+  reply.type('application/json; charset=utf-8')
+  return Buffer.isBuffer(body) && cache.maxBytes > 0 ? sendCached(req, reply, cache, tag, body) : reply.send(body)
 }
 
 /**

@@ -5,8 +5,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RateLimiter } from '../auth/rate-limiter.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
-import { redactUrl } from './query-string.js'
 import type { QueryRunner } from './query-runner.js'
+import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** The metrics of one app (a registry of its own, so tests can build many apps). */
@@ -88,7 +88,7 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: Fast
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched'
     const ms = reply.elapsedTime
-    req.log.info({ method: req.method, url: redactUrl(req.url), route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, keyId: req.apiKey?.id }, 'request')
+    req.log.info({ method: req.method, url: loggedUrl(req.url), route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, keyId: req.apiKey?.id }, 'request')
     metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) })
     metrics.latency.observe({ route, method: req.method }, ms / 1000)
   })

@@ -19,8 +19,3 @@ export function rejectRepeatedOrEmpty(query: unknown, names: readonly string[]):
     if (q[name] === '' && names.includes(name)) throw badParam(`Parameter '${name}' is empty.`)
   }
 }
-
-/** Redacts the api_key query parameter from a URL for logs. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&]api_key=)[^&#]*/gi, '$1[REDACTED]')
-}

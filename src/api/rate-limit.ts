@@ -19,19 +19,35 @@ export interface RateLimitOptions {
  * spec). A route-level hook runs after the scope's auth hook: a bad key is a 401 before any token
  * is taken.
  */
+/**
+ * Whether each limiter's backend failed on its last call. An outage is logged when it starts and
+ * when it ends, not per request (a request rate of log lines is an outage of its own); the
+ * failures in between are counted by `onOutcome` (mdq_rate_limiter_errors_total).
+ */
+const backendDown = new WeakMap<RateLimiter, boolean>()
+
 export function rateLimitHook(opts: RateLimitOptions, operation: LimitedOperation): onRequestAsyncHookHandler {
+  const { limiter } = opts
   return async (req, reply) => {
     const key = req.apiKey
     if (!key) return
     const quota: Quota = { ratePerMin: key.ratePerMin ?? opts.defaults.ratePerMin, burst: key.burst ?? opts.defaults.burst }
     let decision
     try {
-      decision = await opts.limiter.take(key.id, operation, quota)
+      decision = await limiter.take(key.id, operation, quota)
     } catch (err) {
       opts.onOutcome?.('backend_error', operation)
-      req.log.error({ err, limiter: opts.limiter.name }, opts.failOpen ? 'rate limiter unreachable: serving without limit (fail-open)' : 'rate limiter unreachable: refusing (fail-closed)')
+      if (!backendDown.get(limiter)) {
+        backendDown.set(limiter, true)
+        const mode = opts.failOpen ? 'serving without limit (fail-open)' : 'refusing limited requests with 503 (fail-closed)'
+        req.log.error({ limiter: limiter.name, reason: err instanceof Error ? err.message : String(err) }, `rate limiter unreachable: ${mode}; further failures are counted in mdq_rate_limiter_errors_total`)
+      }
       if (opts.failOpen) return
       throw new MdqError('LIMITER_UNAVAILABLE', 'Rate limiting is unavailable right now; retry shortly.')
+    }
+    if (backendDown.get(limiter)) {
+      backendDown.set(limiter, false)
+      req.log.warn({ limiter: limiter.name }, 'rate limiter reachable again: limiting resumed')
     }
     reply.headers({ 'RateLimit-Limit': decision.limit, 'RateLimit-Remaining': decision.remaining, 'RateLimit-Reset': Math.ceil(decision.resetMs / 1000) })
     if (!decision.allowed) {

@@ -28,9 +28,13 @@ export const QUERY_PARAMS = ['symbol', 'symbols', 'period', 'count', 'start_time
 
 export const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
 
-/** The comma-separated list of a batch route: 1..max entries (malformed ones are refused later). */
+/**
+ * The symbols of a batch route: a comma-separated string or a list (each entry may itself be
+ * comma-separated: `{"symbols": "a,b"}` reaches here as ["a,b"] after Ajv's array coercion);
+ * 1..max entries (malformed ones are refused later).
+ */
 export function symbolList(value: string | readonly string[], max: number): string[] {
-  const list = (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter((s) => s !== '')
+  const list = (typeof value === 'string' ? [value] : value).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
   if (list.length === 0) throw badParam(`Parameter 'symbols' must name at least one symbol.`)
   if (list.length > max) throw badParam(`Parameter 'symbols' must name at most ${max} symbols (got ${list.length}).`)
   return list

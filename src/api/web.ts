@@ -1,4 +1,5 @@
 /** @module The chart page at / and the API reference at /docs, served from this process (no CDN). */
+import helmet from '@fastify/helmet'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyPluginAsync } from 'fastify'
 import { readFileSync } from 'node:fs'
@@ -17,7 +18,32 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/assets/lightweight-charts.js': { file: CHARTS, type: 'text/javascript; charset=utf-8' },
 }
 
+/**
+ * Browser hardening of the pages (helmet's defaults: nosniff, no referrer, same-origin isolation),
+ * with a CSP that allows only this origin's scripts (the page and Swagger UI load no inline or
+ * remote script) and no framing. Not `upgrade-insecure-requests`: mdq is often served over plain
+ * HTTP on a LAN address, where upgrading its own requests to https would break the page. No HSTS
+ * for the same reason (TLS, if any, is a proxy's to announce).
+ */
+const HELMET = {
+  contentSecurityPolicy: {
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"], // Swagger UI styles some elements inline
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      frameAncestors: ["'none'"],
+      upgradeInsecureRequests: null,
+    },
+  },
+  frameguard: { action: 'deny' },
+  strictTransportSecurity: false,
+} as const
+
+/** This plugin is encapsulated (no fastify-plugin): helmet's hooks apply to the page and /docs, not to the JSON API. */
 export const webPlugin: FastifyPluginAsync = async (app) => {
+  await app.register(helmet, HELMET)
   for (const [url, { file, type }] of Object.entries(ASSETS)) {
     const body = readFileSync(file) // read once at startup: a handful of small files
     app.get(url, { schema: { hide: true } }, async (_req, reply) => reply.type(type).header('Cache-Control', 'no-cache').send(body))

@@ -61,6 +61,36 @@ return {allowed, math.floor(tokens), retry, fullMs}
 /** How long the first requests wait for the first connection before counting as a failure. */
 export const FIRST_CONNECT_MS = 3000
 
+/**
+ * How long one Redis command may take before it counts as a failure (then the fail-open/closed
+ * policy answers). A stalled Redis (paused, swapping, blocked by a slow script) keeps the TCP
+ * connection up, so only a timeout notices it.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 250
+
+/**
+ * `promise`, or a rejection when it has not settled `ms` after the call. The deadline is checked
+ * only after the event loop has read pending I/O (setImmediate after the timer): a reply that
+ * arrived while this process was busy (a burst of requests, a cold start) still wins, so only a
+ * Redis that really did not answer counts as down. (ioredis's own commandTimeout fires before the
+ * waiting reply is read.)
+ */
+function answeredWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer ${what} within ${ms} ms`))), ms)
+    promise.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (err: unknown) => {
+        clearTimeout(timer)
+        reject(err instanceof Error ? err : new Error(String(err)))
+      },
+    )
+  })
+}
+
 export class RedisRateLimiter implements RateLimiter {
   readonly name = 'redis'
   readonly #redis: Redis
@@ -69,7 +99,12 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(url: string, readonly prefix = 'mdq:rl:') {
     // Fail fast while disconnected (no offline queue), and keep reconnecting in the background.
     // Auto-pipelining sends the checks of concurrent requests in one round trip.
-    this.#redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true, retryStrategy: (n) => Math.min(n * 100, 1000) })
+    this.#redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      enableAutoPipelining: true,
+      retryStrategy: (n) => Math.min(n * 100, 1000),
+    })
     this.#redis.on('error', () => {}) // reported per request by the caller
     this.#redis.defineCommand('mdqTake', { numberOfKeys: 1, lua: TAKE_SCRIPT })
     this.#firstConnect = new Promise((resolve) => {
@@ -85,13 +120,13 @@ export class RedisRateLimiter implements RateLimiter {
   async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
     if (this.#redis.status !== 'ready') await this.#firstConnect
     const take = (this.#redis as unknown as { mdqTake(key: string, rate: number, burst: number): Promise<[number, number, number, number]> }).mdqTake
-    const [allowed, remaining, retryAfterMs, resetMs] = await take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst)
+    const [allowed, remaining, retryAfterMs, resetMs] = await answeredWithin(take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst), REDIS_COMMAND_TIMEOUT_MS, 'a rate-limit check')
     return { allowed: allowed === 1, remaining, retryAfterMs, resetMs, limit: quota.burst }
   }
 
   async ready(): Promise<boolean> {
     try {
-      return (await this.#redis.ping()) === 'PONG'
+      return (await answeredWithin(this.#redis.ping(), REDIS_COMMAND_TIMEOUT_MS, 'PING')) === 'PONG'
     } catch {
       return false
     }

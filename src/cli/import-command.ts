@@ -1,7 +1,7 @@
 /** @module `mdq import instruments|bars|ex-factors|actions|universes FILE.csv [options]`. */
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
-import { formatSummary, importFile, IMPORT_KINDS, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
+import { formatSummary, importFile, IMPORT_KINDS, type ImportCheckpoint, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
 import { withStores } from './open-stores.js'
 import { storeUrls } from './store-flags.js'
 
@@ -19,6 +19,19 @@ function terminalProgress(): ImportProgress | undefined {
   return { start: (total) => bar.start(mb(total), 0), update: (read) => bar.update(mb(read)), stop: () => bar.stop() }
 }
 
+/**
+ * For crash tests only: MDQ_IMPORT_PAUSE_AT=bars:3 stops the import for good at that checkpoint
+ * (ingest/import-file.ts), after saying so on stderr, so a test can kill it exactly there.
+ */
+function pauseAt(point: string | undefined): ImportCheckpoint | undefined {
+  if (!point) return undefined
+  return (reached) => {
+    if (reached !== point) return
+    process.stderr.write(`import paused at ${point}\n`)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0) // blocks this thread until killed
+  }
+}
+
 export function registerImport(program: Command): void {
   program
     .command('import')
@@ -34,7 +47,7 @@ export function registerImport(program: Command): void {
     .option('--replace', "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol", false)
     .action(async (kind: ImportKind, file: string, o: { period: '1m' | '1d'; symbol?: string; stamp: 'start' | 'end'; priceScale: number; outsideSessions: 'abort' | 'skip'; deriveExFactors: boolean; replace: boolean }) => {
       if (o.replace && kind !== 'bars') throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
-      const summary = await withStores({ ...storeUrls(program), create: true }, ({ market }) => importFile(market, kind, file, o, terminalProgress()))
+      const summary = await withStores({ ...storeUrls(program), create: true }, ({ market }) => importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT)))
       process.stdout.write(formatSummary(summary) + '\n')
     })
 }

@@ -88,7 +88,20 @@ export async function serve(config: ServeConfig): Promise<void> {
   }
   process.on('SIGINT', () => void shutdown('SIGINT'))
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
-  await app.listen({ port: config.port, host: config.host })
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (err) {
+    // Nothing may keep the process alive after this (the Redis client reconnects forever): close
+    // everything, and exit even if something was missed.
+    setTimeout(() => process.exit(1), 2000).unref()
+    await app.close().catch(() => {})
+    await limiter.close()
+    await Promise.all([store.close(), keys.close()])
+    logStream.flushSync()
+    const code = (err as { code?: string }).code
+    const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message
+    throw Object.assign(new Error(`cannot listen on ${config.host}:${config.port}: ${reason}`), { code })
+  }
   const shown = displayStore(config.store)
   app.log.info({ store: shown }, `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`)
   logStream.flush() // the address line, at once: scripts wait for it

@@ -8,6 +8,12 @@ import { bucketStarts } from './buckets.js'
 import { MARKETS, type Exchange } from './market.js'
 import type { Period } from './period.js'
 
+/** A count of cents as a decimal text: 12345n -> '123.45'. */
+const centsText = (cents: bigint) => {
+  const s = (cents < 0n ? -cents : cents).toString().padStart(3, '0')
+  return `${cents < 0n ? '-' : ''}${s.slice(0, -2)}.${s.slice(-2)}`
+}
+
 /** The plain oracle: group rows by bucket start with objects and reduce. */
 function oracle(bars: Bars, starts: Float64Array): BarRow[] {
   const groups = new Map<number, BarRow[]>()
@@ -19,7 +25,7 @@ function oracle(bars: Bars, starts: Float64Array): BarRow[] {
     low: Math.min(...rs.map((r) => r.low)),
     close: rs[rs.length - 1].close,
     volume: rs.reduce((a, r) => a + r.volume, 0),
-    amount: rs.reduce((a, r) => a + r.amount, 0),
+    amount: Number(centsText(rs.reduce((a, r) => a + BigInt(Math.round(r.amount * 100)), 0n))), // amounts have 2 decimals: the exact sum, in cents
     prevClose: rs[0].prevClose,
   }))
 }
@@ -59,5 +65,33 @@ describe('aggregation', () => {
     const bars = walkBars(tradingDays('SH', 19000, 3), [0.3])
     assert.equal(aggregate(bars, '1d', MARKETS.SH), bars)
     assert.equal(barCount(foldBuckets(walkBars([], [0.5]), new Float64Array(0))), 0)
+  })
+})
+
+describe('aggregated amounts', () => {
+  /** The exact decimal sum of amounts with `d` decimals, from their digits (BigInt), as JSON would print it. */
+  const exactSum = (texts: readonly string[], d: number) => {
+    const units = texts.reduce((acc, t) => acc + BigInt(t.replace('.', '')), 0n)
+    const s = units.toString().padStart(d + 1, '0')
+    return `${s.slice(0, s.length - d)}.${s.slice(s.length - d)}`.replace(/\.?0+$/, '')
+  }
+
+  it('sums amounts exactly, written with the inputs\' decimals (no 332647108674.49994)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 50_000_000_000_00 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 4 }), (cents, d) => {
+        const texts = cents.map((c) => (c / 10 ** d).toFixed(d))
+        const bars = walkBars(tradingDays('SH', 19000, texts.length), [0.5])
+        texts.forEach((t, i) => (bars.amount[i] = Number(t)))
+        const one = foldBuckets(bars, new Float64Array(texts.length)) // all in one bucket
+        assert.equal(String(one.amount[0]), exactSum(texts, d))
+      }),
+      { numRuns: 300 },
+    )
+    // 21 daily amounts whose float sum prints 529999510488.16003 (the kind of noise measured: 332647108674.49994).
+    const texts = ['19819992360.10', '31688591328.83', '39928213661.56', '11003705172.96', '24108442881.96', '32676813697.39', '18878347680.14', '28181021456.47', '34682563577.89', '38353215646.21', '15060280676.86', '17657966402.20', '20917120753.41', '33707723034.28', '23988749536.95', '21882578774.22', '24871166081.14', '16206149525.91', '38511176314.39', '26606468996.63', '11269222928.66']
+    const bars = walkBars(tradingDays('SH', 19000, texts.length), [0.5])
+    texts.forEach((t, i) => (bars.amount[i] = Number(t)))
+    assert.equal(String(texts.reduce((a, t) => a + Number(t), 0)), '529999510488.16003', 'a float sum is noisy here')
+    assert.equal(String(foldBuckets(bars, new Float64Array(texts.length)).amount[0]), exactSum(texts, 2))
   })
 })

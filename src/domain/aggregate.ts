@@ -1,12 +1,14 @@
 /** @module Aggregation of base bars into derived periods (contract "Aggregation"): one pass, no per-bar objects. */
 import { allocBars, barCount, type Bars } from './bars.js'
 import { bucketStarts } from './buckets.js'
+import { exactExponent, scale, unscale, unscaleBig } from './decimal.js'
 import type { Market } from './market.js'
 import { basePeriodOf, type Period } from './period.js'
 
 /**
  * Folds consecutive bars with equal bucket start into one: first open, last close, max high,
- * min low, summed volume and amount, prev_close of the first constituent.
+ * min low, summed volume and amount, prev_close of the first constituent. Amounts (decimals such
+ * as 1234.56) are summed exactly as scaled integers: a float sum would answer 332647108674.49994.
  */
 export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
   const n = barCount(src)
@@ -35,7 +37,28 @@ export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
     oVolume[j] += volume[i]
     oAmount[j] += amount[i]
   }
+  const e = exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER)
+  if (e !== undefined && e > 0) sumScaled(amount, bucketStart, e, oAmount)
   return out
+}
+
+/**
+ * out[j] = the double nearest to the exact decimal sum of bucket j's amounts, each v = r / 10^e
+ * with integer r: summed as doubles while exact (below 2^53), in BigInt past that.
+ */
+function sumScaled(amount: Float64Array, bucketStart: Float64Array, e: number, out: Float64Array): void {
+  const n = amount.length
+  for (let i = 0, j = 0; i < n; j++) {
+    let acc = 0
+    let big: bigint | undefined
+    const start = bucketStart[i]
+    for (; i < n && bucketStart[i] === start; i++) {
+      const r = scale(amount[i], e)
+      if (big === undefined && Math.abs(acc + r) < Number.MAX_SAFE_INTEGER) acc += r
+      else big = (big ?? BigInt(acc)) + BigInt(r)
+    }
+    out[j] = big === undefined ? unscale(acc, e) : unscaleBig(big, e)
+  }
 }
 
 /** Bars of `period` from bars of its base period (returned as is when `period` is the base). */

@@ -26,10 +26,24 @@ describe('parseSymbol', () => {
     })
   }
 
-  it('knows each exchange region, zone and sessions', () => {
-    assert.equal(MARKETS.SZ.zone.name, 'Asia/Shanghai')
-    assert.equal(MARKETS.HK.region, 'HK')
-    assert.deepEqual(MARKETS.US.sessions, [{ open: 570, close: 960 }])
-    assert.equal(MARKETS.BJ.kind, 'cn_equity')
+  it("places each exchange's session open at the contract's UTC instant (US with and without DST)", () => {
+    // Contract "Market conventions": sessions open 09:30 local; CN UTC+8, HK UTC+8, New York -5/-4.
+    const opens: [keyof typeof MARKETS, string, string][] = [
+      ['SH', '2024-01-02', '2024-01-02T01:30:00.000Z'],
+      ['SZ', '2024-07-01', '2024-07-01T01:30:00.000Z'],
+      ['BJ', '2024-07-01', '2024-07-01T01:30:00.000Z'],
+      ['HK', '2024-07-02', '2024-07-02T01:30:00.000Z'],
+      ['US', '2024-01-02', '2024-01-02T14:30:00.000Z'],
+      ['US', '2024-07-01', '2024-07-01T13:30:00.000Z'],
+    ]
+    for (const [exchange, date, utc] of opens) {
+      const m = MARKETS[exchange]
+      const [y, mo, d] = date.split('-').map(Number)
+      assert.equal(new Date(m.zone.utcOf(y, mo, d, m.sessions[0].open)).toISOString(), utc, `${exchange} ${date}`)
+    }
+  })
+  it('has the regular session lengths of the contract: CN 240, HK 330, US 390 minutes', () => {
+    const minutes = (e: keyof typeof MARKETS) => MARKETS[e].sessions.reduce((sum, s) => sum + s.close - s.open, 0)
+    assert.deepEqual([minutes('SH'), minutes('SZ'), minutes('BJ'), minutes('HK'), minutes('US')], [240, 240, 240, 330, 390])
   })
 })

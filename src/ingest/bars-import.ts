@@ -182,6 +182,7 @@ export async function importBars(file: CsvFile, { store, writer }: ImportTarget,
       if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
       if (low <= 0) r.fail(cols.low, `low ${low} is not a positive price`)
       if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
+      if (!Number.isSafeInteger(volume)) r.fail(cols.volume, `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`)
       if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
       if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
       let one = bySymbol.get(parts.symbol)

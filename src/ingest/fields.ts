@@ -1,7 +1,7 @@
 /** @module Parsing one CSV field into a checked value; every failure names file, line and column. */
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
-import { daysFromCivil, isoWeekday } from '../domain/time-zone.js'
+import { civilFromDays, daysFromCivil, isoWeekday } from '../domain/time-zone.js'
 import type { CsvFile, CsvRow } from './csv-reader.js'
 import { ImportError } from './import-error.js'
 
@@ -50,31 +50,64 @@ export class FieldReader {
     }
   }
 
-  /** `YYYY-MM-DD` as a local day number (days since 1970-01-01). */
+  /** `YYYY-MM-DD` or `YYYYMMDD` as a local day number (days since 1970-01-01); impossible dates refused. */
   date(col: number, name: string): number {
     const s = this.text(col)
-    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s)
-    if (!m) return this.fail(col, `${name} '${clip(s)}' is not a date YYYY-MM-DD`)
-    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-    const day = daysFromCivil(y, mo, d)
-    const back = new Date(day * 86_400_000)
-    if (back.getUTCMonth() + 1 !== mo || back.getUTCDate() !== d) return this.fail(col, `${name} '${s}' is not a calendar date`)
+    const m = DASHED_DATE.exec(s) ?? COMPACT_DATE.exec(s)
+    if (!m) return this.fail(col, `${name} '${clip(s)}' is not a date YYYY-MM-DD or YYYYMMDD`)
+    const day = calendarDay(Number(m[1]), Number(m[2]), Number(m[3]))
+    if (day === undefined) return this.fail(col, `${name} '${s}' is not a calendar date`)
     return day
   }
 
   /**
-   * A bar time: epoch ms (digits only) or local `YYYY-MM-DD` / `YYYY-MM-DD HH:MM[:SS]` in the
-   * exchange's zone. Returns UTC ms.
+   * A bar time, returned as UTC ms within 1970-2099: epoch milliseconds (11 to 13 digits), or a
+   * local `YYYY-MM-DD` / `YYYYMMDD` (the Tushare, Baostock and LEAN form), each optionally with
+   * ` HH:MM[:SS]`, in the exchange's zone. Impossible dates and times are refused.
    */
   time(col: number, market: Market): number {
     const s = this.text(col)
-    if (s.length <= 16 && isDigits(s)) return Number(s)
-    const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(s)
-    if (!m) return this.fail(col, `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]'`)
+    if (s.length !== 8 && isDigits(s)) return this.#epochMs(col, s)
+    const m = DASHED_TIME.exec(s) ?? COMPACT_TIME.exec(s)
+    if (!m) return this.fail(col, `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]' or 'YYYYMMDD[ HH:MM]'`)
     const [y, mo, d, hh, mm, ss] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number)
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 59) return this.fail(col, `time '${s}' is not a valid date/time`)
+    const day = calendarDay(y, mo, d)
+    if (day === undefined) return this.fail(col, `time '${s}': ${m[1]}-${m[2]}-${m[3]} is not a calendar date`)
+    if (hh > 23 || mm > 59 || ss > 59) return this.fail(col, `time '${s}' is not a valid time of day`)
+    if (y < MIN_YEAR || y > MAX_YEAR) return this.fail(col, `time '${s}' is outside ${MIN_YEAR}-${MAX_YEAR}`)
     return market.zone.utcOf(y, mo, d, hh * 60 + mm) + ss * 1000
   }
+
+  #epochMs(col: number, s: string): number {
+    const ms = s.length <= 16 ? Number(s) : Infinity
+    if (ms < MIN_EPOCH_MS) {
+      const asSeconds = ms * 1000 < MAX_MS ? ` (as epoch seconds: ${new Date(ms * 1000).toISOString()})` : ''
+      return this.fail(col, `time '${s}' is too small for epoch milliseconds (before 1970-04-27)${asSeconds}: give epoch milliseconds, YYYYMMDD or YYYY-MM-DD`)
+    }
+    if (!(ms < MAX_MS)) return this.fail(col, `time '${clip(s)}' as epoch milliseconds is after ${MAX_YEAR}: times must lie in ${MIN_YEAR}-${MAX_YEAR}`)
+    return ms
+  }
+}
+
+const DASHED_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const COMPACT_DATE = /^(\d{4})(\d{2})(\d{2})$/
+const DASHED_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/
+const COMPACT_TIME = /^(\d{4})(\d{2})(\d{2})(?: (\d{2}):(\d{2})(?::(\d{2}))?)?$/
+const MIN_YEAR = 1970
+const MAX_YEAR = 2099
+const MAX_MS = Date.UTC(MAX_YEAR + 1, 0, 1)
+/**
+ * Digits below this are not taken as epoch milliseconds (they would be January-April 1970): ten
+ * digits are epoch seconds of 2001-2286, nine those of 1973-2001, eight a YYYYMMDD date.
+ */
+const MIN_EPOCH_MS = 1e10
+
+/** The day number of a proleptic Gregorian date, or undefined when there is no such day (2024-02-30). */
+function calendarDay(y: number, mo: number, d: number): number | undefined {
+  if (mo < 1 || mo > 12 || d < 1 || d > 31) return undefined
+  const day = daysFromCivil(y, mo, d)
+  const back = civilFromDays(day)
+  return back.month === mo && back.day === d ? day : undefined
 }
 
 export function marketOfParts(p: SymbolParts): Market {

@@ -1,6 +1,6 @@
 /** @module One import, all or nothing: open the CSV, run its importer inside one write transaction, summarize. */
 import { performance } from 'node:perf_hooks'
-import type { MarketStore } from '../store/market-store.js'
+import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
@@ -22,11 +22,18 @@ export interface ImportProgress {
   stop(): void
 }
 
-export async function importFile(store: MarketStore, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress): Promise<ImportSummary> {
+/**
+ * Called at named points of the import's write transaction, in this order: `begun`, `bars:N`
+ * (after the Nth block of bars written), `instruments`, `ex-factors:N`, `committing`. Lets a test
+ * kill an import at a known point instead of racing a timer (`MDQ_IMPORT_PAUSE_AT`, cli/import-command.ts).
+ */
+export type ImportCheckpoint = (point: string) => void
+
+export async function importFile(store: MarketStore, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress, checkpoint?: ImportCheckpoint): Promise<ImportSummary> {
   const t0 = performance.now()
   const file = await openCsv(path)
   const tracked: CsvFile = progress ? withProgress(file, progress) : file
-  const writer = await store.beginWrite()
+  const writer = checkpoint ? withCheckpoints(await store.beginWrite(), checkpoint) : await store.beginWrite()
   try {
     const counts =
       kind === 'bars' ? await importBars(tracked, { store, writer }, bars)
@@ -41,6 +48,35 @@ export async function importFile(store: MarketStore, kind: ImportKind, path: str
     throw err
   } finally {
     progress?.stop()
+  }
+}
+
+function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreWriter {
+  reached('begun')
+  let bars = 0
+  let events = 0
+  return {
+    deleteBars: (range) => writer.deleteBars(range),
+    deleteExFactors: (range) => writer.deleteExFactors(range),
+    deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
+    putUniverses: (list) => writer.putUniverses(list),
+    rollback: () => writer.rollback(),
+    putBars: async (symbol, period, b) => {
+      await writer.putBars(symbol, period, b)
+      reached(`bars:${++bars}`)
+    },
+    putInstruments: async (list) => {
+      await writer.putInstruments(list)
+      reached('instruments')
+    },
+    putExFactors: async (symbol, list) => {
+      await writer.putExFactors(symbol, list)
+      reached(`ex-factors:${++events}`)
+    },
+    commit: async () => {
+      reached('committing')
+      await writer.commit()
+    },
   }
 }
 

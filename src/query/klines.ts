@@ -8,7 +8,9 @@ import { MARKETS, parseSymbol, type Market } from '../domain/market.js'
 import { basePeriodOf, type Period, type StoredPeriod } from '../domain/period.js'
 import { fillDailyPrevClose, fillMinutePrevClose } from '../domain/prev-close.js'
 import { DAY_MS, HOUR_MS } from '../domain/time-zone.js'
+import { isRollupPeriod, rollupsAdjustExactly } from '../domain/rollups.js'
 import type { MarketStore } from '../store/market-store.js'
+import { readRollupKlines } from './rollup-klines.js'
 import type { SymbolContexts } from './symbol-context.js'
 
 export interface KlinesQuery {
@@ -25,11 +27,25 @@ const BASE_PER_BAR: Record<Period, number> = { '1m': 1, '5m': 5, '10m': 10, '15m
 /** The longest span of one derived bar: a bar stamped t holds base bars up to t + span. */
 const SPAN_MS: Record<Period, number> = { '1m': 0, '5m': HOUR_MS, '10m': HOUR_MS, '15m': HOUR_MS, '30m': HOUR_MS, '60m': HOUR_MS, '1d': 0, '1w': 7 * DAY_MS, '1M': 31 * DAY_MS, '1Q': 92 * DAY_MS, '1Y': 366 * DAY_MS }
 
+/** Reads of one answer redone at most this often when imports commit in between (then a 503). */
+const MAX_ATTEMPTS = 5
+
 /**
  * Bars of `period` with startTime <= timestamp <= endTime, the latest `count` of them, ascending.
  * Prices are adjusted (not yet rounded); a derived bar always holds its whole bucket.
+ * One answer is read from one data version: the several reads it takes (bars, the bar before
+ * them, daily prev_close, events) are redone when a commit landed between them.
  */
 export async function readKlines(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
+  for (let attempt = 1; ; attempt++) {
+    const version = await store.dataVersion()
+    const bars = await readKlinesOnce(store, contexts, q)
+    if ((await store.dataVersion()) === version) return bars
+    if (attempt === MAX_ATTEMPTS) throw new MdqError('STORE_UNAVAILABLE', `The data changed during each of ${MAX_ATTEMPTS} reads of this answer (imports committing back to back); retry shortly.`)
+  }
+}
+
+async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
   const ctx = await contexts.get(symbol)
   if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
@@ -38,12 +54,22 @@ export async function readKlines(store: MarketStore, contexts: SymbolContexts, q
   const from = q.startTime ?? -8.64e15
   const to = q.endTime ?? 8.64e15
   const derived = q.period !== base
+  if (isRollupPeriod(q.period) && store.capabilities.storedRollups && rollupsAdjustExactly(ctx.events, market.zone, q.adjust)) {
+    const fill = (raw: Bars) => fillPrevClose(store, symbol, '1m', raw, ctx.events, market)
+    const fromRollups = await readRollupKlines(store, symbol, q.period, market, { events: ctx.events, gaps: ctx.gaps, fill }, q)
+    if (fromRollups) return fromRollups
+  }
 
   let limit = derived ? (q.count + 1) * BASE_PER_BAR[q.period] + 64 : q.count
   let bars: Bars
   for (;;) {
-    const raw = await store.readBars({ symbol, period: base, fromMs: from, toMs: derived ? to + SPAN_MS[q.period] : to, limit })
-    const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market)
+    // One bar more than needed: when the range holds it, it is the bar before (for prev_close), read
+    // from the chunk already being decoded instead of by a second read.
+    const read = await store.readBars({ symbol, period: base, fromMs: from, toMs: derived ? to + SPAN_MS[q.period] : to, limit: limit + 1 })
+    const extra = barCount(read) > limit
+    const raw = extra ? sliceBars(read, 1, barCount(read)) : read
+    const before = extra ? { timestamp: read.timestamp[0], close: read.close[0] } : undefined
+    const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market, before)
     const adjusted = adjustBars(filled, ctx.events, q.adjust, q.adjust.endsWith('additive') ? await ctx.gaps() : undefined, filled)
     bars = aggregate(adjusted, q.period, market)
     // Enough when the store had no more, or when one more bucket than asked shows the earliest is whole.
@@ -57,14 +83,26 @@ export async function readKlines(store: MarketStore, contexts: SymbolContexts, q
 }
 
 /** Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store. */
-async function fillPrevClose(store: MarketStore, symbol: string, base: StoredPeriod, raw: Bars, events: readonly ExFactorEvent[], market: Market): Promise<Bars> {
+async function fillPrevClose(
+  store: MarketStore,
+  symbol: string,
+  base: StoredPeriod,
+  raw: Bars,
+  events: readonly ExFactorEvent[],
+  market: Market,
+  known?: { timestamp: number; close: number },
+): Promise<Bars> {
   const n = barCount(raw)
   if (n === 0) return raw
   let missing = false
   for (let i = 0; i < n && !missing; i++) missing = Number.isNaN(raw.prevClose[i])
   if (!missing) return raw
-  const prior = await store.readBars({ symbol, period: base, toMs: raw.timestamp[0] - 1, limit: 1 })
-  const before = barCount(prior) ? { timestamp: prior.timestamp[0], close: prior.close[0] } : undefined
+  // The bar before is only ever used for bar 0's own prev_close (domain/prev-close.ts).
+  let before = known
+  if (!before && Number.isNaN(raw.prevClose[0])) {
+    const prior = await store.readBars({ symbol, period: base, toMs: raw.timestamp[0] - 1, limit: 1 })
+    if (barCount(prior)) before = { timestamp: prior.timestamp[0], close: prior.close[0] }
+  }
   if (base === '1d') return fillDailyPrevClose(raw, events, before)
   // Minute bars: a day's first bar takes that day's daily prev_close when there is a daily bar.
   const zone = market.zone

@@ -3,11 +3,18 @@ import type { Bars } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { Instrument } from '../domain/instrument.js'
 import type { StoredPeriod } from '../domain/period.js'
+import type { RollupPeriod } from '../domain/rollups.js'
 import type { StoredUniverse } from '../domain/universe.js'
+
+/**
+ * What readBars reads: a stored period, or (only where `capabilities.storedRollups`) the raw rollups
+ * of a derived minute period, each stamped with its first 1m bar (domain/rollups.ts).
+ */
+export type ChunkPeriod = StoredPeriod | RollupPeriod
 
 export interface BarQuery {
   readonly symbol: string
-  readonly period: StoredPeriod
+  readonly period: ChunkPeriod
   /** Inclusive bounds in epoch ms; absent = open. */
   readonly fromMs?: number
   readonly toMs?: number
@@ -53,6 +60,11 @@ export interface StoreCapabilities {
   readonly transactionalReads: boolean
   /** The data is spread over shards (a cluster). */
   readonly distributed: boolean
+  /**
+   * readBars also answers the rollup periods (5m..60m raw rollups kept in step with the 1m bars by
+   * every write); without it the query layer aggregates 1m bars on read.
+   */
+  readonly storedRollups: boolean
 }
 
 export interface MarketStore {

@@ -58,7 +58,7 @@ describe('corrections through the CLI', () => {
     cleanup()
   })
   const klineDays = async (symbol: string) => {
-    const r = await fetch(`${server.base}/v1/klines?symbol=${symbol}&period=1d&adjust=none&count=100`, { headers: { 'X-API-Key': key } })
+    const r = await fetch(`${server.base}/v1/klines?symbol=${symbol}&period=1d&adjust=none&count=100`, { headers: { 'X-API-Key': key, Connection: 'close' } })
     assert.equal(r.status, 200)
     return ((await r.json()) as { data: { timestamp: number[] } }).data.timestamp
   }
@@ -94,7 +94,7 @@ describe('corrections through the CLI', () => {
       [['delete', 'bars', '--symbol', '600000.SH', '--period', '5m'], /argument '5m' is invalid\. Allowed choices are 1m, 1d/],
       [['delete', 'bars', '--symbol', '600000.SH'], /required option '--period <period>' not specified/],
       [['delete', 'bars', '--period', '1d'], /required option '--symbol <symbol>' not specified/],
-      [['delete', 'bars', '--symbol', '600000.SH', '--period', '1d', '--from', '2024-13-01'], /^mdq: --from: time '2024-13-01' is not a valid date\/time\n$/],
+      [['delete', 'bars', '--symbol', '600000.SH', '--period', '1d', '--from', '2024-13-01'], /^mdq: --from: time '2024-13-01': 2024-13-01 is not a calendar date\n$/],
       [['delete', 'bars', '--symbol', '600000.SH', '--period', '1d', '--to', 'yesterday'], /^mdq: --to: time 'yesterday' is neither epoch milliseconds nor a local/],
       [['delete', 'bars', '--symbol', '600000.SH', '--period', '1d', '--from', '2024-01-10', '--to', '2024-01-09'], /^mdq: --from 2024-01-10 is after --to 2024-01-09\n$/],
       [['delete', 'ex-factors', '--symbol', '600000'], /^mdq: Parameter '--symbol': '600000' is not of the form <code>\.<exchange>/],
@@ -118,7 +118,7 @@ describe('corrections through the CLI', () => {
     assert.equal(ok('delete', 'instruments', '000001.SZ'), 'deleted 1 instruments with 10 bars and 1 ex-factor events\n')
     assert.deepEqual(await timestamps('000001.SZ', '1d'), [])
     assert.deepEqual(await read((s) => s.readInstruments(['000001.SZ', '600000.SH'])).then((l) => l.map((i) => i.symbol)), ['600000.SH'])
-    const r = await fetch(`${server.base}/v1/klines?symbol=000001.SZ&period=1d`, { headers: { 'X-API-Key': key } })
+    const r = await fetch(`${server.base}/v1/klines?symbol=000001.SZ&period=1d`, { headers: { 'X-API-Key': key, Connection: 'close' } })
     assert.equal(r.status, 404)
     await r.arrayBuffer()
   })

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { readBaostock } from '../reference/cn.js'
 import { LEAN, LEAN_MINUTE_DAYS } from '../reference/lean.js'
-import { readLines, skipWithoutData } from './shared-data.js'
+import { data } from './requirements.js'
+import { readLines } from './shared-data.js'
 import { runMdq, writeCsv } from './store-files.js'
 
-export const REAL_STORE_SKIP = skipWithoutData('cn/baostock_raw_daily') || skipWithoutData(LEAN)
+export const REAL_STORE_SKIP = data('cn/baostock_raw_daily') || data(LEAN)
 export const CN_SYMBOLS = ['600000.SH', '600519.SH', '601318.SH'] as const
 /** Symbols with bars: three CN daily, AAPL daily with ex-factors, SPY minutes only. */
 export const REAL_SYMBOLS = [...CN_SYMBOLS, 'AAPL.US', 'SPY.US'] as const

@@ -1,12 +1,8 @@
 /** @module A real redis-server (Debian's) on a free loopback port, started and stopped by PID from tests. */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createConnection, createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-
-export function skipWithoutRedis(): string | false {
-  return spawnSync('redis-server', ['--version']).status === 0 ? false : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)'
-}
 
 async function freePort(): Promise<number> {
   const server = createServer()
@@ -50,6 +46,11 @@ export class RedisServer {
       if (Date.now() - t0 > 10_000) throw new Error(`redis-server did not start on port ${this.port}`)
       await sleep(20)
     }
+  }
+
+  /** Sends a signal to the server process (SIGSTOP / SIGCONT: a stalled Redis whose TCP connections stay up). */
+  signal(signal: NodeJS.Signals): void {
+    this.#child?.kill(signal)
   }
 
   /** Stops the server by its PID and waits until it has exited. */

@@ -16,12 +16,6 @@ export function repoRoot(): string {
 
 export const SHARED_DATA = process.env.MDQ_SHARED_DATA ?? resolve(repoRoot(), '..', 'shared', 'data')
 
-/** `false` when `relative` exists under the shared data folder, else a skip message naming it. */
-export function skipWithoutData(relative: string): string | false {
-  const path = join(SHARED_DATA, relative)
-  return existsSync(path) ? false : `reference data missing: ${path} (clone with ../shared beside the checkout, or set MDQ_SHARED_DATA)`
-}
-
 export function sharedPath(relative: string): string {
   return join(SHARED_DATA, relative)
 }

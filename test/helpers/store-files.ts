@@ -39,6 +39,6 @@ export function runMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}): { 
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
-export function spawnMdq(args: readonly string[]) {
-  return spawn(process.execPath, [MDQ_BIN(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+export function spawnMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  return spawn(process.execPath, [MDQ_BIN(), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
 }

@@ -11,11 +11,12 @@ import { PERIODS } from '../../src/domain/period.js'
 import { DEMO_SPECS } from '../../src/demo/demo-data.js'
 import { walkBars } from '../helpers/arbitraries.js'
 import { ClickHouseCluster, skipWithoutClickHouse } from '../helpers/clickhouse.js'
-import { RedisServer, skipWithoutRedis } from '../helpers/redis.js'
+import { RedisServer } from '../helpers/redis.js'
+import { redisServer } from '../helpers/requirements.js'
 import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 
-const skip = skipWithoutClickHouse() || skipWithoutRedis()
+const skip = skipWithoutClickHouse() || redisServer()
 const { dir, cleanup } = tempDir()
 const SYMBOLS = DEMO_SPECS.map((s) => s.symbol)
 

@@ -126,7 +126,7 @@ describe('GET /v1/klines', () => {
     ['symbol=600519.SH&count=abc', /Parameter 'count' must be an integer/],
     ['symbol=600519.SH&count=1.5', /Parameter 'count' must be an integer/],
     ['symbol=600519.SH&start_time=-1', /Parameter 'start_time' must be at least 0/],
-    ['symbol=600519.SH&end_time=99999999999999999999', /Parameter 'end_time' must be at most 9007199254740991/],
+    ['symbol=600519.SH&end_time=99999999999999999999', /Parameter 'end_time' must be an integer from 0 to 9007199254740991/],
     ['symbol=600519.SH&start_time=10&end_time=5', /'start_time' \(10\) must not be after 'end_time' \(5\)/],
     ['symbol=600519.SH&period=2m', /Parameter 'period' must be one of 1m, 5m, 10m, 15m, 30m, 60m, 1d, 1w, 1M, 1Q, 1Y/],
     ['symbol=600519.SH&adjust=qfq', /Parameter 'adjust' must be one of none, forward, backward, forward_additive, backward_additive/],
@@ -203,21 +203,16 @@ describe('authentication', () => {
     assert.match((await getJson<{ message: string }>(`${url}&api_key=other`, { headers: { 'X-API-Key': server.key } })).body.message, /hold different keys/)
   })
 
-  it('a key revoked by `mdq keys revoke` in another process stops working within a second', async () => {
+  it('a key revoked by `mdq keys revoke` in another process stops working once the 0.5 s key cache has expired', async () => {
     const key = await newKey(server.keys, 'to-revoke')
     const url = `${server.url}/v1/klines?symbol=AAPL.US&count=1`
     assert.equal((await getJson(url, { headers: { 'X-API-Key': key } })).status, 200)
     const id = (await server.keys.listKeys()).find((k) => k.name === 'to-revoke')!.id
     const revoked = runMdq(['--db', db, 'keys', 'revoke', String(id)])
     assert.equal(revoked.status, 0, revoked.stderr)
-    const t0 = Date.now()
-    let status = 200
-    while (status === 200 && Date.now() - t0 < 3000) {
-      status = (await getJson(url, { headers: { 'X-API-Key': key } })).status
-      if (status === 200) await new Promise((r) => setTimeout(r, 50))
-    }
-    assert.equal(status, 401)
-    assert.ok(Date.now() - t0 <= 1000, `revocation took ${Date.now() - t0} ms`)
+    // A timer never fires early: after 600 ms the cached entry is older than its 500 ms, however loaded the machine.
+    await new Promise((r) => setTimeout(r, 600))
+    assert.equal((await getJson(url, { headers: { 'X-API-Key': key } })).status, 401)
   })
 
   it('openapi.json needs no key and documents the routes and both key schemes', async () => {

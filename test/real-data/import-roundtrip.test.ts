@@ -1,11 +1,12 @@
 // Real data through `mdq import` and back out of the store: LEAN SPY/AAPL daily and minute, Baostock 600000.
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { after, describe, it } from 'node:test'
+import { after, describe } from 'node:test'
 import { barCount } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
-import { skipWithoutData, readLines } from '../helpers/shared-data.js'
+import { readLines } from '../helpers/shared-data.js'
+import { data, requires } from '../helpers/requirements.js'
 import { runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 import { baostockBars, readBaostock } from '../reference/cn.js'
 import { LEAN, LEAN_MINUTE_DAYS, readLeanBars, readLeanMinuteDay } from '../reference/lean.js'
@@ -22,10 +23,11 @@ function mdqOk(args: string[]): string {
   return r.stdout
 }
 
-describe('LEAN bars round-trip through mdq import (--price-scale 10000)', { skip: skipWithoutData(LEAN) }, () => {
+describe('LEAN bars round-trip through mdq import (--price-scale 10000)', () => {
+  const need = requires(data(LEAN))
   for (const ticker of ['spy', 'aapl'] as const) {
     const symbol = `${ticker.toUpperCase()}.US`
-    it(`${symbol} daily: every bar reads back equal to the source`, async () => {
+    need.it(`${symbol} daily: every bar reads back equal to the source`, async () => {
       // The LEAN file as an import CSV: local dates, prices still in deci-cents.
       const rows = readLines(`${LEAN}/daily/${ticker}.csv`).map((l) => {
         const [stamp, ...rest] = l.split(',')
@@ -41,7 +43,7 @@ describe('LEAN bars round-trip through mdq import (--price-scale 10000)', { skip
       for (const f of ['timestamp', 'open', 'high', 'low', 'close', 'volume'] as const) assert.deepEqual(Array.from(back[f]), Array.from(source[f]), f)
     })
 
-    it(`${symbol} minute: regular-session bars read back equal; extended hours skipped and counted`, async () => {
+    need.it(`${symbol} minute: regular-session bars read back equal; extended hours skipped and counted`, async () => {
       let expected = 0
       let skipped = 0
       for (const ymd of LEAN_MINUTE_DAYS[ticker]) {
@@ -69,13 +71,14 @@ describe('LEAN bars round-trip through mdq import (--price-scale 10000)', { skip
   }
 })
 
-describe('Baostock 600000 daily round-trips with --derive-ex-factors', { skip: skipWithoutData('cn/baostock_raw_daily') }, () => {
-  it('bars read back equal; every derived event is close(previous day) / preclose(ex-date)', async () => {
+describe('Baostock 600000 daily round-trips with --derive-ex-factors', () => {
+  const need = requires(data('cn/baostock_raw_daily'))
+  need.it('bars read back equal; every derived event is close(previous day) / preclose(ex-date)', async () => {
     const rows = readBaostock('600000').filter((r) => r.traded)
     const file = writeCsv(
       join(dir, 'sh600000.csv'),
       'symbol,time,open,high,low,close,volume,amount,prev_close',
-      rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares / 100},${r.amount},${r.preclose}`),
+      rows.map((r) => `600000.SH,${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`),
     )
     assert.match(mdqOk(['import', 'bars', file, '--derive-ex-factors']), /5 ex-factor events/)
     const store = SqliteMarketStore.open(db)

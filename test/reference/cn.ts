@@ -44,7 +44,7 @@ export function readBaostock(code: string): BaostockRow[] {
   })
 }
 
-/** Traded Baostock days as daily Bars, the exchange's preclose as prev_close, volume in lots. */
+/** Traded Baostock days as daily Bars, the exchange's preclose as prev_close, volume in shares (Baostock's unit; in lots it would not be whole). */
 export function baostockBars(code: string): Bars {
   const rows = readBaostock(code).filter((r) => r.traded)
   const bars = allocBars(rows.length)
@@ -54,7 +54,7 @@ export function baostockBars(code: string): Bars {
     bars.high[i] = r.high
     bars.low[i] = r.low
     bars.close[i] = r.close
-    bars.volume[i] = r.volumeShares / 100
+    bars.volume[i] = r.volumeShares
     bars.amount[i] = r.amount
     bars.prevClose[i] = r.preclose
   })

@@ -35,7 +35,7 @@ export class ClickHouseMarketStore implements MarketStore {
 
   private constructor(t: Topology) {
     this.#t = t
-    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined }
+    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
 
@@ -53,14 +53,17 @@ export class ClickHouseMarketStore implements MarketStore {
   }
 
   async readBars(q: BarQuery): Promise<Bars> {
+    // No rollups here (storedRollups false): the query layer aggregates 1m bars on read.
+    const period = q.period
+    if (period !== '1m' && period !== '1d') throw new Error(`readBars ${period}: this backend stores no rollups`)
     const s = await this.#snap()
-    const spans = await this.#spans(s, q.symbol, q.period)
+    const spans = await this.#spans(s, q.symbol, period)
     const from = Math.max(q.fromMs ?? OPEN_FROM, Math.min(...spans.map((i) => i.first)))
     const to = Math.min(q.toMs ?? OPEN_TO, Math.max(...spans.map((i) => i.last)))
     if (spans.length === 0 || q.limit <= 0 || from > to) return allocBars(0)
-    const where = `symbol = ${sql.str(q.symbol)} AND period = ${sql.str(q.period)}${tombstoneFilter(s.tombstones.get(tombstoneKey('bars', q.symbol, q.period)), 'ts')}`
+    const where = `symbol = ${sql.str(q.symbol)} AND period = ${sql.str(period)}${tombstoneFilter(s.tombstones.get(tombstoneKey('bars', q.symbol, period)), 'ts')}`
     // The newest `limit` bars: a window back from `to` that widens until it holds them or covers `from`.
-    let window = q.limit * MS_PER_BAR[q.period] + SLACK_MS
+    let window = q.limit * MS_PER_BAR[period] + SLACK_MS
     for (;;) {
       const start = Math.max(from, to - window)
       const hit = spans.filter((i) => i.last >= start && i.first <= to)

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
+import zlib from 'node:zlib'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { sessionMinutes, tradingDays, walkBars } from '../../../test/helpers/arbitraries.js'
 import { BAR_FIELDS, allocBars, rowsOfBars } from '../../domain/bars.js'
-import { ColumnKind, decodeChunk, encodeChunk, exactExponent } from './chunk-codec.js'
+import { ChunkCorruptError, ColumnKind, decodeChunk, decodeChunkInto, encodeChunk, exactExponent, verifyChunk } from './chunk-codec.js'
 
 const sameBits = (a: Float64Array, b: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
@@ -24,13 +25,60 @@ describe('chunk codec', () => {
     const blob = encodeChunk(bars)
     assert.deepEqual(rowsOfBars(decodeChunk(blob)), rowsOfBars(bars))
     assert.ok(blob.length / bars.close.length < 16, `${(blob.length / bars.close.length).toFixed(1)} bytes/bar`)
-    assert.equal(blob[0], 1)
+  })
+  it('writes version 2: the version byte, then the CRC-32 of every later byte (FORMAT.md)', () => {
+    const blob = encodeChunk(walkBars(tradingDays('SH', 19000, 30), [0.3]))
+    assert.equal(blob[0], 2)
+    assert.equal(Buffer.from(blob).readUInt32LE(1), zlib.crc32(blob.subarray(5)))
+  })
+  it('detects any single damaged byte of a chunk instead of decoding wrong bars', () => {
+    const blob = encodeChunk(walkBars(sessionMinutes('SH', tradingDays('SH', 19000, 2)), [0.1, 0.5]))
+    fc.assert(
+      fc.property(fc.nat({ max: blob.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, flip) => {
+        const bad = blob.slice()
+        bad[at] ^= flip
+        assert.throws(() => decodeChunk(bad), ChunkCorruptError)
+        assert.throws(() => verifyChunk(bad), ChunkCorruptError)
+      }),
+    )
+    assert.throws(() => decodeChunk(blob.subarray(0, blob.length - 1)), ChunkCorruptError)
+  })
+  it('refuses a chunk whose bar count differs from what the index planned', () => {
+    const bars = walkBars(tradingDays('SH', 19000, 30), [0.3])
+    const blob = encodeChunk(bars)
+    assert.throws(() => decodeChunkInto(blob, allocBars(10_000), 0, 0, 10_000), /holds 30 bars where the index says 10000/)
+    assert.throws(() => decodeChunkInto(blob, allocBars(20), 0, 0), ChunkCorruptError)
+  })
+  it('still reads version 1 chunks (no checksum), as written by mdq 0.1.0, and rejects broken ones', () => {
+    // encodeChunk of 0.1.0 for three 1m bars: 2 and 1-decimal prices, integer volumes, one amount of pi, no prev_close.
+    const v1 = Buffer.from('010303fca8dec2a2010c0c0302d20f02030302da0f01010302ce0f02030302d40f010102fe18065a0100000000407cc740333333333376a740182d4454fb21094000', 'hex')
+    assert.deepEqual(rowsOfBars(decodeChunk(v1)), [
+      { timestamp: 1704160200000, open: 10.01, high: 10.05, low: 9.99, close: 10.02, volume: 1200, amount: 12024.5, prevClose: NaN },
+      { timestamp: 1704160260000, open: 10.02, high: 10.04, low: 10, close: 10.01, volume: 300, amount: 3003.1, prevClose: NaN },
+      { timestamp: 1704160320000, open: 10, high: 10.03, low: 9.98, close: 10, volume: 4500, amount: Math.PI, prevClose: NaN },
+    ])
+    verifyChunk(v1)
+    assert.throws(() => verifyChunk(v1.subarray(0, v1.length - 3)), ChunkCorruptError)
+    const kind = Buffer.from(v1)
+    kind[2] = 7 // the timestamp column's kind (after version and n)
+    assert.throws(() => decodeChunk(kind), /unknown kind 7/)
   })
   it('picks the smallest exact decimal exponent', () => {
     assert.equal(exactExponent(Float64Array.of(10.01, 9.5)), 2)
     assert.equal(exactExponent(Float64Array.of(1_700_000_040_000, 1_700_000_100_000)), -4)
     assert.equal(exactExponent(Float64Array.of(Math.PI)), undefined)
-    assert.equal(ColumnKind.Float64, 1)
+  })
+  it('stores a column of inexact doubles raw (FLOAT64) and a column of minutes as scaled deltas', () => {
+    const bars = allocBars(2)
+    bars.timestamp.set([1_700_000_040_000, 1_700_000_100_000])
+    bars.open.set([Math.PI, Math.E])
+    const blob = encodeChunk(bars)
+    // version, crc (4), n = 2, then timestamp: kind, e = -4, two varints; then open's kind.
+    assert.equal(blob[6], ColumnKind.ScaledDelta)
+    assert.equal((blob[7] << 24) >> 24, -4)
+    const openKindAt = 8 + 5 + 1 // varint(zigzag(170000004)) takes 5 bytes, the delta of 6 one
+    assert.equal(blob[openKindAt], ColumnKind.Float64)
+    assert.equal(Buffer.from(blob).readDoubleLE(openKindAt + 1), Math.PI)
   })
   it('rejects a chunk of an unknown version', () => {
     assert.throws(() => decodeChunk(Uint8Array.of(9, 0)), /version 9/)

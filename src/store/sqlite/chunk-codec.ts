@@ -1,18 +1,25 @@
 /** @module Chunk BLOB encoding of columnar bars; every byte is drawn in FORMAT.md. */
+import { crc32 } from 'node:zlib'
 import { BAR_FIELDS, allocBars, barCount, type Bars } from '../../domain/bars.js'
+import { exactExponent as exactExponentIn, pow10, scale } from '../../domain/decimal.js'
 
-/** First byte of every chunk BLOB. A new encoding is a new value; old chunks stay readable. */
-export const CHUNK_VERSION = 1
+/** First byte of every chunk BLOB written now: version 2 carries a CRC-32 of its body. */
+export const CHUNK_VERSION = 2
+/** Versions this build reads: 1 (no checksum, written before 2) stays readable. */
+const LEGACY_VERSION = 1
+/** Version 2: the version byte, then the CRC-32 (little-endian) of every byte after it. */
+const CRC_END = 5
+
+/** A chunk BLOB that fails its checksum or does not parse: the store file is damaged. */
+export class ChunkCorruptError extends Error {
+  override readonly name = 'ChunkCorruptError'
+}
 /** Per-column encodings (FORMAT.md, "Chunk BLOB"). */
 export const ColumnKind = { AllNaN: 0, Float64: 1, Scaled: 2, ScaledDelta: 3 } as const
 export type ColumnKind = (typeof ColumnKind)[keyof typeof ColumnKind]
 
 const MIN_EXP = -5
 const MAX_EXP = 9
-/** Scaled integers stay below 2^51 so deltas and zigzag stay exact doubles (< 2^53). */
-const MAX_SCALED = 2 ** 51
-const POW10 = Array.from({ length: MAX_EXP - MIN_EXP + 1 }, (_, i) => 10 ** Math.abs(i + MIN_EXP))
-const pow10 = (e: number) => POW10[e - MIN_EXP]
 
 class ByteWriter {
   bytes = new Uint8Array(1024)
@@ -47,20 +54,9 @@ class ByteWriter {
 
 const zigzag = (v: number) => (v >= 0 ? v * 2 : -v * 2 - 1)
 const varintSize = (z: number) => (z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : Math.ceil(Math.log2(z + 1) / 7))
-const unscale = (r: number, e: number) => (e >= 0 ? r / pow10(e) : r * pow10(e))
-const scale = (v: number, e: number) => Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
 
-/** The smallest exponent e with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
-export function exactExponent(values: Float64Array): number | undefined {
-  next: for (let e = MIN_EXP; e <= MAX_EXP; e++) {
-    for (let i = 0; i < values.length; i++) {
-      const r = scale(values[i], e)
-      if (!(Math.abs(r) < MAX_SCALED) || unscale(r, e) !== values[i] || Object.is(values[i], -0)) continue next
-    }
-    return e
-  }
-  return undefined
-}
+/** The smallest exponent e in -5..9 with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
+export const exactExponent = (values: Float64Array): number | undefined => exactExponentIn(values, MIN_EXP, MAX_EXP)
 
 function encodeColumn(w: ByteWriter, values: Float64Array): void {
   if (values.every(Number.isNaN)) return w.byte(ColumnKind.AllNaN)
@@ -92,9 +88,12 @@ function encodeColumn(w: ByteWriter, values: Float64Array): void {
 export function encodeChunk(bars: Bars): Uint8Array {
   const w = new ByteWriter()
   w.byte(CHUNK_VERSION)
+  for (let i = 1; i < CRC_END; i++) w.byte(0)
   w.varint(barCount(bars))
   for (const f of BAR_FIELDS) encodeColumn(w, bars[f])
-  return w.bytes.slice(0, w.length)
+  const blob = w.bytes.slice(0, w.length)
+  new DataView(blob.buffer).setUint32(1, crc32(blob.subarray(CRC_END)), true)
+  return blob
 }
 
 /**
@@ -127,20 +126,34 @@ function decodeScaled(blob: Uint8Array, at: number, n: number, delta: boolean, e
   return at
 }
 
-/** The number of bars in a chunk, read from its header only. */
+/** Where the bar count starts: after the version byte, and after the checksum from version 2 on. */
+function headerEnd(blob: Uint8Array): number {
+  if (blob[0] === CHUNK_VERSION) return CRC_END
+  if (blob[0] === LEGACY_VERSION) return 1
+  throw new ChunkCorruptError(`chunk encoding version ${blob[0]} is not supported (this build reads ${LEGACY_VERSION} and ${CHUNK_VERSION})`)
+}
+
+/** The number of bars in a chunk, read from its header only (not verified: see verifyChunk). */
 export function chunkLength(blob: Uint8Array): number {
-  checkVersion(blob)
   let z = 0
   let mul = 1
-  for (let at = 1; ; at++) {
+  for (let at = headerEnd(blob); at < blob.length; at++) {
     z += (blob[at] & 127) * mul
     if (blob[at] < 128) return z
     mul *= 128
   }
+  throw new ChunkCorruptError(`chunk of ${blob.length} bytes ends inside its header`)
 }
 
-function checkVersion(blob: Uint8Array): void {
-  if (blob[0] !== CHUNK_VERSION) throw new Error(`chunk encoding version ${blob[0]} is not supported (this build reads ${CHUNK_VERSION})`)
+/**
+ * Throws ChunkCorruptError unless the BLOB is whole: its CRC-32 matches (version 2), or, for a
+ * version 1 chunk without one, its columns parse to exactly its length.
+ */
+export function verifyChunk(blob: Uint8Array): void {
+  if (headerEnd(blob) === CRC_END) {
+    const stored = blob.length >= CRC_END ? new DataView(blob.buffer, blob.byteOffset, CRC_END).getUint32(1, true) : -1
+    if (stored !== crc32(blob.subarray(CRC_END))) throw new ChunkCorruptError(`chunk of ${blob.length} bytes fails its CRC-32 checksum`)
+  } else decodeChunk(blob)
 }
 
 export function decodeChunk(blob: Uint8Array): Bars {
@@ -151,11 +164,12 @@ export function decodeChunk(blob: Uint8Array): Bars {
 
 /**
  * Decodes bars [skip, n) of a chunk into `target` from index `at`: range reads fill one allocation
- * chunk by chunk, no concatenation. Delta-coded columns are still walked from their start.
+ * chunk by chunk, no concatenation. Delta-coded columns are still walked from their start. The
+ * checksum is verified first; `expectedCount` (the count the caller planned with) must match.
  */
-export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0): void {
-  checkVersion(blob)
-  let at = 1
+export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0, expectedCount?: number): void {
+  let at = headerEnd(blob)
+  if (at === CRC_END) verifyChunk(blob)
   const readVarint = (): number => {
     let b = blob[at++]
     if (b < 128) return b
@@ -169,6 +183,8 @@ export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, ski
     return z
   }
   const n = readVarint()
+  if (expectedCount !== undefined && n !== expectedCount) throw new ChunkCorruptError(`chunk holds ${n} bars where the index says ${expectedCount}`)
+  if (at0 + n - skip > barCount(target)) throw new ChunkCorruptError(`chunk holds ${n} bars, more than the ${barCount(target) - at0 + skip} planned`)
   const shift = at0 - skip
   for (const f of BAR_FIELDS) {
     const out = target[f]
@@ -176,14 +192,18 @@ export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, ski
     if (kind === ColumnKind.AllNaN) {
       out.fill(NaN, at0, at0 + n - skip)
     } else if (kind === ColumnKind.Float64) {
+      if (at + n * 8 > blob.length) throw new ChunkCorruptError(`chunk column ${f}: ${n} doubles do not fit its ${blob.length} bytes`)
       const view = new DataView(blob.buffer, blob.byteOffset + at, n * 8)
       for (let i = skip; i < n; i++) out[i + shift] = view.getFloat64(i * 8, true)
       at += n * 8
     } else if (kind === ColumnKind.Scaled || kind === ColumnKind.ScaledDelta) {
       const e = (blob[at++] << 24) >> 24
+      if (e < MIN_EXP || e > MAX_EXP) throw new ChunkCorruptError(`chunk column ${f}: exponent ${e} out of range`)
       at = decodeScaled(blob, at, n, kind === ColumnKind.ScaledDelta, e, out, shift, skip)
     } else {
-      throw new Error(`chunk column ${f}: unknown kind ${kind}`)
+      throw new ChunkCorruptError(`chunk column ${f}: unknown kind ${kind}`)
     }
   }
+  // Past the end, Uint8Array reads give undefined (NaN values): a short or long BLOB is corrupt.
+  if (at !== blob.length) throw new ChunkCorruptError(`chunk of ${blob.length} bytes ends at byte ${at} after its ${n} bars`)
 }

@@ -1,7 +1,6 @@
 /** @module Bars as chunk rows: the range read, the merge-on-write and the range delete over (symbol, period, start_ms). */
 import { BAR_FIELDS, allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, type Bars } from '../../domain/bars.js'
-import type { StoredPeriod } from '../../domain/period.js'
-import type { BarQuery, BarRange } from '../market-store.js'
+import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
 import { decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 import type { Db } from './sqlite-db.js'
@@ -63,20 +62,20 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
     const { blob, count, cut } = parts[k]
     const s = Math.min(skip, count)
     if (cut) for (const f of BAR_FIELDS) out[f].set(cut[f].subarray(s), at)
-    else decodeChunkInto(blob, out, at, s)
+    else decodeChunkInto(blob, out, at, s, count)
     at += count - s
     skip -= s
   }
   return out
 }
 
-function writeChunk(st: ChunkStatements, symbol: string, period: StoredPeriod, start: number, part: Bars): void {
+function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, start: number, part: Bars): void {
   const n = barCount(part)
   if (n === 0) st.deleteChunk.run(symbol, period, start)
   else st.putChunk.run(symbol, period, start, part.timestamp[0], part.timestamp[n - 1], n, encodeChunk(part))
 }
 
-export function putBarsWith(st: ChunkStatements, symbol: string, period: StoredPeriod, bars: Bars): void {
+export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPeriod, bars: Bars): void {
   const ts = bars.timestamp
   for (let i = 1; i < ts.length; i++) if (!(ts[i] > ts[i - 1])) throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
   const span = CHUNK_SPAN_MS[period]
@@ -93,7 +92,7 @@ export function putBarsWith(st: ChunkStatements, symbol: string, period: StoredP
 }
 
 /** Chunks inside the range go whole; the (at most two) chunks it cuts are rewritten without it. */
-export function deleteBarsWith(st: ChunkStatements, range: BarRange): void {
+export function deleteBarsWith(st: ChunkStatements, range: Omit<BarRange, 'period'> & { readonly period: ChunkPeriod }): void {
   const from = range.fromMs ?? -MAX_MS
   const to = range.toMs ?? MAX_MS
   if (from > to) return

@@ -25,6 +25,9 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE instruments ADD COLUMN lot_size INTEGER;
    CREATE TABLE universes (id TEXT PRIMARY KEY, name TEXT NOT NULL, region TEXT, category TEXT, description TEXT) WITHOUT ROWID;
    CREATE TABLE universe_members (universe_id TEXT NOT NULL, position INTEGER NOT NULL, symbol TEXT NOT NULL, PRIMARY KEY (universe_id, position)) WITHOUT ROWID;`,
+  // 5: intraday rollups (5m..60m chunks in the chunks table). SQL cannot fold bars: this marks the
+  // store as needing them and SqliteMarketStore.open builds them (rollups.ts) in one transaction.
+  `INSERT INTO meta (key, value) VALUES ('rollups_pending', 1);`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */
@@ -35,4 +38,14 @@ export const KEY_MIGRATIONS: readonly string[] = [
 ]
 
 /** Span of one chunk per stored period (FORMAT.md, "Chunks"). */
-export const CHUNK_SPAN_MS = { '1m': 7 * 86_400_000, '1d': 1024 * 86_400_000 } as const
+export const CHUNK_SPAN_MS = {
+  '1m': 7 * 86_400_000,
+  '1d': 1024 * 86_400_000,
+  // Rollups (migration 5): about as many bars a chunk as a 1m chunk's 1,700 would be too coarse for
+  // windows; these keep a chunk at 300-600 bars.
+  '5m': 7 * 86_400_000,
+  '10m': 14 * 86_400_000,
+  '15m': 21 * 86_400_000,
+  '30m': 42 * 86_400_000,
+  '60m': 84 * 86_400_000,
+} as const

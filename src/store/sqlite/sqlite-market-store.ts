@@ -1,4 +1,5 @@
 /** @module The embedded MarketStore on one SQLite file (WAL): columnar chunk BLOBs per symbol, period and span. */
+import Database from 'better-sqlite3'
 import { closeSync, openSync, readSync } from 'node:fs'
 import type { Bars } from '../../domain/bars.js'
 import { MdqError } from '../../domain/errors.js'
@@ -7,9 +8,12 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities, type StoreWriter, type WriteBatch } from '../market-store.js'
+import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
+import { buildPendingRollups, rebuildRollupsWith } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
+import { ChunkScrubber } from './scrub.js'
 
 interface InstrumentRow {
   symbol: string
@@ -101,6 +105,10 @@ function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
   }
 }
 
+/** SQLite result codes that mean the file itself is damaged, not merely busy. */
+const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB'])
+const damaged = (reason: string) => new MdqError('STORE_UNAVAILABLE', `The store is damaged (${reason}); restore it from a backup or re-import.`)
+
 /** Before migration 3 drops the old in-store keys table, its keys must have moved (SqliteKeyStore.adoptLegacyKeys). */
 function refuseToDropKeys(db: Db): void {
   if (schemaVersion(db) < 3 && tableExists(db, 'api_keys') && db.prepare('SELECT 1 FROM api_keys LIMIT 1').get() !== undefined)
@@ -121,7 +129,7 @@ export class SqliteMarketStore implements MarketStore {
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
-    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false }
+    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true }
   }
 
   /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
@@ -132,7 +140,9 @@ export class SqliteMarketStore implements MarketStore {
         refuseToDropKeys(db)
         migrate(db, MIGRATIONS, 'store')
       }
-      return new SqliteMarketStore(path, db)
+      const store = new SqliteMarketStore(path, db)
+      if (!options.readonly) buildPendingRollups(db, store.#st)
+      return store
     } catch (err) {
       db.close()
       throw err
@@ -143,24 +153,55 @@ export class SqliteMarketStore implements MarketStore {
     return this.#path
   }
 
+  /** guarded(), and a damaged chunk or page is remembered until the data changes (an import may rewrite it): /readyz reports it. */
+  #read<T>(read: () => T): T {
+    return guarded(() => {
+      try {
+        return read()
+      } catch (err) {
+        if (!(err instanceof ChunkCorruptError || (err instanceof Database.SqliteError && DAMAGE_CODES.has(err.code)))) throw err
+        this.#damage ??= { reason: err instanceof ChunkCorruptError ? err.message : err.code, counter: this.#st.changeCounter.get() }
+        throw damaged(this.#damage.reason)
+      }
+    })
+  }
+  #damage: { reason: string; counter: unknown } | undefined
+  #scrubber: ChunkScrubber | undefined
+
   async readBars(q: BarQuery): Promise<Bars> {
-    return guarded(() => readBarsWith(this.#st, q))
+    return this.#read(() => readBarsWith(this.#st, q))
   }
 
   async readInstruments(symbols: readonly string[]): Promise<Instrument[]> {
-    return guarded(() => {
+    return this.#read(() => {
+      const known = this.#instrumentMap()
       const out: Instrument[] = []
       for (const s of new Set(symbols)) {
-        const row = this.#st.instrument.get(s)
-        if (row) out.push(toInstrument(row))
+        const instrument = known.get(s)
+        if (instrument) out.push(instrument)
       }
       return out
     })
   }
 
+  /**
+   * Every instrument, read once per data version: a 1,000-symbol lookup was 1,000 queries. Instruments
+   * are frozen, as callers share them.
+   */
+  #instrumentMap(): ReadonlyMap<string, Instrument> {
+    const version = this.#currentVersion()
+    if (this.#instruments?.version !== version) {
+      const map = new Map<string, Instrument>()
+      for (const row of listInstrumentsWith(this.#db, {})) map.set(row.symbol, Object.freeze(toInstrument(row)))
+      this.#instruments = { version, map }
+    }
+    return this.#instruments.map
+  }
+  #instruments: { version: string; map: Map<string, Instrument> } | undefined
+
   async searchInstruments(text: string, limit: number): Promise<Instrument[]> {
     const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    return guarded(() => this.#st.search.all({ p: pattern, limit }).map(toInstrument))
+    return this.#read(() => this.#st.search.all({ p: pattern, limit }).map(toInstrument))
   }
 
   // Listing and universes (issue 10).
@@ -173,10 +214,11 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
-    return guarded(() => {
+    return this.#read(() => {
       const out = new Map<string, ExFactorEvent[]>()
+      const known = this.#instrumentMap()
       for (const s of new Set(symbols)) {
-        if (!this.#st.instrument.get(s)) continue
+        if (!known.has(s)) continue
         out.set(s, this.#st.events.all(s, fromMs, toMs).map((r) => ({ timestamp: r.ts, exFactor: r.ex_factor })))
       }
       return out
@@ -184,6 +226,8 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async check(): Promise<void> {
+    if (this.#damage && this.#damage.counter === this.#st.changeCounter.get()) throw damaged(this.#damage.reason)
+    this.#damage = undefined
     if (this.#path !== ':memory:') {
       // SQLite may answer from its page cache; read the file's header to know the file is there and sane.
       const fd = openSync(this.#path, 'r')
@@ -196,6 +240,9 @@ export class SqliteMarketStore implements MarketStore {
       }
     }
     await this.dataVersion()
+    // Each check verifies the checksums of the next slice of chunks: a damaged chunk fails /readyz
+    // even when no query has read it yet.
+    this.#read(() => (this.#scrubber ??= new ChunkScrubber(this.#db)).step())
   }
 
   /**
@@ -203,14 +250,16 @@ export class SqliteMarketStore implements MarketStore {
    * cheap "another connection committed" counter, moves. Writers always use another connection.
    */
   async dataVersion(): Promise<string> {
-    return guarded(() => {
-      const counter = this.#st.changeCounter.get() as number
-      if (counter !== this.#seenCounter || this.#version === undefined) {
-        this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
-        this.#seenCounter = counter
-      }
-      return this.#version
-    })
+    return guarded(() => this.#currentVersion())
+  }
+
+  #currentVersion(): string {
+    const counter = this.#st.changeCounter.get() as number
+    if (counter !== this.#seenCounter || this.#version === undefined) {
+      this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
+      this.#seenCounter = counter
+    }
+    return this.#version
   }
   #seenCounter = -1
   #version: string | undefined
@@ -257,6 +306,8 @@ export class SqliteMarketStore implements MarketStore {
       putBars: async (symbol, period, bars) => {
         live()
         putBarsWith(st, symbol, period, bars)
+        const n = bars.timestamp.length
+        if (period === '1m' && n > 0) rebuildRollupsWith(st, symbol, bars.timestamp[0], bars.timestamp[n - 1])
       },
       putExFactors: async (symbol, events) => {
         live()
@@ -265,6 +316,7 @@ export class SqliteMarketStore implements MarketStore {
       deleteBars: async (range) => {
         live()
         deleteBarsWith(st, range)
+        if (range.period === '1m') rebuildRollupsWith(st, range.symbol, range.fromMs, range.toMs)
       },
       deleteExFactors: async (range) => {
         live()

@@ -1,0 +1,162 @@
+// Uncached derived-minute and 1m reads (issue 12 items 3 and 7), each beside a baseline from the same run:
+// - 10,000 60m bars (forward) from stored rollups, over HTTP and in-process, against aggregating the
+//   600,000 1m bars on read in-process (the path a store without rollups takes);
+// - random 1,000-bar 1m windows at 32 connections against a bare node:http server sending the same bytes.
+// Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 7; BENCH_SECONDS per load, default 5)
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { generateKey, hashKey } from '../src/auth/api-keys.js'
+import { openStores } from '../src/cli/open-stores.js'
+import { bareInstrument } from '../src/domain/instrument.js'
+import { readKlines } from '../src/query/klines.js'
+import { SymbolContexts } from '../src/query/symbol-context.js'
+import type { MarketStore } from '../src/store/market-store.js'
+import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
+import { sessionMinutes, tradingDays, walkBars } from '../test/helpers/arbitraries.js'
+import { row } from './measure.js'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const SYMBOL = '600000.SH'
+const DAYS = 2600 // x 240 CN minutes = 624,000 1m bars: 10,400 60m bars
+const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-uncached-'))
+const db = join(dir, 'uncached.db')
+const here = import.meta.dirname
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
+
+async function buildStore(): Promise<{ key: string; minutes: number[] }> {
+  const days = tradingDays('SH', 16000, DAYS)
+  const minutes = sessionMinutes('SH', days)
+  const { market: store, keys } = await openStores({ store: db, create: true })
+  const bars = walkBars(minutes, [0.31, 0.77, 0.52, 0.12, 0.9])
+  bars.prevClose.fill(NaN)
+  await store.write({
+    instruments: [bareInstrument(SYMBOL, { type: 'stock' })],
+    bars: [{ symbol: SYMBOL, period: '1m', bars }, { symbol: SYMBOL, period: '1d', bars: walkBars(days, [0.4, 0.6]) }],
+    exFactors: [{ symbol: SYMBOL, events: Array.from({ length: 8 }, (_, k) => ({ timestamp: days[200 + k * 300], exFactor: 1.02 + k / 100 })) }],
+  })
+  const key = generateKey()
+  await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: null, burst: null })
+  await store.close()
+  await keys.close()
+  return { key, minutes }
+}
+
+function startChild(args: string[]): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout!.on('data', (d) => (out += d))
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)))
+    const poll = setInterval(() => {
+      const m = /127\.0\.0\.1:(\d+)/.exec(out) ?? /^(\d+)\s*$/m.exec(out)
+      if (m) {
+        clearInterval(poll)
+        resolve({ child, base: `http://127.0.0.1:${m[1]}` })
+      }
+    }, 20)
+  })
+}
+
+function get(agent: Agent, url: string, key: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': 'identity' } }, (res) => {
+      const parts: Buffer[] = []
+      res.on('data', (c: Buffer) => parts.push(c))
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url}: ${res.statusCode}`))))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** 32 connections, each looping requests for SECONDS; latencies in ms. */
+async function load(base: string, key: string, path: () => string): Promise<{ lat: number[]; perS: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 32 })
+  const lat: number[] = []
+  const end = performance.now() + SECONDS * 1000
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now()
+        await get(agent, base + path(), key)
+        lat.push(performance.now() - t)
+      }
+    }),
+  )
+  agent.destroy()
+  return { lat, perS: (lat.length / (performance.now() - t0)) * 1000 }
+}
+
+function aggregatingOnRead(store: MarketStore): MarketStore {
+  return new Proxy(store, {
+    get(target, k) {
+      if (k === 'capabilities') return { ...target.capabilities, storedRollups: false }
+      const value: unknown = Reflect.get(target, k, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+const children: ChildProcess[] = []
+try {
+  const { key, minutes } = await buildStore()
+  const mdq = await startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', '0', '--rate-limit', 'off'])
+  children.push(mdq.child)
+  const windowPath = () => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(Math.random() * (minutes.length - 1000))]}`
+  const bodies = { [windowPath()]: '' }
+  const one = new Agent({ keepAlive: true, maxSockets: 1 })
+  for (const p of Object.keys(bodies)) bodies[p] = (await get(one, mdq.base + p, key)).toString()
+  writeFileSync(join(dir, 'bodies.json'), JSON.stringify(bodies))
+  const bare = await startChild([join(here, 'bare-server.js'), join(dir, 'bodies.json')])
+  children.push(bare.child)
+
+  // 60m: HTTP (rollups) and in-process rollups vs in-process aggregate-on-read, alternating.
+  const store = SqliteMarketStore.open(db, { readonly: true })
+  const onRead = aggregatingOnRead(store)
+  const q = { symbol: SYMBOL, period: '60m' as const, count: 10_000, adjust: 'forward' as const }
+  const hourPath = `/v1/klines?symbol=${SYMBOL}&period=60m&count=10000&adjust=forward`
+  const times = { http: [] as number[], rollups: [] as number[], onRead: [] as number[] }
+  await get(one, mdq.base + hourPath, key)
+  for (let r = 0; r < ROUNDS; r++) {
+    let t = performance.now()
+    await get(one, mdq.base + hourPath, key)
+    times.http.push(performance.now() - t)
+    t = performance.now()
+    await readKlines(store, new SymbolContexts(store), q)
+    times.rollups.push(performance.now() - t)
+    t = performance.now()
+    await readKlines(onRead, new SymbolContexts(onRead), q)
+    times.onRead.push(performance.now() - t)
+  }
+  one.destroy()
+
+  // 1m windows at 32 connections, alternating with the bare server.
+  const mdqLoads: { lat: number[]; perS: number }[] = []
+  const bareLoads: { lat: number[]; perS: number }[] = []
+  const rounds = Math.max(1, Math.min(ROUNDS, 3))
+  for (let r = 0; r < rounds; r++) {
+    mdqLoads.push(await load(mdq.base, key, windowPath))
+    bareLoads.push(await load(bare.base, key, windowPath))
+  }
+  await store.close()
+  const load1 = (await import('node:os')).loadavg()[0].toFixed(1)
+  console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${load1}`)
+  row('workload', 'median ms', 'goal')
+  row('10,000 60m bars over HTTP (stored rollups)', median(times.http).toFixed(1), '<= 10 ms')
+  row('10,000 60m bars in-process (stored rollups)', median(times.rollups).toFixed(1), '')
+  row('10,000 60m bars in-process, aggregate-on-read (baseline)', median(times.onRead).toFixed(1), '')
+  const all = (ls: { lat: number[] }[]) => ls.flatMap((l) => l.lat)
+  row('load at 32 connections', 'p50 ms', 'p99 ms', 'req/s')
+  row('random 1,000-bar 1m windows, mdq', pct(all(mdqLoads), 0.5).toFixed(1), pct(all(mdqLoads), 0.99).toFixed(1), median(mdqLoads.map((l) => l.perS)).toFixed(0))
+  row('the same bytes from a bare node:http server (baseline)', pct(all(bareLoads), 0.5).toFixed(1), pct(all(bareLoads), 0.99).toFixed(1), median(bareLoads.map((l) => l.perS)).toFixed(0))
+} finally {
+  for (const c of children) c.kill('SIGTERM')
+  rmSync(dir, { recursive: true, force: true })
+}

@@ -1,0 +1,37 @@
+/** @module Connection and request limits: a slow, idle or flooding client cannot hold the server. */
+
+export interface HttpLimits {
+  /** The request head (line and headers) must arrive within this; else 408 and the connection closes. */
+  readonly headersTimeoutMs: number
+  /** The whole request, body included, must arrive within this; else 408 and the connection closes. */
+  readonly requestTimeoutMs: number
+  /**
+   * An idle keep-alive connection is closed after this. Fastify's 72 s: above the 60 s idle timeout
+   * of common load balancers (one reusing a connection the server has just closed answers 502), and
+   * long enough for clients that block their event loop between requests to notice a close first.
+   */
+  readonly keepAliveTimeoutMs: number
+  /** A connection with no traffic in either direction for this long is closed (a stalled reader). */
+  readonly idleTimeoutMs: number
+  /** Open connections at most; more are closed at once (below the usual 1024 file descriptors). */
+  readonly maxConnections: number
+  /** Request bodies larger than this are 413. */
+  readonly bodyLimitBytes: number
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 72_000,
+  idleTimeoutMs: 60_000,
+  maxConnections: 900,
+  bodyLimitBytes: 1 << 20,
+}
+
+/**
+ * How often Node checks connections against the header and request timeouts. Its default (30 s)
+ * would let a timed-out request live up to 30 s longer; a check is a walk over open connections.
+ */
+export function connectionsCheckingIntervalMs(limits: HttpLimits): number {
+  return Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)))
+}

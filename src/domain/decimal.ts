@@ -1,0 +1,34 @@
+/** @module Exact decimal arithmetic on doubles: a column of decimals as scaled integers, for exact storage and sums. */
+
+const POW10 = Array.from({ length: 31 }, (_, i) => 10 ** Math.abs(i - 15))
+/** 10^|e| for -15 <= e <= 15, each an exact double. */
+export const pow10 = (e: number): number => POW10[e + 15]
+/** Scaled integers stay below 2^51, so sums of a few and deltas and zigzags stay exact doubles (< 2^53). */
+export const MAX_SCALED = 2 ** 51
+
+/** The double nearest to the decimal `units` / 10^e (e >= 0), for sums past 2^53 (read from its digits: one rounding). */
+export function unscaleBig(units: bigint, e: number): number {
+  const digits = (units < 0n ? -units : units).toString().padStart(e + 1, '0')
+  const v = Number(`${digits.slice(0, digits.length - e)}.${digits.slice(digits.length - e)}`)
+  return units < 0n ? -v : v
+}
+
+/** v x 10^e as an integer (rounded). */
+export const scale = (v: number, e: number): number => Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
+/** r x 10^-e: the double nearest to the decimal r / 10^e. */
+export const unscale = (r: number, e: number): number => (e >= 0 ? r / pow10(e) : r * pow10(e))
+
+/**
+ * The smallest exponent e in [minExp, maxExp] with every value exactly v = r / 10^e for an integer
+ * |r| < 2^51 (so 10.01 has e = 2, a multiple of 10,000 e = -4), or undefined (e.g. for pi, -0, NaN).
+ */
+export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, maxScaled = MAX_SCALED): number | undefined {
+  next: for (let e = minExp; e <= maxExp; e++) {
+    for (let i = 0; i < values.length; i++) {
+      const r = scale(values[i], e)
+      if (!(Math.abs(r) < maxScaled) || unscale(r, e) !== values[i] || Object.is(values[i], -0)) continue next
+    }
+    return e
+  }
+  return undefined
+}

@@ -1,0 +1,59 @@
+/** @module Intraday rollups: raw 5m..60m bars built per trading day from 1m bars, stored at import and adjusted after. */
+import { foldBuckets } from './aggregate.js'
+import { barCount, type Bars } from './bars.js'
+import { bucketStarts } from './buckets.js'
+import type { ExFactorEvent } from './ex-factors.js'
+import type { Market } from './market.js'
+import type { Adjust } from './adjust.js'
+import type { Zone } from './time-zone.js'
+
+export const ROLLUP_PERIODS = ['5m', '10m', '15m', '30m', '60m'] as const
+export type RollupPeriod = (typeof ROLLUP_PERIODS)[number]
+
+export function isRollupPeriod(p: string): p is RollupPeriod {
+  return (ROLLUP_PERIODS as readonly string[]).includes(p)
+}
+
+/**
+ * Raw rollup bars of `period` from ascending 1m bars: one bar per (local day, bucket), stamped with
+ * its FIRST 1m bar's timestamp (not the bucket start) so that adjusting and filling prev_close see
+ * the same instant as they would for that 1m bar. prev_close is the first constituent's raw value
+ * (NaN stays NaN: the query fills it exactly as it fills a 1m bar). Sums run in 1m order from 0,
+ * as foldBuckets does on read, so they are bit-equal.
+ */
+export function buildRollups(minute: Bars, period: RollupPeriod, market: Market): Bars {
+  const n = barCount(minute)
+  const ts = minute.timestamp
+  const starts = bucketStarts(ts, period, market)
+  const zone = market.zone
+  // Group key = index of the group's first bar: a new group at a new bucket or a new local day.
+  const key = new Float64Array(n)
+  let dayLo = Infinity
+  let dayHi = -Infinity
+  for (let i = 0; i < n; i++) {
+    let newDay = false
+    if (ts[i] < dayLo || ts[i] >= dayHi) {
+      const day = zone.localDay(ts[i])
+      dayLo = zone.midnightUtc(day)
+      dayHi = zone.midnightUtc(day + 1)
+      newDay = true
+    }
+    key[i] = i === 0 || newDay || starts[i] !== starts[i - 1] ? i : key[i - 1]
+  }
+  const out = foldBuckets(minute, key)
+  for (let j = 0; j < barCount(out); j++) out.timestamp[j] = ts[out.timestamp[j]]
+  return out
+}
+
+/**
+ * Whether adjusting a rollup by its first bar's timestamp equals adjusting each of its 1m bars: every
+ * event sits at a local midnight (so one factor holds all day) and, for the multiplicative modes,
+ * every factor is positive and finite (so max/min commute with the scaling).
+ */
+export function rollupsAdjustExactly(events: readonly ExFactorEvent[], zone: Zone, mode: Adjust): boolean {
+  for (const e of events) {
+    if (zone.midnightUtc(zone.localDay(e.timestamp)) !== e.timestamp) return false
+    if ((mode === 'forward' || mode === 'backward') && !(e.exFactor > 0 && Number.isFinite(e.exFactor))) return false
+  }
+  return true
+}

@@ -1,0 +1,41 @@
+/** @module Derived minute klines from stored rollups: fill prev_close and adjust as for 1m bars, then stamp each with its bucket. */
+import { adjustBars } from '../domain/adjust.js'
+import { barCount, lowerBound, sliceBars, type Bars } from '../domain/bars.js'
+import { bucketStarts } from '../domain/buckets.js'
+import type { ExFactorEvent } from '../domain/ex-factors.js'
+import type { Market } from '../domain/market.js'
+import type { RollupPeriod } from '../domain/rollups.js'
+import { HOUR_MS } from '../domain/time-zone.js'
+import type { MarketStore } from '../store/market-store.js'
+import type { KlinesQuery } from './klines.js'
+
+export interface RollupContext {
+  readonly events: readonly ExFactorEvent[]
+  readonly gaps: () => Promise<Float64Array>
+  /** Fills NaN prev_close exactly as for 1m bars (the bar before comes from the 1m bars). */
+  readonly fill: (raw: Bars) => Promise<Bars>
+}
+
+/**
+ * The same bars readKlines would aggregate from 1m bars, from the rollups: a rollup is stamped with
+ * its first 1m bar, so filling and adjusting it is filling and adjusting that bar, and the bucket's
+ * high/low/close/sums were folded at import. Undefined when two rollups share a bucket (a bucket
+ * across local days: only a zone's odd hours can make one), for the caller to aggregate instead.
+ */
+export async function readRollupKlines(store: MarketStore, symbol: string, period: RollupPeriod, market: Market, ctx: RollupContext, q: KlinesQuery): Promise<Bars | undefined> {
+  const from = q.startTime ?? -8.64e15
+  const to = q.endTime ?? 8.64e15
+  // A bucket stamped <= to starts its first bar at most one bucket (<= 1 h) later.
+  let limit = q.count + 64
+  for (;;) {
+    const raw = await store.readBars({ symbol, period, fromMs: from, toMs: to + HOUR_MS, limit })
+    const filled = await ctx.fill(raw)
+    const adjusted = adjustBars(filled, ctx.events, q.adjust, q.adjust.endsWith('additive') ? await ctx.gaps() : undefined, filled)
+    const starts = bucketStarts(adjusted.timestamp, period, market)
+    for (let i = 1; i < starts.length; i++) if (starts[i] === starts[i - 1]) return undefined
+    const bars = { ...adjusted, timestamp: starts }
+    const end = lowerBound(starts, to + 1)
+    if (barCount(raw) < limit || end >= q.count) return sliceBars(bars, Math.max(lowerBound(starts, from, 0, end), end - q.count), end)
+    limit *= 2
+  }
+}

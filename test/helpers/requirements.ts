@@ -1,0 +1,63 @@
+/** @module What a test needs from the machine (reference data, servers, a browser): skipped per test with a reason, a failure under CI=true. */
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { it, type TestContext } from 'node:test'
+import { sharedPath } from './shared-data.js'
+
+/** A missing prerequisite's reason, or false when it is there. */
+export type Check = string | false
+
+/** CI promises every prerequisite (.ci/run installs them): there a missing one is a failure, never a skip. */
+export const IN_CI = process.env.CI === 'true'
+
+const cached = new Map<string, Check>()
+const once = (key: string, probe: () => Check): Check => {
+  if (!cached.has(key)) cached.set(key, probe())
+  return cached.get(key)!
+}
+const runs = (cmd: string, args: readonly string[]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+export const data = (relative: string): Check =>
+  existsSync(sharedPath(relative)) ? false : `reference data missing: ${sharedPath(relative)} (clone with ../shared beside the checkout, or set MDQ_SHARED_DATA)`
+export const redisServer = (): Check =>
+  once('redis', () => (runs('redis-server', ['--version']) ? false : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)'))
+export const clickhouseServer = (): Check =>
+  once('clickhouse', () => (runs('clickhouse-server', ['--version']) ? false : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)'))
+export const chromium = (): Check => (existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`)
+export const pythonLibs = (...modules: string[]): Check =>
+  once(`py:${modules}`, () =>
+    runs('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`]) ? false : `python3 cannot import ${modules.join(', ')} (Debian packages python3-*; .ci/run installs them)`,
+  )
+
+/**
+ * Everything a group of tests needs, checked once. `it` registers a test that is skipped (and so
+ * counted as skipped) when something is missing, or that fails with the reason under CI=true.
+ * Hooks that set up what the tests need return early when `!met`.
+ */
+export class Requirements {
+  readonly missing: Check
+  constructor(...checks: Check[]) {
+    this.missing = checks.find((c) => c !== false) ?? false
+  }
+
+  get met(): boolean {
+    return this.missing === false
+  }
+
+  readonly it = (title: string, fn: (t: TestContext) => void | Promise<void>): void => {
+    const missing = this.missing
+    if (missing === false) it(title, fn)
+    else if (IN_CI) it(title, () => assert(missing))
+    else it(title, { skip: missing }, () => {})
+  }
+}
+
+function assert(missing: string): never {
+  throw new Error(`required under CI=true: ${missing}`)
+}
+
+export function requires(...checks: Check[]): Requirements {
+  return new Requirements(...checks)
+}
