@@ -16,6 +16,10 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     minThreads: workers,
     maxThreads: workers,
     idleTimeout: Infinity,
+    // Piscina's default parks an idle worker in Atomics.wait, which stops its event loop between tasks:
+    // the store's background timers (ClickHouse health pings, snapshot polling) then never ran, and a
+    // worker that saw an outage answered 503 forever. Message-passing keeps each worker's loop running.
+    atomics: 'disabled',
     workerData: config,
   })
   let observe: StoreReadObserver = () => {}

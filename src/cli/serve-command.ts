@@ -96,7 +96,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     setTimeout(() => process.exit(1), 2000).unref()
     await app.close().catch(() => {})
     await limiter.close()
-    await Promise.all([store.close(), keys.close()])
+    await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
     const code = (err as { code?: string }).code
     const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message
