@@ -1,15 +1,17 @@
 // Import throughput and size on disk: a generated 1m CSV (default 10M rows, 40 CN symbols) through
 // `mdq import bars`, in a child process as an operator runs it. Run: npm run bench -- import
-// Baseline in the same run: reading the same file with fs and splitting it into lines.
+// Baseline in the same run: reading the same file with fs and splitting it into lines. Prints the
+// import's rows/s and the peak RSS of its process (goals: >= 1M rows/s, <= 512 MB).
 import { execFileSync } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { once } from 'node:events'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
+import { runWithPeakRss } from '../test/helpers/peak-rss.js'
 import { rate, row } from './measure.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
@@ -71,16 +73,21 @@ try {
   await readLinesBaseline()
   const baseMs = performance.now() - t0
   t0 = performance.now()
-  const out = execFileSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'], { encoding: 'utf8' })
+  const run = await runWithPeakRss([], [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'])
   const importMs = performance.now() - t0
+  if (run.status !== 0) throw new Error(`import failed: ${run.stderr}`)
+  const out = run.stdout
+  const peakMb = run.peakRssBytes / 2 ** 20
   // Size on disk once the WAL is folded in.
   const store = SqliteMarketStore.open(db)
   await store.close()
   execFileSync(process.execPath, ['-e', `const D=require(${JSON.stringify(join(import.meta.dirname, '..', '..', 'node_modules', 'better-sqlite3'))});const d=new D(${JSON.stringify(db)});d.pragma('wal_checkpoint(TRUNCATE)');d.exec('VACUUM');d.close()`])
   const dbBytes = statSync(db).size
-  row('workload', 'ms', 'rows/s', 'vs baseline')
-  row('baseline: read + split lines', baseMs.toFixed(0), rate(ROWS, baseMs), '1.00')
-  row('mdq import bars (whole CLI)', importMs.toFixed(0), rate(ROWS, importMs), (importMs / baseMs).toFixed(2))
+  row('workload', 'ms', 'rows/s', 'vs baseline', 'peak RSS')
+  row('baseline: read + split lines', baseMs.toFixed(0), rate(ROWS, baseMs), '1.00', '')
+  row('mdq import bars (whole CLI)', importMs.toFixed(0), rate(ROWS, importMs), (importMs / baseMs).toFixed(2), `${peakMb.toFixed(0)} MB`)
+  const goal = (met: boolean) => (met ? 'met' : 'MISSED')
+  console.log(`goal >= 1M rows/s: ${goal(ROWS / (importMs / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peakMb <= 512)} (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`)
   console.log(out.trim())
   console.log(`CSV ${(size / ROWS).toFixed(1)} bytes/row; store ${(dbBytes / 1e6).toFixed(1)} MB = ${(dbBytes / ROWS).toFixed(1)} bytes/bar on disk (after checkpoint + VACUUM)`)
 } finally {

@@ -5,25 +5,17 @@ import { MdqError } from '../domain/errors.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
 import { ClickHouseStores } from '../store/clickhouse/clickhouse-stores.js'
+import { parseClickHouseUrl, redact, type ClickHouseConfig } from '../store/clickhouse/config.js'
 import { SqliteKeyStore, defaultKeysPath } from '../store/sqlite/sqlite-key-store.js'
 import { SqliteMarketStore } from '../store/sqlite/sqlite-market-store.js'
+
+export type { ClickHouseConfig }
 
 export const DEFAULT_STORE = 'sqlite:./data/mdq.db'
 
 export interface Stores {
   readonly market: MarketStore
   readonly keys: KeyStore
-}
-
-/** A ClickHouse server (or cluster) from `clickhouse://[user[:password]@]host:port/database[?cluster=NAME]`. */
-export interface ClickHouseConfig {
-  /** The HTTP interface, e.g. `http://127.0.0.1:8123`. */
-  readonly url: string
-  readonly username: string
-  readonly password: string
-  readonly database: string
-  /** A `remote_servers` cluster name: bars go to a Distributed table sharded by symbol. */
-  readonly cluster?: string
 }
 
 export type StoreLocation = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'clickhouse'; readonly config: ClickHouseConfig }
@@ -38,32 +30,17 @@ export function parseStoreUrl(url: string, flag = '--store'): StoreLocation {
     if (path === '') throw badUrl(flag, url, 'no file path')
     return { kind: 'sqlite', path }
   }
-  if (url.startsWith('clickhouse://')) return { kind: 'clickhouse', config: parseClickHouseUrl(url, flag) }
+  if (url.startsWith('clickhouse://')) return clickHouseLocation(url, flag)
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) throw badUrl(flag, url, 'unknown scheme')
   if (url === '') throw badUrl(flag, url, 'empty')
   return { kind: 'sqlite', path: url }
 }
 
-function parseClickHouseUrl(url: string, flag: string): ClickHouseConfig {
-  let u: URL
+function clickHouseLocation(url: string, flag: string): StoreLocation {
   try {
-    u = new URL(url)
-  } catch {
-    throw badUrl(flag, url, 'not a URL')
-  }
-  if (!u.hostname) throw badUrl(flag, url, 'no host')
-  if (!u.port) throw badUrl(flag, url, 'no port (the HTTP port, usually 8123)')
-  const database = decodeURIComponent(u.pathname.replace(/^\//, ''))
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw badUrl(flag, url, 'the database must be a plain identifier')
-  for (const key of u.searchParams.keys()) if (key !== 'cluster') throw badUrl(flag, url, `unknown parameter '${key}'`)
-  const cluster = u.searchParams.get('cluster') ?? undefined
-  if (cluster !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(cluster)) throw badUrl(flag, url, 'the cluster must be a plain identifier')
-  return {
-    url: `http://${u.host}`,
-    username: decodeURIComponent(u.username) || 'default',
-    password: decodeURIComponent(u.password),
-    database,
-    ...(cluster !== undefined && { cluster }),
+    return { kind: 'clickhouse', config: parseClickHouseUrl(url) }
+  } catch (err) {
+    throw badUrl(flag, redact(url), (err as Error).message)
   }
 }
 

@@ -1,5 +1,5 @@
 /** @module `mdq import bars`: CSV rows -> checked 1m/1d bars -> chunked writes inside one transaction. */
-import { allocBars, BAR_FIELDS, barCount, mergeBars, withoutRange, type Bars } from '../domain/bars.js'
+import { allocBars, BAR_FIELDS, barCount, mergeBars, sliceBars, withoutRange, type Bars } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
 import { parseSymbol, type SymbolParts } from '../domain/market.js'
@@ -9,6 +9,7 @@ import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
 import { FieldReader, isWeekday, marketOfParts, inSession } from './fields.js'
 import { ImportError } from './import-error.js'
+import { BarSpill } from './spill.js'
 
 export interface BarImportOptions {
   readonly period: StoredPeriod
@@ -44,7 +45,7 @@ export interface ImportCounts {
 
 /** Rows of one symbol waiting to be written; flushed in blocks so memory stays bounded. */
 class BarBuffer {
-  bars = allocBars(1024)
+  bars = allocBars(FIRST_ROWS)
   n = 0
   push(t: number, o: number, h: number, l: number, c: number, v: number, a: number, pc: number): void {
     if (this.n === this.bars.timestamp.length) {
@@ -70,11 +71,9 @@ class BarBuffer {
     this.n = 0
     let ascending = true
     for (let i = 1; i < n && ascending; i++) ascending = src.timestamp[i] > src.timestamp[i - 1]
-    if (ascending) {
-      const out = allocBars(n) // a copy: the buffer is reused for the next rows
-      for (const f of BAR_FIELDS) out[f].set(src[f].subarray(0, n))
-      return out
-    }
+    // The next rows start a small buffer: a symbol's memory goes back once its rows are flushed.
+    this.bars = allocBars(FIRST_ROWS)
+    if (ascending) return sliceBars(src, 0, n)
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => src.timestamp[a] - src.timestamp[b] || a - b)
     const keep = order.filter((idx, k) => k === n - 1 || src.timestamp[order[k + 1]] !== src.timestamp[idx])
     return sortedCopy(src, keep)
@@ -91,7 +90,17 @@ function sortedCopy(src: Bars, order: readonly number[]): Bars {
   return out
 }
 
+/** A symbol's rows written as one block (a file sorted by symbol flushes here). */
 const FLUSH_ROWS = 1 << 16
+/** Room for a symbol's first rows: small, since a file may hold thousands of symbols. */
+const FIRST_ROWS = 64
+/**
+ * Rows buffered over all symbols (64 bytes each) before the biggest buffers are flushed: bounds the
+ * import's memory whatever the file's size, symbol count or row order.
+ */
+const BUFFERED_ROWS = 1 << 18
+/** Flushing the biggest buffers frees down to this, so a flush writes blocks worth writing. */
+const AFTER_FLUSH_ROWS = BUFFERED_ROWS >> 1
 
 /**
  * One symbol's bars on their way to the writer. With `replace`, the stored bars are deleted over
@@ -100,14 +109,13 @@ const FLUSH_ROWS = 1 << 16
  */
 class SymbolBars {
   readonly buffer = new BarBuffer()
-  /** The flushed blocks, kept when ex-factors are derived from the history they make. */
-  readonly kept: Bars[] = []
   lo = Infinity
   hi = -Infinity
 
   constructor(
     readonly symbol: string,
-    readonly keep: boolean,
+    /** Where flushed blocks go when ex-factors are derived from the history they make. */
+    readonly kept?: BarSpill,
   ) {}
 
   async flush(writer: StoreWriter, opts: BarImportOptions): Promise<void> {
@@ -126,19 +134,38 @@ class SymbolBars {
     this.lo = Math.min(this.lo, first)
     this.hi = Math.max(this.hi, last)
     await writer.putBars(this.symbol, opts.period, bars)
-    if (this.keep) this.kept.push(bars)
+    this.kept?.append(this.symbol, bars)
   }
 
   /** The daily history as it will read after commit: committed bars (less the replaced range), then the file's. */
   async history(store: MarketStore, opts: BarImportOptions): Promise<Bars> {
     let all = await store.readBars({ symbol: this.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER })
     if (opts.replace && this.lo <= this.hi) all = withoutRange(all, this.lo, this.hi)
-    for (const block of this.kept) all = mergeBars(all, block)
+    for (const block of this.kept?.blocks(this.symbol) ?? []) all = mergeBars(all, block)
     return all
   }
 }
 
-export async function importBars(file: CsvFile, { store, writer }: ImportTarget, opts: BarImportOptions): Promise<ImportCounts> {
+export async function importBars(file: CsvFile, target: ImportTarget, opts: BarImportOptions): Promise<ImportCounts> {
+  const kept = opts.deriveExFactors && opts.period === '1d' ? new BarSpill() : undefined
+  try {
+    return await importBarsWith(file, target, opts, kept)
+  } finally {
+    kept?.dispose()
+  }
+}
+
+/** Flushes the biggest buffers until at most AFTER_FLUSH_ROWS rows stay buffered. */
+async function flushBiggest(all: Iterable<SymbolBars>, buffered: number, writer: StoreWriter, opts: BarImportOptions): Promise<number> {
+  for (const one of [...all].sort((a, b) => b.buffer.n - a.buffer.n)) {
+    if (buffered <= AFTER_FLUSH_ROWS) break
+    buffered -= one.buffer.n
+    await one.flush(writer, opts)
+  }
+  return buffered
+}
+
+async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, opts: BarImportOptions, kept: BarSpill | undefined): Promise<ImportCounts> {
   const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
   if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
@@ -148,7 +175,8 @@ export async function importBars(file: CsvFile, { store, writer }: ImportTarget,
   const scale = opts.priceScale
   const daily = opts.period === '1d'
   const shift = opts.stamp === 'end' && !daily ? MINUTE_MS : 0
-  const derive = opts.deriveExFactors && daily
+  const derive = kept !== undefined
+  let buffered = 0
 
   for await (const batch of file.batches) {
     for (const row of batch) {
@@ -186,9 +214,13 @@ export async function importBars(file: CsvFile, { store, writer }: ImportTarget,
       if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
       if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
       let one = bySymbol.get(parts.symbol)
-      if (!one) bySymbol.set(parts.symbol, (one = new SymbolBars(parts.symbol, derive)))
+      if (!one) bySymbol.set(parts.symbol, (one = new SymbolBars(parts.symbol, kept)))
       one.buffer.push(t, open, high, low, close, volume, amount, prevClose)
-      if (one.buffer.n >= FLUSH_ROWS) await one.flush(writer, opts)
+      buffered++
+      if (one.buffer.n >= FLUSH_ROWS) {
+        buffered -= one.buffer.n
+        await one.flush(writer, opts)
+      } else if (buffered > BUFFERED_ROWS) buffered = await flushBiggest(bySymbol.values(), buffered, writer, opts)
     }
   }
   for (const one of bySymbol.values()) await one.flush(writer, opts)

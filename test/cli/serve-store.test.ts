@@ -98,6 +98,7 @@ describe('mdq serve and the store it is given', () => {
       config: { url: 'http://ch1.internal:8123', username: 'reader', password: 's@cret', database: 'market', cluster: 'two_shards' },
     })
     assert.deepEqual(parseStoreUrl('clickhouse://127.0.0.1:18123/mdq'), { kind: 'clickhouse', config: { url: 'http://127.0.0.1:18123', username: 'default', password: '', database: 'mdq' } })
+    assert.throws(() => parseStoreUrl('clickhouse://u:secret@ch1/mdq'), (err: Error) => err.message.startsWith("--store 'clickhouse://u:***@ch1/mdq': no port") && !err.message.includes('secret'))
     assert.throws(() => parseStoreUrl('mysql://h:3306/db', '--keys'), /--keys 'mysql:\/\/h:3306\/db': unknown scheme/)
     assert.throws(() => parseStoreUrl('sqlite:'), /--store 'sqlite:': no file path/)
   })

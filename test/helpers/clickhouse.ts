@@ -1,7 +1,7 @@
 /** @module Real clickhouse-server processes (Debian's) on free loopback ports: one server, or two as a two-shard cluster. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -159,13 +159,28 @@ export class ClickHouseServer {
     clearTimeout(timer)
   }
 
-  /** Freezes or thaws the process (a server that accepts connections but never answers). */
-  pause(paused: boolean): void {
-    this.#child?.kill(paused ? 'SIGSTOP' : 'SIGCONT')
+  /**
+   * Freezes or thaws the process (a server that accepts connections but never answers). A freeze
+   * resolves once every thread is stopped: on a loaded machine a running thread can otherwise still
+   * answer a request sent just after the signal.
+   */
+  async pause(paused: boolean): Promise<void> {
+    const child = this.#child
+    if (!child?.pid) return
+    child.kill(paused ? 'SIGSTOP' : 'SIGCONT')
+    if (!paused) return
+    const stopped = () => {
+      try {
+        return readdirSync(`/proc/${child.pid}/task`).every((t) => /^\d+ \(.*\) [tT] /.test(readFileSync(`/proc/${child.pid}/task/${t}/stat`, 'utf8')))
+      } catch {
+        return true // gone: nothing left to answer
+      }
+    }
+    while (!stopped()) await sleep(5)
   }
 
   async destroy(): Promise<void> {
-    this.pause(false)
+    await this.pause(false)
     await this.stop()
     rmSync(this.#dir, { recursive: true, force: true })
   }

@@ -24,7 +24,7 @@ export const data = (relative: string): Check =>
 export const redisServer = (): Check =>
   once('redis', () => (runs('redis-server', ['--version']) ? false : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)'))
 export const clickhouseServer = (): Check =>
-  once('clickhouse', () => (runs('clickhouse-server', ['--version']) ? false : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)'))
+  once('clickhouse', () => (runs('which', ['clickhouse-server']) ? false : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)'))
 export const chromium = (): Check => (existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`)
 export const pythonLibs = (...modules: string[]): Check =>
   once(`py:${modules}`, () =>

@@ -66,7 +66,7 @@ describe('mdq on a two-shard ClickHouse cluster', () => {
     assert.deepEqual((JSON.parse(answers[0]) as { data: { close: number[] } }).data.close, [12.5, 13.5, 14.5])
 
     // The metadata server (shard 1) freezes: requests fail fast with 503, readiness drops, and all returns by itself.
-    cluster.servers[0].pause(true)
+    await cluster.servers[0].pause(true)
     try {
       const r = await untilStatus(`${servers[0].base}/v1/klines?symbol=000001.SZ&period=1d&count=3`, 503, { headers })
       const body = (await r.json()) as { code: number; message: string }
@@ -75,7 +75,7 @@ describe('mdq on a two-shard ClickHouse cluster', () => {
       await (await untilStatus(`${servers[1].base}/readyz`, 503)).arrayBuffer()
       await (await untilStatus(`${pooled.base}/v1/klines?symbol=000001.SZ&period=1d&count=3`, 503, { headers })).arrayBuffer()
     } finally {
-      cluster.servers[0].pause(false)
+      await cluster.servers[0].pause(false)
     }
     await (await untilStatus(`${servers[1].base}/readyz`, 200)).arrayBuffer()
     const back = await untilStatus(`${servers[0].base}/v1/klines?symbol=000001.SZ&period=1d&count=3`, 200, { headers })

@@ -56,7 +56,8 @@ describe('klines read one data version', () => {
     try {
       await store.write({ instruments: [bareInstrument('600000.SH')], bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }] })
       const days = tradingDays('SH', 19000, 40)
-      const q = { symbol: '600000.SH', period: '1d', count: 5, startTime: days[30], adjust: 'none' } as const
+      // The range starts at the first bar asked, so the bar before it (for prev_close) is a read of its own.
+      const q = { symbol: '600000.SH', period: '1d', count: 5, startTime: days[35], adjust: 'none' } as const
       const racing = committingAfterRead(store, 1, () => writer.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(20) }] }))
       const answer = await readKlines(racing, new SymbolContexts(racing), q)
       assert.ok(racing.reads.length >= 3, `the use case read again after the commit (${racing.reads.length} reads)`)

@@ -170,7 +170,7 @@ describe('clickhouse store on one server', () => {
       assert.ok(err instanceof MdqError && err.code === 'STORE_UNAVAILABLE', `${what}: ${String(err)}`)
       return Date.now() - t0
     }
-    server.pause(true)
+    await server.pause(true)
     try {
       const took = await rejects('read from a frozen server', () => b.market.readBars(q))
       // Bounded by the health pings (every 250 ms, 1.5 s timeout); printed, not gated (a loaded machine varies).
@@ -179,7 +179,7 @@ describe('clickhouse store on one server', () => {
       await rejects('keysVersion on a frozen server', () => b.keys.keysVersion())
       await poll('dataVersion to report the outage', async () => (await b.market.dataVersion().then(() => undefined, (e: unknown) => (e instanceof MdqError ? e : undefined))))
     } finally {
-      server.pause(false)
+      await server.pause(false)
     }
     await poll('recovery after thaw', async () => barCount(await b.market.readBars(q)))
     await server.stop()

@@ -310,6 +310,18 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       assert.equal(await keys.findKey('cd'.repeat(32)), undefined)
       assert.deepEqual((await keys.listKeys()).map((x) => x.name), ['ci'])
     })
+    test('keys created at the same time by two instances get distinct ids, each finding its own key', ['liveImport'], async () => {
+      const other = await open()
+      try {
+        const hash = (i: number) => i.toString(16).padStart(64, '0')
+        const made = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other.keys : keys).createKey({ name: `k${i}`, hash: hash(i + 1) })))
+        assert.equal(new Set(made.map((k) => k.id)).size, 20)
+        assert.ok(made.every((k) => Number.isSafeInteger(k.id) && k.id > 0))
+        for (const [i, k] of made.entries()) await eventually(async () => assert.equal((await keys.findKey(hash(i + 1)))?.id, k.id))
+      } finally {
+        await Promise.all([other.market.close(), other.keys.close()])
+      }
+    })
     test('a key change by another instance moves keysVersion here (at once, or within the 1 s polling bound) and is found', ['liveImport'], async () => {
       const other = await open()
       try {

@@ -1,4 +1,5 @@
 /** @module KeyStore on ClickHouse: each change a new row version of its key (newest wins), polled for the auth cache. */
+import { randomInt } from 'node:crypto'
 import type { ApiKeyRecord, KeyStore } from '../key-store.js'
 import { sql, type Connection, type Health } from './connection.js'
 import { encodeRows, type ColumnType } from './row-binary.js'
@@ -52,8 +53,9 @@ export class ClickHouseKeyStore implements KeyStore {
 
   async createKey(key: { name: string; hash: string; ratePerMin?: number | null; burst?: number | null }): Promise<ApiKeyRecord> {
     if (await this.findKey(key.hash)) throw new Error('a key with this hash exists already')
-    const [[max]] = await this.#meta.rows('SELECT max(id) FROM api_keys')
-    const record: ApiKeyRecord = { id: Number(max) + 1, name: key.name, hash: key.hash, createdMs: Date.now(), revokedMs: null, ratePerMin: key.ratePerMin ?? null, burst: key.burst ?? null }
+    let id = newKeyId()
+    while (await this.#byId(id)) id = newKeyId()
+    const record: ApiKeyRecord = { id, name: key.name, hash: key.hash, createdMs: Date.now(), revokedMs: null, ratePerMin: key.ratePerMin ?? null, burst: key.burst ?? null }
     await this.#put(record)
     return record
   }
@@ -97,4 +99,12 @@ export class ClickHouseKeyStore implements KeyStore {
   async close(): Promise<void> {
     this.#version.stop()
   }
+}
+
+/**
+ * A random id in [1, 2^32) (the column is UInt32): two processes creating keys at once pick the
+ * same one with odds 2^-32 (max(id)+1 always collided), and a taken id is skipped before use.
+ */
+export function newKeyId(): number {
+  return randomInt(1, 2 ** 32)
 }
