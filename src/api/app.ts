@@ -4,11 +4,11 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { constants as zlib } from 'node:zlib'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
 import { authPlugin } from './auth.js'
+import { compressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, schemaErrorFormatter, sendError } from './errors.js'
 import { DEFAULT_HTTP_LIMITS, connectionsCheckingIntervalMs, type HttpLimits } from './http-limits.js'
@@ -16,7 +16,9 @@ import { guardIntegerParams } from './integer-params.js'
 import { parseQueryString } from './query-string.js'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
+import { inThreadRunner, type QueryRunner } from './query-runner.js'
 import { ResponseCache } from './response-cache.js'
+import { perTurn } from './per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
 import { webPlugin } from './web.js'
@@ -35,6 +37,8 @@ export interface AppOptions {
   readonly limits?: Partial<HttpLimits>
   /** The clock (epoch ms), read only for a quote's `session`; default Date.now. */
   readonly now?: () => number
+  /** Where uncached klines answers are computed (cli/query-pool.ts); default: the main thread. Its owner closes it. */
+  readonly runner?: QueryRunner
 }
 
 /** Every route of an app, as registered (method and URL): the fuzz tests walk them all. */
@@ -46,6 +50,12 @@ export const MAX_URL_LENGTH = 15_000
 /** On these paths a method without a route is a 405 with `Allow` (the API's own paths). */
 const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.json'
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
+function sharedVersion(store: MarketStore): MarketStore {
+  const dataVersion = perTurn(() => store.dataVersion())
+  return new Proxy(store, { get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)) })
+}
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits }
@@ -102,7 +112,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (req.url.length > MAX_URL_LENGTH) return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
   })
 
-  await app.register(compress, { threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } } })
+  await app.register(compress, compressOptions)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -124,17 +134,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onClose', async () => limiter.close())
   }
   const metrics = new Metrics()
-  const store = timedStore(opts.store, metrics)
+  const store = sharedVersion(timedStore(opts.store, metrics))
   const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
-  metrics.watch(cache, opts.store)
+  const runner = opts.runner ?? inThreadRunner(store, contexts)
+  metrics.watch(cache, opts.store, runner)
+  runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { keys: opts.keys })
       const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
       const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
-      const routeOptions = { store, contexts, cache, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
+      const routeOptions = { store, contexts, cache, runner, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
       await v1.register(dataRoutes, routeOptions)
       await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
     },

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { hashKey, sameHash } from '../auth/api-keys.js'
 import { MdqError } from '../domain/errors.js'
 import type { ApiKeyRecord, KeyStore } from '../store/key-store.js'
+import { perTurn } from './per-turn.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,10 +35,11 @@ function presentedKey(req: FastifyRequest): string {
 const auth: FastifyPluginAsync<{ keys: KeyStore }> = async (app, { keys }) => {
   const cache = new Map<string, { key: ApiKeyRecord | undefined }>()
   let cachedVersion = ''
+  const keysVersion = perTurn(() => keys.keysVersion())
   app.decorateRequest('apiKey', undefined)
   app.addHook('onRequest', async (req) => {
     const hash = hashKey(presentedKey(req))
-    const version = await keys.keysVersion()
+    const version = await keysVersion()
     if (version !== cachedVersion || cache.size > KEY_CACHE_SIZE) {
       cache.clear()
       cachedVersion = version

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
+import { acceptedEncoding, compress, compressOptions } from './compression.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
@@ -41,7 +42,24 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
     if (!Buffer.isBuffer(body)) body.destroy() // a streamed answer not needed after all
     return reply.code(304).send()
   }
-  return reply.type('application/json; charset=utf-8').send(body)
+  reply.type('application/json; charset=utf-8')
+  return Buffer.isBuffer(body) && cache.maxBytes > 0 ? sendCached(req, reply, cache, tag, body) : reply.send(body)
+}
+
+/**
+ * A cached answer, compressed as the client accepts: the compressed bytes are cached beside the
+ * plain ones (under the tag plus the encoding), so a repeated request is never compressed again.
+ */
+function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, tag: string, body: Buffer): FastifyReply {
+  const encoding = body.length >= compressOptions.threshold ? acceptedEncoding(req.headers['accept-encoding']) : undefined
+  if (encoding === undefined) return reply.send(body)
+  const key = `${tag} ${encoding}`
+  let compressed = cache.peek(key)
+  if (compressed === undefined) {
+    compressed = compress(encoding, body)
+    cache.set(key, compressed)
+  }
+  return reply.header('Content-Encoding', encoding).header('Vary', 'accept-encoding').send(compressed)
 }
 
 /** A JSON answer already written as text (wire.ts), past Fastify's serializer; no ETag (POST answers). */

@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RateLimiter } from '../auth/rate-limiter.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
+import type { QueryRunner } from './query-runner.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -34,8 +35,9 @@ export class Metrics {
   }
 
   /** Gauges read when scraped: cache counters and the store's import generation. */
-  watch(cache: ResponseCache, store: MarketStore): void {
+  watch(cache: ResponseCache, store: MarketStore, runner: QueryRunner): void {
     const registers = [this.registry]
+    new Gauge({ name: 'mdq_query_queue_size', help: 'Klines queries waiting for a free worker thread (always 0 with --workers 0)', registers, collect() { this.set(runner.queueSize()) } })
     new Gauge({ name: 'mdq_response_cache_hits_total', help: 'Answers served from the response cache', registers, collect() { this.set(cache.hits) } })
     new Gauge({ name: 'mdq_response_cache_misses_total', help: 'Cacheable answers computed', registers, collect() { this.set(cache.misses) } })
     new Gauge({ name: 'mdq_response_cache_bytes', help: 'Memory held by cached answers', registers, collect() { this.set(cache.bytes) } })

@@ -69,6 +69,16 @@ export class ResponseCache {
     return typeof produced === 'string' || Buffer.isBuffer(produced) ? bytesOf(produced) : produced
   }
 
+  /** A second form of an answer already counted (its compressed copy), without counting a hit or miss. */
+  peek(key: string): Buffer | undefined {
+    return this.#lru?.get(key)
+  }
+
+  /** Keeps a second form of an answer (its compressed copy) under its own key; lru-cache bounds it with the rest. */
+  set(key: string, body: Buffer): void {
+    this.#lru?.set(key, body)
+  }
+
   /** Bytes held (lru-cache's own accounting of what it holds). */
   get bytes(): number {
     return this.#lru?.calculatedSize ?? 0

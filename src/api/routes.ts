@@ -2,21 +2,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { onRequestAsyncHookHandler } from 'fastify'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
-import { readKlines } from '../query/klines.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
+import type { QueryRunner } from './query-runner.js'
 import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SearchQuery, SymbolsQuery } from './schemas.js'
-import { instrumentWire, klinesFormat, klinesJson, wireJson } from './wire.js'
+import { instrumentWire, wireJson } from './wire.js'
 
 export interface RouteOptions {
   readonly store: MarketStore
   readonly contexts: SymbolContexts
   readonly cache: ResponseCache
+  /** Where uncached klines answers are computed (the main thread or the worker pool). */
+  readonly runner: QueryRunner
   /** The rate-limit hook of a limited operation, when limiting is on. */
   readonly limit?: (operation: LimitedOperation) => onRequestAsyncHookHandler
 }
@@ -42,7 +44,7 @@ export function checkRange(start?: number, end?: number): void {
   if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
 }
 
-export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, contexts, cache, limit }) => {
+export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, cache, limit, runner }) => {
   const limited = (operation: LimitedOperation) => (limit ? { onRequest: limit(operation) } : {})
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
 
@@ -52,10 +54,9 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
-      return sendWithEtag(req, reply, store, cache, async () => {
-        const bars = await readKlines(store, contexts, { symbol: q.symbol, period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust })
-        return klinesJson(bars, klinesFormat(q.period, q.adjust))
-      })
+      return sendWithEtag(req, reply, store, cache, () =>
+        runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }),
+      )
     },
   )
 

@@ -1,11 +1,10 @@
 /** @module TickFlow's other stored-data routes: klines batch, intraday, exchanges, universes, quotes; and the ones mdq cannot serve. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Readable } from 'node:stream'
-import type { Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import type { Quote } from '../domain/quote.js'
 import type { StoredUniverse } from '../domain/universe.js'
-import { knownSymbols, readIntraday, readIntradayBatch, readKlinesBatch } from '../query/klines-batch.js'
+import { knownSymbols } from '../query/klines-batch.js'
 import { exchangeInstruments, listExchanges, listUniverses, readUniverses } from '../query/listing.js'
 import { quoteSymbols, readQuotes, type QuotesRequest } from '../query/quotes.js'
 import { sendJson, sendWithEtag } from './etag.js'
@@ -16,31 +15,23 @@ import {
   ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
   KlinesBatchResponse, QuotesBody, QuotesQuery, QuotesResponse, UniverseBatchBody, UniverseBatchResponse, UniverseParams, UniverseResponse, UniversesResponse,
 } from './sdk-schemas.js'
-import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.js'
-import { instrumentWire, klinesFormat, klinesJson, wireJson } from './wire.js'
+import type { BatchTask, QueryRunner } from './query-runner.js'
+import { instrumentWire, wireJson } from './wire.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
   readonly now: () => number
 }
 
-/** `{"data":{"SYM":{...},...}}` written out symbol by symbol, so a 50 MB answer is never held whole. */
-function batchStream(entries: AsyncGenerator<{ symbol: string; bars: Bars }>, format: KlinesFormat): Readable {
+/** `{"data":{"SYM":{...},...}}` written out a few symbols at a time, so a 50 MB answer is never held whole. */
+function batchStream(runner: QueryRunner, task: BatchTask): Readable {
   async function* json() {
-    const out = new JsonBytes<string>(true)
-    out.ascii('{"data":{')
-    let first = true
-    for await (const { symbol, bars } of entries) {
-      out.ascii(`${first ? '' : ','}${JSON.stringify(symbol)}:`) // canonical symbols are ASCII
-      writeKlinesColumns(out, bars, format)
-      first = false
-      yield* out.take()
-    }
-    out.ascii('}}')
-    yield* out.take()
+    yield '{"data":{'
+    yield* runner.batch(task)
+    yield '}}'
   }
   // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
-  return Readable.from(json(), { objectMode: false, encoding: 'latin1' })
+  return Readable.from(json(), { objectMode: false, ...(runner.textPieces && { encoding: 'latin1' }) })
 }
 
 const summaryWire = (u: StoredUniverse) => ({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description, symbol_count: u.symbols.length })
@@ -68,7 +59,7 @@ export const NOT_SERVED: readonly { readonly url: string; readonly why: string }
   { url: '/ws/*', why: 'WebSocket streams need a live market feed; mdq serves stored bars only (poll /v1/quotes instead).' },
 ]
 
-export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app, { store, contexts, cache, limit, now }) => {
+export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app, { store, contexts, cache, limit, now, runner }) => {
   // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
   const klinesLimited = limit ? { onRequest: limit('klines') } : {}
   const limitedErrors = { ...errors, 429: RateLimitResponse }
@@ -81,9 +72,8 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
-      return sendWithEtag(req, reply, store, cache, async () =>
-        batchStream(readKlinesBatch(store, contexts, symbols, { period: q.period, count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }), klinesFormat(q.period, q.adjust)),
-      )
+      const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }
+      return sendWithEtag(req, reply, store, cache, async () => batchStream(runner, { kind: 'klines-batch', symbols, period: q.period, range }))
     },
   )
 
@@ -92,7 +82,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
     { ...klinesLimited, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
-      return sendWithEtag(req, reply, store, cache, async () => klinesJson(await readIntraday(store, contexts, { symbol: q.symbol, period: q.period, count: q.count }), klinesFormat(q.period, 'none')))
+      return sendWithEtag(req, reply, store, cache, () => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }))
     },
   )
 
@@ -102,7 +92,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
     async (req, reply) => {
       const q = req.query
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
-      return sendWithEtag(req, reply, store, cache, async () => batchStream(readIntradayBatch(store, contexts, symbols, { period: q.period, count: q.count }), klinesFormat(q.period, 'none')))
+      return sendWithEtag(req, reply, store, cache, async () => batchStream(runner, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }))
     },
   )
 

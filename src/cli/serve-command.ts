@@ -7,6 +7,7 @@ import { MemoryRateLimiter, RedisRateLimiter } from '../auth/rate-limiter.js'
 import { parseRate, positiveInt } from './keys-command.js'
 import { buildDemo } from './demo-command.js'
 import { DEFAULT_STORE, openKeyStore, openStores, parseStoreUrl, sqliteStoreExists } from './open-stores.js'
+import { defaultWorkers, poolRunner } from './query-pool.js'
 import { displayStore, storeUrls } from './store-flags.js'
 
 export interface ServeConfig {
@@ -24,11 +25,20 @@ export interface ServeConfig {
   /** Share the budget between instances through Redis; absent = in memory. */
   readonly redisUrl?: string
   readonly redisFailure: 'open' | 'closed'
+  /** Worker threads for uncached klines queries; 0 = in the main thread. */
+  readonly workers: number
 }
 
 function port(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number 0..65535')
+  return n
+}
+
+/** --workers: a whole number 0..256 (0 = the main thread does the query work). */
+export function workerCount(value: string): number {
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('must be a whole number of worker threads 0..256 (0 = query in the main thread)')
   return n
 }
 
@@ -48,7 +58,10 @@ export async function serve(config: ServeConfig): Promise<void> {
   if (config.rateLimit === 0) await limiter.close()
   // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  // Each worker opens the store itself through the same factory (a SQLite handle per thread).
+  const runner = config.workers > 0 ? poolRunner(config.workers, { store: config.store, keys: config.keys }) : undefined
   const app = await buildApp({
+    runner,
     store,
     keys,
     logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream },
@@ -69,7 +82,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     await app.close() // also closes the limiter
     clearInterval(idle)
     clearTimeout(hard)
-    await Promise.all([store.close(), keys.close()])
+    await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
     process.exit(0)
   }
@@ -83,7 +96,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     setTimeout(() => process.exit(1), 2000).unref()
     await app.close().catch(() => {})
     await limiter.close()
-    await Promise.all([store.close(), keys.close()])
+    await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
     const code = (err as { code?: string }).code
     const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message
@@ -104,8 +117,11 @@ export function registerServe(program: Command): void {
       .addOption(new Option('--rate-limit <rate>', 'default quota per key on /v1/klines and /v1/klines/ex-factors, e.g. 600/min or 10/s (off: no limiting)').env('MDQ_RATE_LIMIT').default(600).argParser(parseRate))
       .addOption(new Option('--burst <n>', 'default burst per key').env('MDQ_BURST').default(60).argParser(positiveInt))
       .addOption(new Option('--redis-url <url>', 'share rate limits between instances through Redis').env('REDIS_URL'))
+      // Default 0 for now: with a pool, a 100 x 10,000-bar batch raises peak RSS by ~126 MB (worker heaps and
+      // moved buffers), over the 64 MB bound of test/http/batch-memory.test.ts. `--workers ${cores}` opts in.
+      .addOption(new Option('--workers <n>', `worker threads for uncached klines queries (0 = in the main thread; ${defaultWorkers()} = one per core)`).env('MDQ_WORKERS').default(0).argParser(workerCount))
       .addOption(new Option('--redis-failure <mode>', 'when Redis is unreachable: serve unlimited (open) or answer 503 (closed)').env('MDQ_REDIS_FAILURE').default('open').choices(['open', 'closed']))
-  type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed' }
+  type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed'; workers: number }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
     await serve({ ...storeUrls(program), ...o })

@@ -6,6 +6,7 @@ import { buildApp, type AppOptions } from '../../src/api/app.js'
 import { generateKey, hashKey } from '../../src/auth/api-keys.js'
 import { buildDemo } from '../../src/cli/demo-command.js'
 import { openStores } from '../../src/cli/open-stores.js'
+import { poolRunner } from '../../src/cli/query-pool.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 
@@ -24,9 +25,16 @@ export async function newKey(keys: KeyStore, name = 'test', quota: { ratePerMin?
   return key
 }
 
+/**
+ * MDQ_TEST_WORKERS=N runs the HTTP suites with their klines queries in a pool of N worker threads
+ * (as `mdq serve --workers N`); unset or 0: in the main thread.
+ */
+const TEST_WORKERS = Number(process.env.MDQ_TEST_WORKERS ?? 0)
+
 export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}): Promise<TestServer> {
   const { market: store, keys } = await openStores({ store: dbPath, create: true })
-  const app = await buildApp({ store, keys, ...extra })
+  const runner = extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:' ? poolRunner(TEST_WORKERS, { store: dbPath }) : undefined
+  const app = await buildApp({ store, keys, ...(runner && { runner }), ...extra })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   const key = await newKey(keys)
@@ -38,7 +46,7 @@ export async function startServer(dbPath: string, extra: Partial<AppOptions> = {
     key,
     close: async () => {
       await app.close()
-      await Promise.all([store.close(), keys.close()])
+      await Promise.all([store.close(), keys.close(), runner?.close()])
     },
   }
 }

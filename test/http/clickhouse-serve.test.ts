@@ -1,6 +1,7 @@
 // The ClickHouse backend through the real CLI and a running `mdq serve` on a two-shard cluster:
 // mdq migrate creates the tables on both shards, import and keys go through the factory, two
-// instances answer alike, and an outage is a 503 {code, message} and /readyz not ready, then recovers.
+// instances answer alike, and an outage is a 503 {code, message} and /readyz not ready, then recovers,
+// also on an instance whose klines queries run in a worker thread (--workers 1: the worker's own store recovers).
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -56,10 +57,12 @@ describe('mdq on a two-shard ClickHouse cluster', () => {
     ])
     mdq('import', 'bars', csv)
     const key = mdq('keys', 'create', '--name', 'ch').trim()
-    servers.push(await spawnServe(['--store', store]), await spawnServe(['--store', store]))
+    servers.push(await spawnServe(['--store', store]), await spawnServe(['--store', store]), await spawnServe(['--store', store], ['--workers', '1']))
+    const pooled = servers[2]
     const headers = { 'X-API-Key': key }
     const answers = await Promise.all(servers.map(async (s) => (await untilStatus(`${s.base}/v1/klines?symbol=600000.SH&period=1d&count=3`, 200, { headers })).text()))
     assert.equal(answers[0], answers[1])
+    assert.equal(answers[2], answers[0])
     assert.deepEqual((JSON.parse(answers[0]) as { data: { close: number[] } }).data.close, [12.5, 13.5, 14.5])
 
     // The metadata server (shard 1) freezes: requests fail fast with 503, readiness drops, and all returns by itself.
@@ -70,12 +73,15 @@ describe('mdq on a two-shard ClickHouse cluster', () => {
       assert.equal(body.code, 503)
       assert.match(body.message, /ClickHouse/)
       await (await untilStatus(`${servers[1].base}/readyz`, 503)).arrayBuffer()
+      await (await untilStatus(`${pooled.base}/v1/klines?symbol=000001.SZ&period=1d&count=3`, 503, { headers })).arrayBuffer()
     } finally {
       await cluster.servers[0].pause(false)
     }
     await (await untilStatus(`${servers[1].base}/readyz`, 200)).arrayBuffer()
     const back = await untilStatus(`${servers[0].base}/v1/klines?symbol=000001.SZ&period=1d&count=3`, 200, { headers })
     assert.deepEqual(((await back.json()) as { data: { close: number[] } }).data.close, [22.25, 23.25, 24.25])
+    const pooledBack = await untilStatus(`${pooled.base}/v1/klines?symbol=000001.SZ&period=1d&count=3`, 200, { headers })
+    assert.deepEqual(((await pooledBack.json()) as { data: { close: number[] } }).data.close, [22.25, 23.25, 24.25])
     assert.match(mdq('vacuum'), /removed the rows of 0 unfinished import/)
   })
 })

@@ -6,6 +6,7 @@ import { once } from 'node:events'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { gunzipSync } from 'node:zlib'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 import { demoDb } from '../helpers/server.js'
 import { until } from '../helpers/wait.js'
@@ -58,6 +59,42 @@ describe('mdq serve', () => {
     assert.ok(!out.includes(key), 'the key never appears in the logs')
     assert.ok(lines.some((l) => String(l.msg).startsWith('shutting down')))
     assert.equal(join(dir, 'demo.db'), db)
+  })
+})
+
+describe('mdq serve --workers 1', () => {
+  const { dir, cleanup } = tempDir()
+  after(cleanup)
+
+  it('on SIGTERM finishes an in-flight gzip answer computed in a worker thread, then exits 0', async () => {
+    const db = await demoDb(dir)
+    const key = runMdq(['--db', db, 'keys', 'create', '--name', 'pooled']).stdout.trim()
+    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = once(child, 'exit')
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    const port = (await until(() => /serving .* on http:\/\/127\.0\.0\.1:(\d+)/.exec(out), 'the server to listen'))[1]
+    const socket = connect(Number(port), '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (d: Buffer) => chunks.push(d))
+    const closed = once(socket, 'close')
+    socket.write(`GET /v1/klines?symbol=SPY.US&period=1m&count=10000 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`)
+    await until(() => chunks.length > 0, 'the first bytes of the answer')
+    socket.pause()
+    child.kill('SIGTERM')
+    await until(() => out.includes('shutting down'), 'the server to start shutting down')
+    socket.resume()
+    await closed
+    const answer = Buffer.concat(chunks)
+    const end = answer.indexOf('\r\n\r\n')
+    const head = answer.subarray(0, end).toString()
+    assert.match(head, /^HTTP\/1\.1 200 OK\r\n/)
+    assert.match(head, /\r\ncontent-encoding: gzip\r\n/i)
+    assert.match(head, /\r\ncontent-length: \d+\r\n/i, 'a cached answer goes out whole, with its length')
+    const late = JSON.parse(gunzipSync(answer.subarray(end + 4)).toString()) as { data: { timestamp: number[] } }
+    assert.ok(late.data.timestamp.length > 1000)
+    const [code] = await exited
+    assert.equal(code, 0)
   })
 })
 

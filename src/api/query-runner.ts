@@ -1,0 +1,96 @@
+/** @module Uncached klines work as tasks (read, fill, adjust, aggregate, serialize to bytes): run here, or in a worker pool (cli/query-pool.ts). */
+import type { Adjust } from '../domain/adjust.js'
+import { MdqError, type ErrorCode } from '../domain/errors.js'
+import type { MinutePeriod, Period } from '../domain/period.js'
+import { readIntraday, readIntradayBatch, readKlinesBatch } from '../query/klines-batch.js'
+import { readKlines } from '../query/klines.js'
+import type { SymbolContexts } from '../query/symbol-context.js'
+import type { MarketStore } from '../store/market-store.js'
+import { JsonBytes, writeKlinesColumns } from './json-bytes.js'
+import { klinesFormat } from './wire.js'
+
+interface Range {
+  readonly count: number
+  readonly startTime?: number
+  readonly endTime?: number
+  readonly adjust: Adjust
+}
+/** Plain data only: a task crosses to a worker by structured clone. */
+export type AnswerTask =
+  | { readonly kind: 'klines'; readonly symbol: string; readonly period: Period; readonly range: Range }
+  | { readonly kind: 'intraday'; readonly symbol: string; readonly period: MinutePeriod; readonly count?: number }
+export type BatchTask =
+  | { readonly kind: 'klines-batch'; readonly symbols: readonly string[]; readonly period: Period; readonly range: Range }
+  | { readonly kind: 'intraday-batch'; readonly symbols: readonly string[]; readonly period: MinutePeriod; readonly count?: number }
+
+export type StoreReadObserver = (operation: string, seconds: number) => void
+
+/** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */
+export interface QueryRunner {
+  /** The whole JSON answer of /v1/klines or /v1/klines/intraday. */
+  answer(task: AnswerTask): Promise<Buffer>
+  /** The members of a batch answer's `data` object (`"SYM":{...}` joined by commas), in order, a few symbols at a time. */
+  batch(task: BatchTask): AsyncIterable<Buffer | string>
+  /** Whether batch pieces are mostly Latin-1 text (kept as strings through the stream) rather than Buffers. */
+  readonly textPieces: boolean
+  /** Tasks waiting for a free worker (0 when run in the main thread). */
+  queueSize(): number
+  /** Store reads made outside the main thread's store (in workers), for its read-time histogram. */
+  onStoreReads?(observer: StoreReadObserver): void
+  close(): Promise<void>
+}
+
+/** The bytes of one answer task. */
+export async function answerBytes(store: MarketStore, contexts: SymbolContexts, task: AnswerTask): Promise<Buffer> {
+  const bars =
+    task.kind === 'klines'
+      ? await readKlines(store, contexts, { symbol: task.symbol, period: task.period, ...task.range })
+      : await readIntraday(store, contexts, { symbol: task.symbol, period: task.period, count: task.count })
+  const out = new JsonBytes()
+  out.ascii('{"data":')
+  writeKlinesColumns(out, bars, klinesFormat(task.period, task.kind === 'klines' ? task.range.adjust : 'none'))
+  out.ascii('}')
+  return Buffer.concat(out.take())
+}
+
+/**
+ * `"SYM":{...}` of each symbol of a batch task (a comma before all but the first), yielded after each
+ * symbol, so that no more than one symbol's answer is held at once.
+ */
+export async function* batchPieces<T extends Buffer | string>(store: MarketStore, contexts: SymbolContexts, task: BatchTask, out: JsonBytes<T>): AsyncGenerator<T[]> {
+  const entries =
+    task.kind === 'klines-batch'
+      ? readKlinesBatch(store, contexts, task.symbols, { period: task.period, ...task.range })
+      : readIntradayBatch(store, contexts, task.symbols, { period: task.period, count: task.count })
+  const format = klinesFormat(task.period, task.kind === 'klines-batch' ? task.range.adjust : 'none')
+  let first = true
+  for await (const { symbol, bars } of entries) {
+    out.ascii(`${first ? '' : ','}${JSON.stringify(symbol)}:`) // canonical symbols are ASCII
+    writeKlinesColumns(out, bars, format)
+    first = false
+    yield out.take()
+  }
+}
+
+/** Today's path: every task in the main thread. */
+export function inThreadRunner(store: MarketStore, contexts: SymbolContexts): QueryRunner {
+  return {
+    answer: (task) => answerBytes(store, contexts, task),
+    async *batch(task) {
+      // Latin-1 strings, reusing one Buffer: see JsonBytes's `text` (a smaller peak RSS than fresh Buffers).
+      for await (const pieces of batchPieces(store, contexts, task, new JsonBytes<string>(true))) yield* pieces
+    },
+    textPieces: true,
+    queueSize: () => 0,
+    close: async () => {},
+  }
+}
+
+/** An MdqError as plain data (it crosses from a worker), and back: the client sees the same status and message. */
+export interface ErrorData {
+  readonly code: ErrorCode
+  readonly message: string
+  readonly retryAfterMs?: number
+}
+export const errorData = (err: MdqError): ErrorData => ({ code: err.code, message: err.message, ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }) })
+export const fromErrorData = (e: ErrorData): MdqError => new MdqError(e.code, e.message, e.retryAfterMs)

@@ -1,0 +1,93 @@
+/** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
+import { performance } from 'node:perf_hooks'
+import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
+import { JsonBytes } from '../api/json-bytes.js'
+import { answerBytes, batchPieces, errorData, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import { MdqError } from '../domain/errors.js'
+import { SymbolContexts } from '../query/symbol-context.js'
+import type { MarketStore } from '../store/market-store.js'
+import { openStores } from './open-stores.js'
+
+export interface WorkerConfig {
+  readonly store: string
+  readonly keys?: string
+}
+export type WorkerTask = AnswerTask | BatchTask
+/** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
+export type StoreRead = readonly [operation: string, seconds: number]
+/** The bytes of the answer (or the 16 KB pieces of a batch's), moved, with the store reads made; or the MdqError to send instead. */
+export type WorkerResult = { readonly bytes: readonly Uint8Array[]; readonly reads: readonly StoreRead[] } | { readonly error: ErrorData; readonly reads: readonly StoreRead[] }
+
+/** Reads of the task running now (a worker runs one task at a time). */
+let reads: StoreRead[] = []
+
+/** The store with its reads timed into `reads`: the main thread feeds them to its histogram. */
+function timed(store: MarketStore): MarketStore {
+  const time = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    const t0 = performance.now()
+    try {
+      return await fn(...args)
+    } finally {
+      reads.push([operation, (performance.now() - t0) / 1000])
+    }
+  }
+  const wrapped: Partial<MarketStore> = {
+    readBars: time('bars', store.readBars.bind(store)),
+    readInstruments: time('instruments', store.readInstruments.bind(store)),
+    readExFactors: time('ex_factors', store.readExFactors.bind(store)),
+  }
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop in wrapped) return wrapped[prop as keyof MarketStore]
+      const value: unknown = Reflect.get(target, prop, receiver)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+let opened: Promise<{ store: MarketStore; contexts: SymbolContexts }> | undefined
+async function open(config: WorkerConfig) {
+  // The main thread opened this store already: if a worker cannot, the store is unavailable (503), not a bug.
+  const { market, keys } = await openStores({ store: config.store, keys: config.keys, create: false }).catch((err: unknown) => {
+    throw err instanceof MdqError ? err : new MdqError('STORE_UNAVAILABLE', `The store cannot be opened: ${(err as { code?: string }).code ?? 'unknown error'}.`)
+  })
+  await keys.close() // a worker reads market data only
+  const store = timed(market)
+  return { store, contexts: new SymbolContexts(store) }
+}
+
+/** Copies pieces into one ArrayBuffer of its own: Node's small Buffers share a pool slab, which must never be transferred. */
+function own(pieces: readonly Buffer[]): Uint8Array {
+  const out = new Uint8Array(new ArrayBuffer(pieces.reduce((n, p) => n + p.length, 0)))
+  let at = 0
+  for (const p of pieces) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
+}
+
+/** The result with its bytes' memory moved to the main thread, not copied (each piece owns its ArrayBuffer). */
+function moved(result: { bytes: Uint8Array[]; reads: readonly StoreRead[] }): WorkerResult {
+  return move({ [transferableSymbol]: result.bytes.map((b) => b.buffer), [valueSymbol]: result } as never) as never
+}
+
+export default async function run(task: WorkerTask): Promise<WorkerResult> {
+  reads = []
+  try {
+    opened ??= open(workerData as WorkerConfig)
+    opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
+    const { store, contexts } = await opened
+    let bytes: Uint8Array[]
+    if (task.kind === 'klines' || task.kind === 'intraday') bytes = [own([await answerBytes(store, contexts, task)])]
+    else {
+      // JsonBytes's 16 KB pieces each own their ArrayBuffer (larger than Node's pool takes): moved as they are, no copy.
+      bytes = []
+      for await (const pieces of batchPieces(store, contexts, task, new JsonBytes())) bytes.push(...pieces)
+    }
+    return moved({ bytes, reads })
+  } catch (err) {
+    if (err instanceof MdqError) return { error: errorData(err), reads }
+    throw err
+  }
+}
