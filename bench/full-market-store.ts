@@ -8,6 +8,7 @@ import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { openStores } from '../src/cli/open-stores.js'
 import { allocBars, type Bars } from '../src/domain/bars.js'
 import type { ExFactorEvent } from '../src/domain/ex-factors.js'
+import { seededRandom } from '../src/demo/demo-data.js'
 import { bareInstrument } from '../src/domain/instrument.js'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
@@ -50,18 +51,6 @@ export interface FullMarketStore {
 function symbolOf(i: number, n: number): string {
   const half = Math.ceil(n / 2)
   return i < half ? `${600000 + i}.SH` : `${String(1 + i - half).padStart(6, '0')}.SZ`
-}
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same store on every machine. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** A random walk in cents over the given bar starts; prev_close left to the reader (NaN). */
@@ -117,7 +106,7 @@ export async function fullMarketStore(dir = join('data', 'bench'), spec: FullMar
   try {
     await writer.putInstruments(symbols.map((s, i) => bareInstrument(s, { name: `Bench ${i}`, type: 'stock' })))
     for (let i = 0; i < symbols.length; i++) {
-      const rnd = random(i + 1)
+      const rnd = seededRandom(i + 1)
       const daily = walk(dailyTs, rnd, 500 + Math.round(rnd() * 5000), 1e6)
       await writer.putBars(symbols[i], '1d', daily)
       // One cash dividend a year (about 1% of the price): factors that change every year.

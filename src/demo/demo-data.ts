@@ -73,7 +73,7 @@ export function tradingDaysOf(market: Market, first = DEMO_FIRST_DAY, last = DEM
 }
 
 /** mulberry32: a small, fast, seedable PRNG, so the demo is the same on every machine. */
-function random(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -115,7 +115,7 @@ const roundTo = (x: number, tick: number) => {
 export function demoSeries(spec: DemoSpec): DemoSeries {
   const { exchange } = parseSymbol(spec.symbol)
   const market = MARKETS[exchange]
-  const rand = random(seedOf(spec.symbol))
+  const rand = seededRandom(seedOf(spec.symbol))
   const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())
   const days = tradingDaysOf(market)
   const actions = new Map(spec.actions.map((a) => [dayOf(a.date), { ...NO_ACTION, ...a }]))
