@@ -1,7 +1,7 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
-import { performance } from 'node:perf_hooks'
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
 import { JsonBytes } from '../api/json-bytes.js'
+import { withTimedReads } from '../api/observability.js'
 import { answerBytes, batchPieces, errorData, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
@@ -23,26 +23,7 @@ let reads: StoreRead[] = []
 
 /** The store with its reads timed into `reads`: the main thread feeds them to its histogram. */
 function timed(store: MarketStore): MarketStore {
-  const time = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    const t0 = performance.now()
-    try {
-      return await fn(...args)
-    } finally {
-      reads.push([operation, (performance.now() - t0) / 1000])
-    }
-  }
-  const wrapped: Partial<MarketStore> = {
-    readBars: time('bars', store.readBars.bind(store)),
-    readInstruments: time('instruments', store.readInstruments.bind(store)),
-    readExFactors: time('ex_factors', store.readExFactors.bind(store)),
-  }
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop in wrapped) return wrapped[prop as keyof MarketStore]
-      const value: unknown = Reflect.get(target, prop, receiver)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
+  return withTimedReads(store, (operation, seconds) => reads.push([operation, seconds]))
 }
 
 let opened: Promise<{ store: MarketStore; contexts: SymbolContexts }> | undefined
