@@ -96,7 +96,15 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #redis: Redis
   /** Settles at the first connection (or after FIRST_CONNECT_MS): requests at startup are not "Redis down". */
   readonly #firstConnect: Promise<void>
-  constructor(url: string, readonly prefix = 'mdq:rl:') {
+  /**
+   * `commandTimeoutMs`: how long a check may wait for Redis before the fail-open/closed policy
+   * answers (REDIS_COMMAND_TIMEOUT_MS unless given).
+   */
+  constructor(
+    url: string,
+    readonly prefix = 'mdq:rl:',
+    readonly commandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS,
+  ) {
     // Fail fast while disconnected (no offline queue), and keep reconnecting in the background.
     // Auto-pipelining sends the checks of concurrent requests in one round trip.
     this.#redis = new Redis(url, {
@@ -120,13 +128,13 @@ export class RedisRateLimiter implements RateLimiter {
   async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
     if (this.#redis.status !== 'ready') await this.#firstConnect
     const take = (this.#redis as unknown as { mdqTake(key: string, rate: number, burst: number): Promise<[number, number, number, number]> }).mdqTake
-    const [allowed, remaining, retryAfterMs, resetMs] = await answeredWithin(take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst), REDIS_COMMAND_TIMEOUT_MS, 'a rate-limit check')
+    const [allowed, remaining, retryAfterMs, resetMs] = await answeredWithin(take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst), this.commandTimeoutMs, 'a rate-limit check')
     return { allowed: allowed === 1, remaining, retryAfterMs, resetMs, limit: quota.burst }
   }
 
   async ready(): Promise<boolean> {
     try {
-      return (await answeredWithin(this.#redis.ping(), REDIS_COMMAND_TIMEOUT_MS, 'PING')) === 'PONG'
+      return (await answeredWithin(this.#redis.ping(), this.commandTimeoutMs, 'PING')) === 'PONG'
     } catch {
       return false
     }

@@ -12,7 +12,7 @@ import { POLL_MS } from '../../src/store/clickhouse/clickhouse-market-store.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 import { ClickHouseCluster, skipWithoutClickHouse } from './clickhouse.js'
-import { RedisServer } from './redis.js'
+import { PATIENT_REDIS_MS, RedisServer } from './redis.js'
 import { IN_CI, redisServer } from './requirements.js'
 import { startServer, type TestServer } from './server.js'
 import { runMdq, tempDir } from './store-files.js'
@@ -100,7 +100,7 @@ export const CLICKHOUSE_CLUSTER: Deployment = {
       const storeUrl = cluster.storeUrl('mdq')
       await load(storeUrl)
       for (let i = 0; i < 2; i++) {
-        const rateLimit = { limiter: new RedisRateLimiter(redis.url, 'mdq-test:'), defaults: { ratePerMin: 1e9, burst: 1e9 }, failOpen: false }
+        const rateLimit = { limiter: new RedisRateLimiter(redis.url, 'mdq-test:', PATIENT_REDIS_MS), defaults: { ratePerMin: 1e9, burst: 1e9 }, failOpen: false }
         instances.push(await startServer(storeUrl, { rateLimit, ...extra }))
       }
       return deployed(storeUrl, instances, close)

@@ -62,3 +62,10 @@ export class RedisServer {
     await exited
   }
 }
+
+/**
+ * The Redis command timeout of limiters in tests that count exact admissions: on a loaded machine a
+ * reply can take longer than production's 250 ms, and the fail-open/closed policy would then answer
+ * (a 51st admission, or a 503) instead of Redis. The stall tests keep the production default.
+ */
+export const PATIENT_REDIS_MS = 10_000

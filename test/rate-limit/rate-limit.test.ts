@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import type { Quota } from '../../src/auth/token-bucket.js'
-import { RedisServer } from '../helpers/redis.js'
+import { PATIENT_REDIS_MS, RedisServer } from '../helpers/redis.js'
 import { redisServer, requires } from '../helpers/requirements.js'
 import { until } from '../helpers/wait.js'
 import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
@@ -142,7 +142,7 @@ describe('rate limiting, in memory', () => {
 
 describe('rate limiting through Redis', () => {
   needRedis.it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
-    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test1:'), { ratePerMin: 1, burst: 50 })
+    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test1:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 50 })
     try {
       assert.deepEqual(await burst([server.url], await newKey(server.keys, 'redis-burst')), { 200: 50, 429: 150 })
     } finally {
@@ -172,7 +172,7 @@ describe('rate limiting through Redis', () => {
   })
 
   needRedis.it('refills at the configured rate, as measured between two refusals (Redis clock)', async () => {
-    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test3:'), { ratePerMin: 1200, burst: 200 })
+    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test3:', PATIENT_REDIS_MS), { ratePerMin: 1200, burst: 200 })
     try {
       await assertRefillRate(server.url, await newKey(server.keys, 'redis-refill'))
     } finally {
@@ -181,8 +181,8 @@ describe('rate limiting through Redis', () => {
   })
 
   needRedis.it('Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns', async () => {
-    const open = await limitedServer(new RedisRateLimiter(redis!.url, 'test4:'), { ratePerMin: 1, burst: 3 }, true)
-    const closed = await limitedServer(new RedisRateLimiter(redis!.url, 'test5:'), { ratePerMin: 1, burst: 3 }, false)
+    const open = await limitedServer(new RedisRateLimiter(redis!.url, 'test4:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, true)
+    const closed = await limitedServer(new RedisRateLimiter(redis!.url, 'test5:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, false)
     try {
       const k1 = await newKey(open.keys, 'open')
       assert.equal((await get(open.url, k1)).status, 200)
