@@ -4,9 +4,9 @@
 // - random 1,000-bar 1m windows at 32 connections against a bare node:http server sending the same bytes.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 7; BENCH_SECONDS per load, default 5)
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
@@ -16,7 +16,10 @@ import { readKlines } from '../src/query/klines.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
 import type { MarketStore } from '../src/store/market-store.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
-import { sessionMinutes, tradingDays, walkBars } from '../test/helpers/arbitraries.js'
+import { seededRandom } from '../src/demo/demo-data.js'
+import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
+import { anyOf, captureBodies, fixedPaths } from './captured-paths.js'
+import { walk } from './full-market-store.js'
 import { row } from './measure.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -33,11 +36,14 @@ async function buildStore(): Promise<{ key: string; minutes: number[] }> {
   const days = tradingDays('SH', 16000, DAYS)
   const minutes = sessionMinutes('SH', days)
   const { market: store, keys } = await openStores({ store: db, create: true })
-  const bars = walkBars(minutes, [0.31, 0.77, 0.52, 0.12, 0.9])
-  bars.prevClose.fill(NaN)
+  // Seeded cent random walks: a 1m bar moves at most 0.4%, so 624,000 of them stay a plausible price.
+  const rnd = seededRandom(7)
   await store.write({
     instruments: [bareInstrument(SYMBOL, { type: 'stock' })],
-    bars: [{ symbol: SYMBOL, period: '1m', bars }, { symbol: SYMBOL, period: '1d', bars: walkBars(days, [0.4, 0.6]) }],
+    bars: [
+      { symbol: SYMBOL, period: '1m', bars: walk(minutes, rnd, 1000, 1e4, 0.004) },
+      { symbol: SYMBOL, period: '1d', bars: walk(days, rnd, 1000, 1e6) },
+    ],
     exFactors: [{ symbol: SYMBOL, events: Array.from({ length: 8 }, (_, k) => ({ timestamp: days[200 + k * 300], exFactor: 1.02 + k / 100 })) }],
   })
   const key = generateKey()
@@ -107,13 +113,16 @@ function aggregatingOnRead(store: MarketStore): MarketStore {
 const children: ChildProcess[] = []
 try {
   const { key, minutes } = await buildStore()
+  const loadAtStart = loadavg()[0].toFixed(1)
   const mdq = await startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', '0', '--rate-limit', 'off'])
   children.push(mdq.child)
-  const windowPath = () => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(Math.random() * (minutes.length - 1000))]}`
-  const bodies = { [windowPath()]: '' }
+  // 400 windows drawn once; both servers answer random picks of them (the bare one with mdq's bytes).
+  const windows = fixedPaths(400, 42, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`)
+  const windowPath = anyOf(windows)
+  const bodies = await captureBodies(mdq.base, key, windows, join(dir, 'bodies.json'))
+  const nulls = Object.values(bodies).filter((b) => b.includes('null')).length
+  if (nulls > 0) throw new Error(`${nulls} of ${windows.length} windows hold a null: the generated prices are broken`)
   const one = new Agent({ keepAlive: true, maxSockets: 1 })
-  for (const p of Object.keys(bodies)) bodies[p] = (await get(one, mdq.base + p, key)).toString()
-  writeFileSync(join(dir, 'bodies.json'), JSON.stringify(bodies))
   const bare = await startChild([join(here, 'bare-server.js'), join(dir, 'bodies.json')])
   children.push(bare.child)
 
@@ -146,8 +155,7 @@ try {
     bareLoads.push(await load(bare.base, key, windowPath))
   }
   await store.close()
-  const load1 = (await import('node:os')).loadavg()[0].toFixed(1)
-  console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${load1}`)
+  console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`)
   row('workload', 'median ms', 'goal')
   row('10,000 60m bars over HTTP (stored rollups)', median(times.http).toFixed(1), '<= 10 ms')
   row('10,000 60m bars in-process (stored rollups)', median(times.rollups).toFixed(1), '')
