@@ -94,60 +94,83 @@ export class JsonBytes<T extends Buffer | string = Buffer> {
   }
 }
 
-/** Digits of an integer 0 <= n < 2^31 at `at`; returns the end. */
-function writeSmall(buf: Buffer, at: number, n: number): number {
-  let len = 1
-  for (let p = 10; p <= n && len < 10; p *= 10) len++
-  let i = at + len
-  do {
-    const q = (n / 10) | 0
-    buf[--i] = 48 + n - q * 10
-    n = q
-  } while (n > 0)
-  return at + len
+/**
+ * Digit tables, so a number is written a group of 4 digits at a time instead of digit by digit:
+ * SHORT holds 0..9999 without leading zeros, PAD4 0000..9999, FRAC ".d".."dddd" of 1..9999 / 10^4
+ * without trailing zeros (entry 0: ".0"). Each entry is copied whole (4 or 8 bytes; NUMBER_ROOM
+ * leaves room past the end) and the write position moves by its length.
+ */
+const SHORT = new Uint8Array(4 * 10_000)
+const SHORT_LEN = new Uint8Array(10_000)
+const PAD4 = new Uint8Array(4 * 10_000)
+const FRAC = new Uint8Array(8 * 10_000)
+const FRAC_LEN = new Uint8Array(10_000)
+for (let n = 0; n < 10_000; n++) {
+  const short = String(n)
+  const frac = n === 0 ? '.0' : `.${String(n).padStart(4, '0').replace(/0+$/, '')}`
+  SHORT_LEN[n] = short.length
+  FRAC_LEN[n] = frac.length
+  for (let i = 0; i < short.length; i++) SHORT[4 * n + i] = short.charCodeAt(i)
+  for (let i = 0; i < 4; i++) PAD4[4 * n + i] = 48 + (Math.floor(n / 10 ** (3 - i)) % 10)
+  for (let i = 0; i < frac.length; i++) FRAC[8 * n + i] = frac.charCodeAt(i)
 }
 
-/** Digits of an integer 0 <= n <= 2^53, as two int32 halves (the lower one padded to 9 digits). */
+/** 0 <= n < 10^4 without leading zeros. */
+function writeShort(buf: Buffer, at: number, n: number): number {
+  const k = 4 * n
+  buf[at] = SHORT[k]
+  buf[at + 1] = SHORT[k + 1]
+  buf[at + 2] = SHORT[k + 2]
+  buf[at + 3] = SHORT[k + 3]
+  return at + SHORT_LEN[n]
+}
+
+/** 0 <= n < 10^4 as exactly 4 digits. */
+function writePad4(buf: Buffer, at: number, n: number): number {
+  const k = 4 * n
+  buf[at] = PAD4[k]
+  buf[at + 1] = PAD4[k + 1]
+  buf[at + 2] = PAD4[k + 2]
+  buf[at + 3] = PAD4[k + 3]
+  return at + 4
+}
+
+/** An integer 0 <= n < 10^8. */
+function writeInt8(buf: Buffer, at: number, n: number): number {
+  if (n < 10_000) return writeShort(buf, at, n)
+  const hi = (n / 10_000) | 0
+  return writePad4(buf, writeShort(buf, at, hi), n - hi * 10_000)
+}
+
+/** Digits of an integer 0 <= n <= 2^53, as a high part (< 10^8) and 8 padded low digits. */
 function writeDigits(buf: Buffer, at: number, n: number): number {
-  if (n < 2_147_483_648) return writeSmall(buf, at, n)
-  let hi = Math.floor(n / 1e9)
-  let lo = n - hi * 1e9
+  if (n < 100_000_000) return writeInt8(buf, at, n)
+  let hi = Math.floor(n / 1e8)
+  let lo = n - hi * 1e8
   if (lo < 0) {
-    // n / 1e9 may round across an integer
+    // n / 1e8 may round across an integer
     hi -= 1
-    lo += 1e9
-  } else if (lo >= 1e9) {
+    lo += 1e8
+  } else if (lo >= 1e8) {
     hi += 1
-    lo -= 1e9
+    lo -= 1e8
   }
-  at = writeSmall(buf, at, hi)
-  for (let i = at + 8; i >= at; i--) {
-    const q = (lo / 10) | 0
-    buf[i] = 48 + lo - q * 10
-    lo = q
-  }
-  return at + 9
+  at = writeInt8(buf, at, hi)
+  const mid = (lo / 10_000) | 0
+  return writePad4(buf, writePad4(buf, at, mid), lo - mid * 10_000)
 }
 
 /** `ip`, then "." and the 4 scaled decimals `frac` (0..9999) without trailing zeros ("" or ".0" when 0). */
 function writeDecimal(buf: Buffer, at: number, ip: number, frac: number, zeroFraction: boolean): number {
   at = writeDigits(buf, at, ip)
-  if (frac === 0) {
-    if (zeroFraction) {
-      buf[at++] = 46
-      buf[at++] = 48
-    }
-    return at
-  }
-  buf[at++] = 46
-  let div = 1000
-  while (frac > 0) {
-    const d = (frac / div) | 0
-    buf[at++] = 48 + d
-    frac -= d * div
-    div = (div / 10) | 0
-  }
-  return at
+  if (frac === 0 && !zeroFraction) return at
+  const k = 8 * frac
+  buf[at] = FRAC[k]
+  buf[at + 1] = FRAC[k + 1]
+  buf[at + 2] = FRAC[k + 2]
+  buf[at + 3] = FRAC[k + 3]
+  buf[at + 4] = FRAC[k + 4]
+  return at + FRAC_LEN[frac]
 }
 
 /** Writes x at `at` through a fast path and returns the end, or -1 when only String(x) writes it right. */
