@@ -4,7 +4,7 @@
 // - random 1,000-bar 1m windows at 32 connections against a bare node:http server sending the same bytes.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -103,6 +103,16 @@ async function load(base: string, key: string, path: () => string, seconds = SEC
   return { lat, perS: (lat.length / (performance.now() - t0)) * 1000 }
 }
 
+/**
+ * CPU ms a child process has used so far (Linux /proc, clock ticks): a server's CPU per request
+ * moves far less with the machine's load than its wall-clock latency does.
+ */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+}
+const CLOCK_TICKS = 100 // USER_HZ: 100 on every Linux architecture Node runs on
+
 function aggregatingOnRead(store: MarketStore): MarketStore {
   return new Proxy(store, {
     get(target, k) {
@@ -122,8 +132,9 @@ try {
   // 400 windows drawn once; both servers answer random picks of them (the bare one with mdq's bytes).
   const windows = fixedPaths(400, 42, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`)
   const windowPath = anyOf(windows)
-  const bodies = await captureBodies(mdq.base, key, windows, join(dir, 'bodies.json'))
-  const nulls = Object.values(bodies).filter((b) => b.includes('null')).length
+  const hourPath = `/v1/klines?symbol=${SYMBOL}&period=60m&count=10000&adjust=forward`
+  const bodies = await captureBodies(mdq.base, key, [...windows, hourPath], join(dir, 'bodies.json'))
+  const nulls = windows.map((w) => bodies[w]).filter((b) => b.includes('null')).length
   if (nulls > 0) throw new Error(`${nulls} of ${windows.length} windows hold a null: the generated prices are broken`)
   const one = new Agent({ keepAlive: true, maxSockets: 1 })
   const bare = await startChild([join(here, 'bare-server.js'), join(dir, 'bodies.json')])
@@ -133,23 +144,33 @@ try {
   const store = SqliteMarketStore.open(db, { readonly: true })
   const onRead = aggregatingOnRead(store)
   const q = { symbol: SYMBOL, period: '60m' as const, count: 10_000, adjust: 'forward' as const }
-  const hourPath = `/v1/klines?symbol=${SYMBOL}&period=60m&count=10000&adjust=forward`
-  const times = { http: [] as number[], bytes: [] as number[], rollups: [] as number[], onRead: [] as number[] }
+  const times = { http: [] as number[], bare: [] as number[], bytes: [] as number[], rollups: [] as number[], onRead: [] as number[] }
   const contexts = new SymbolContexts(store)
   const task = { kind: 'klines', symbol: SYMBOL, period: '60m', range: { count: 10_000, adjust: 'forward' } } as const
   for (let r = 0; r < WARM_UP; r++) {
     await get(one, mdq.base + hourPath, key)
+    await get(one, bare.base + hourPath, key)
     await readKlines(store, new SymbolContexts(store), q)
     await answerBytes(store, contexts, task)
     await readKlines(onRead, new SymbolContexts(onRead), q)
   }
+  let serverCpu = 0
+  let bytesCpu = 0
   for (let r = 0; r < ROUNDS; r++) {
+    const cpu0 = cpuMs(mdq.child.pid!)
     let t = performance.now()
     await get(one, mdq.base + hourPath, key)
     times.http.push(performance.now() - t)
+    serverCpu += cpuMs(mdq.child.pid!) - cpu0
+    t = performance.now()
+    await get(one, bare.base + hourPath, key)
+    times.bare.push(performance.now() - t)
+    const own0 = process.cpuUsage()
     t = performance.now()
     await answerBytes(store, contexts, task)
     times.bytes.push(performance.now() - t)
+    const own = process.cpuUsage(own0)
+    bytesCpu += (own.user + own.system) / 1000
     t = performance.now()
     await readKlines(store, new SymbolContexts(store), q)
     times.rollups.push(performance.now() - t)
@@ -160,26 +181,30 @@ try {
   one.destroy()
 
   // 1m windows at 32 connections, alternating with the bare server.
-  const mdqLoads: { lat: number[]; perS: number }[] = []
-  const bareLoads: { lat: number[]; perS: number }[] = []
+  const mdqLoads: { lat: number[]; perS: number; cpu: number }[] = []
+  const bareLoads: { lat: number[]; perS: number; cpu: number }[] = []
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
   await load(mdq.base, key, windowPath, 1) // warm-up
   await load(bare.base, key, windowPath, 1)
   for (let r = 0; r < rounds; r++) {
-    mdqLoads.push(await load(mdq.base, key, windowPath))
-    bareLoads.push(await load(bare.base, key, windowPath))
+    let cpu0 = cpuMs(mdq.child.pid!)
+    mdqLoads.push({ ...(await load(mdq.base, key, windowPath)), cpu: cpuMs(mdq.child.pid!) - cpu0 })
+    cpu0 = cpuMs(bare.child.pid!)
+    bareLoads.push({ ...(await load(bare.base, key, windowPath)), cpu: cpuMs(bare.child.pid!) - cpu0 })
   }
   await store.close()
   console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`)
-  row('workload', 'median ms', 'goal')
-  row('10,000 60m bars over HTTP (stored rollups)', median(times.http).toFixed(1), '<= 10 ms')
-  row('10,000 60m bars in-process, the answer bytes', median(times.bytes).toFixed(1), '')
-  row('10,000 60m bars in-process, the bars (stored rollups)', median(times.rollups).toFixed(1), '')
-  row('10,000 60m bars in-process, aggregate-on-read (baseline)', median(times.onRead).toFixed(1), '')
+  row('10,000 forward 60m bars, one at a time', 'median ms', 'goal', 'server CPU ms/request')
+  row('mdq over HTTP (stored rollups)', median(times.http).toFixed(1), '<= 10 ms', (serverCpu / ROUNDS).toFixed(1))
+  row('bare node:http, same bytes (baseline)', median(times.bare).toFixed(1), '', '')
+  row('in-process: the answer bytes', median(times.bytes).toFixed(1), '', (bytesCpu / ROUNDS).toFixed(1))
+  row('in-process: the bars (stored rollups)', median(times.rollups).toFixed(1), '')
+  row('in-process: aggregate-on-read (base)', median(times.onRead).toFixed(1), '')
   const all = (ls: { lat: number[] }[]) => ls.flatMap((l) => l.lat)
-  row('load at 32 connections', 'p50 ms', 'p99 ms', 'req/s')
-  row('random 1,000-bar 1m windows, mdq', pct(all(mdqLoads), 0.5).toFixed(1), pct(all(mdqLoads), 0.99).toFixed(1), median(mdqLoads.map((l) => l.perS)).toFixed(0))
-  row('the same bytes from a bare node:http server (baseline)', pct(all(bareLoads), 0.5).toFixed(1), pct(all(bareLoads), 0.99).toFixed(1), median(bareLoads.map((l) => l.perS)).toFixed(0))
+  const perRequest = (ls: { lat: number[]; cpu: number }[]) => (ls.reduce((a, l) => a + l.cpu, 0) / ls.reduce((a, l) => a + l.lat.length, 0)).toFixed(2)
+  row('random 1,000-bar 1m windows, 32 conns', 'p50 ms', 'p99 ms', 'req/s', 'server CPU ms/request')
+  row('mdq',  pct(all(mdqLoads), 0.5).toFixed(1), pct(all(mdqLoads), 0.99).toFixed(1), median(mdqLoads.map((l) => l.perS)).toFixed(0), perRequest(mdqLoads))
+  row('bare node:http, same bytes (baseline)', pct(all(bareLoads), 0.5).toFixed(1), pct(all(bareLoads), 0.99).toFixed(1), median(bareLoads.map((l) => l.perS)).toFixed(0), perRequest(bareLoads))
 } finally {
   for (const c of children) c.kill('SIGTERM')
   rmSync(dir, { recursive: true, force: true })
