@@ -1,7 +1,9 @@
 // Uncached derived-minute and 1m reads (issue 12 items 3 and 7), each beside a baseline from the same run:
-// - 10,000 60m bars (forward) from stored rollups, over HTTP and in-process, against aggregating the
-//   600,000 1m bars on read in-process (the path a store without rollups takes);
-// - random 1,000-bar 1m windows at 32 connections against a bare node:http server sending the same bytes.
+// - 10,000 60m bars (forward) from stored rollups, over HTTP and in-process, against a bare node:http
+//   server sending the same bytes and against aggregating the 624,000 1m bars on read in-process (the
+//   path a store without rollups takes);
+// - random 1,000-bar 1m windows (400 drawn once) at 32 connections against the bare server.
+// Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -203,7 +205,7 @@ try {
   const all = (ls: { lat: number[] }[]) => ls.flatMap((l) => l.lat)
   const perRequest = (ls: { lat: number[]; cpu: number }[]) => (ls.reduce((a, l) => a + l.cpu, 0) / ls.reduce((a, l) => a + l.lat.length, 0)).toFixed(2)
   row('random 1,000-bar 1m windows, 32 conns', 'p50 ms', 'p99 ms', 'req/s', 'server CPU ms/request')
-  row('mdq',  pct(all(mdqLoads), 0.5).toFixed(1), pct(all(mdqLoads), 0.99).toFixed(1), median(mdqLoads.map((l) => l.perS)).toFixed(0), perRequest(mdqLoads))
+  row('mdq', pct(all(mdqLoads), 0.5).toFixed(1), pct(all(mdqLoads), 0.99).toFixed(1), median(mdqLoads.map((l) => l.perS)).toFixed(0), perRequest(mdqLoads))
   row('bare node:http, same bytes (baseline)', pct(all(bareLoads), 0.5).toFixed(1), pct(all(bareLoads), 0.99).toFixed(1), median(bareLoads.map((l) => l.perS)).toFixed(0), perRequest(bareLoads))
 } finally {
   for (const c of children) c.kill('SIGTERM')
