@@ -53,13 +53,16 @@ function symbolOf(i: number, n: number): string {
   return i < half ? `${600000 + i}.SH` : `${String(1 + i - half).padStart(6, '0')}.SZ`
 }
 
-/** A random walk in cents over the given bar starts; prev_close left to the reader (NaN). */
-function walk(timestamps: readonly number[], rnd: () => number, startCents: number, volumeScale: number): Bars {
+/**
+ * A random walk in cents over the given bar starts; prev_close left to the reader (NaN). `step` is a
+ * bar's largest move as a fraction of the price (4%: daily-like; a long 1m series wants far less).
+ */
+export function walk(timestamps: readonly number[], rnd: () => number, startCents: number, volumeScale: number, step = 0.04): Bars {
   const bars = allocBars(timestamps.length)
   let cents = startCents
   for (let i = 0; i < timestamps.length; i++) {
     const open = cents
-    cents = Math.max(100, cents + Math.round((rnd() - 0.5) * cents * 0.04))
+    cents = Math.max(100, cents + Math.round((rnd() - 0.5) * cents * step))
     const high = Math.max(open, cents) + Math.round(rnd() * cents * 0.01)
     const low = Math.max(1, Math.min(open, cents) - Math.round(rnd() * cents * 0.01))
     const volume = Math.round(volumeScale * (0.5 + rnd()))

@@ -106,10 +106,15 @@ async function fillPrevClose(
   if (base === '1d') return fillDailyPrevClose(raw, events, before)
   // Minute bars: a day's first bar takes that day's daily prev_close when there is a daily bar.
   const zone = market.zone
-  const daily = await store.readBars({ symbol, period: '1d', fromMs: zone.midnightUtc(zone.localDay(raw.timestamp[0])), toMs: raw.timestamp[n - 1], limit: Number.MAX_SAFE_INTEGER })
+  // The days' bars and one more before them in one read (the window's days are at most `days` bars):
+  // a bar before the first day is there only as the bar before, so its own prev_close is never used.
+  const firstDay = zone.localDay(raw.timestamp[0])
+  const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
+  const daily = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
   const dayPrevClose = new Map<number, number>()
   if (barCount(daily)) {
-    const dailyFilled = await fillPrevClose(store, symbol, '1d', daily, events, market)
+    const leading = daily.timestamp[0] < zone.midnightUtc(firstDay)
+    const dailyFilled = leading ? fillDailyPrevClose(daily, events) : await fillPrevClose(store, symbol, '1d', daily, events, market)
     for (let i = 0; i < barCount(dailyFilled); i++) dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
   }
   return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)

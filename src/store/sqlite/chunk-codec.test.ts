@@ -8,6 +8,24 @@ import { ChunkCorruptError, ColumnKind, decodeChunk, decodeChunkInto, encodeChun
 
 const sameBits = (a: Float64Array, b: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
+/** The kind byte of each column (FORMAT.md, "Chunk BLOB"), walking the columns as the decoder does. */
+function columnKinds(blob: Uint8Array, n: number): number[] {
+  let at = 5
+  while (blob[at++] >= 128);
+  const kinds: number[] = []
+  for (let f = 0; f < BAR_FIELDS.length; f++) {
+    const kind = blob[at++]
+    kinds.push(kind)
+    if (kind === ColumnKind.Float64) at += 8 * n
+    else if (kind !== ColumnKind.AllNaN) {
+      at++
+      for (let i = 0; i < n; i++) while (blob[at++] >= 128);
+    }
+  }
+  assert.equal(at, blob.length)
+  return kinds
+}
+
 describe('chunk codec', () => {
   it('round-trips any doubles bit for bit (NaN, -0, huge, tiny, fractions)', () => {
     fc.assert(
@@ -25,6 +43,24 @@ describe('chunk codec', () => {
     const blob = encodeChunk(bars)
     assert.deepEqual(rowsOfBars(decodeChunk(blob)), rowsOfBars(bars))
     assert.ok(blob.length / bars.close.length < 16, `${(blob.length / bars.close.length).toFixed(1)} bytes/bar`)
+  })
+  it('decodes any range [skip, end) of a chunk into any offset exactly as the whole decode holds it, in every column kind', () => {
+    const minutes = walkBars(sessionMinutes('SH', tradingDays('SH', 19000, 2)), [0.1, 0.5, 0.9, 0.3])
+    minutes.prevClose.fill(NaN) // AllNaN
+    minutes.amount.set(minutes.amount.map((a) => a * Math.PI)) // Float64
+    minutes.volume.set(minutes.volume.map((v, i) => (i % 2 ? v : 1))) // Scaled: deltas would be larger
+    const blob = encodeChunk(minutes)
+    const whole = decodeChunk(blob)
+    const n = minutes.close.length
+    assert.deepEqual(new Set(columnKinds(blob, n)), new Set(Object.values(ColumnKind)))
+    fc.assert(
+      fc.property(fc.nat({ max: n }), fc.nat({ max: n }), fc.nat({ max: 7 }), (a, b, offset) => {
+        const [skip, end] = a <= b ? [a, b] : [b, a]
+        const target = allocBars(offset + end - skip)
+        decodeChunkInto(blob, target, offset, skip, n, end)
+        for (const f of BAR_FIELDS) assert.ok(sameBits(target[f].subarray(offset), whole[f].subarray(skip, end)), f)
+      }),
+    )
   })
   it('writes version 2: the version byte, then the CRC-32 of every later byte (FORMAT.md)', () => {
     const blob = encodeChunk(walkBars(tradingDays('SH', 19000, 30), [0.3]))

@@ -97,14 +97,18 @@ export function encodeChunk(bars: Bars): Uint8Array {
 }
 
 /**
- * The hot loop of every read: n zigzag varints, optionally delta-summed, scaled by 10^-e, written
- * from index `skip` on. Varints are inlined (1-byte fast path); returns the offset after the column.
+ * The hot loop of every read: n zigzag varints, optionally delta-summed, scaled by 10^-e, values
+ * [skip, end) written (every varint is still walked: they have no fixed width). Varints are inlined
+ * (1-byte fast path); returns the offset after the column.
  */
-function decodeScaled(blob: Uint8Array, at: number, n: number, delta: boolean, e: number, out: Float64Array, shift: number, skip: number): number {
+function decodeScaled(blob: Uint8Array, at: number, n: number, delta: boolean, e: number, out: Float64Array, shift: number, skip: number, end: number): number {
   const p = pow10(e)
   const divide = e >= 0
   let acc = 0
-  for (let i = 0; i < n; i++) {
+  let i = 0
+  // Values before `skip` are only stepped over unless later ones are summed from them.
+  if (!delta) for (; i < skip; i++) while (blob[at++] >= 128);
+  for (; i < end; i++) {
     let v: number
     const b0 = blob[at++]
     if (b0 < 128) {
@@ -123,6 +127,8 @@ function decodeScaled(blob: Uint8Array, at: number, n: number, delta: boolean, e
     acc = delta ? acc + v : v
     if (i >= skip) out[i + shift] = divide ? acc / p : acc * p
   }
+  // Past `end` only the column's length matters: step over the remaining varints.
+  for (; i < n; i++) while (blob[at++] >= 128);
   return at
 }
 
@@ -162,48 +168,68 @@ export function decodeChunk(blob: Uint8Array): Bars {
   return bars
 }
 
-/**
- * Decodes bars [skip, n) of a chunk into `target` from index `at`: range reads fill one allocation
- * chunk by chunk, no concatenation. Delta-coded columns are still walked from their start. The
- * checksum is verified first; `expectedCount` (the count the caller planned with) must match.
- */
-export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0, expectedCount?: number): void {
+/** The header's end and bar count of a verified chunk (ChunkCorruptError when it fails its checksum). */
+function openChunk(blob: Uint8Array): { at: number; n: number } {
   let at = headerEnd(blob)
   if (at === CRC_END) verifyChunk(blob)
-  const readVarint = (): number => {
-    let b = blob[at++]
-    if (b < 128) return b
-    let z = b & 127
-    let mul = 128
-    do {
-      b = blob[at++]
-      z += (b & 127) * mul
-      mul *= 128
-    } while (b >= 128)
-    return z
+  let b = blob[at++]
+  let n = b & 127
+  for (let mul = 128; b >= 128; mul *= 128) {
+    b = blob[at++]
+    n += (b & 127) * mul
   }
-  const n = readVarint()
+  return { at, n }
+}
+
+/**
+ * Decodes one column at `at` (values [skip, end) into `out` from index `shift + skip`); returns the
+ * offset after it.
+ */
+function decodeColumn(blob: Uint8Array, at: number, n: number, field: string, out: Float64Array, shift: number, skip: number, end: number): number {
+  const kind = blob[at++] as ColumnKind
+  if (kind === ColumnKind.AllNaN) {
+    out.fill(NaN, skip + shift, end + shift)
+    return at
+  }
+  if (kind === ColumnKind.Float64) {
+    if (at + n * 8 > blob.length) throw new ChunkCorruptError(`chunk column ${field}: ${n} doubles do not fit its ${blob.length} bytes`)
+    const view = new DataView(blob.buffer, blob.byteOffset + at, n * 8)
+    for (let i = skip; i < end; i++) out[i + shift] = view.getFloat64(i * 8, true)
+    return at + n * 8
+  }
+  if (kind === ColumnKind.Scaled || kind === ColumnKind.ScaledDelta) {
+    const e = (blob[at++] << 24) >> 24
+    if (e < MIN_EXP || e > MAX_EXP) throw new ChunkCorruptError(`chunk column ${field}: exponent ${e} out of range`)
+    return decodeScaled(blob, at, n, kind === ColumnKind.ScaledDelta, e, out, shift, skip, end)
+  }
+  throw new ChunkCorruptError(`chunk column ${field}: unknown kind ${kind}`)
+}
+
+/**
+ * The timestamps of a chunk alone (the first column): a read cut by its range finds the bars it
+ * wants from them, then decodes only those of the other columns.
+ */
+export function chunkTimestamps(blob: Uint8Array): Float64Array {
+  const { at, n } = openChunk(blob)
+  const timestamps = new Float64Array(n)
+  decodeColumn(blob, at, n, BAR_FIELDS[0], timestamps, 0, 0, n)
+  return timestamps
+}
+
+/**
+ * Decodes bars [skip, end) of a chunk (end: all of them) into `target` from index `at`: range reads
+ * fill one allocation chunk by chunk, no concatenation. Delta-coded columns are still summed from
+ * their start. The checksum is verified first; `expectedCount` (the count the caller planned with)
+ * must match.
+ */
+export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0, expectedCount?: number, end?: number): void {
+  const { n, at: columns } = openChunk(blob)
+  let at = columns
   if (expectedCount !== undefined && n !== expectedCount) throw new ChunkCorruptError(`chunk holds ${n} bars where the index says ${expectedCount}`)
-  if (at0 + n - skip > barCount(target)) throw new ChunkCorruptError(`chunk holds ${n} bars, more than the ${barCount(target) - at0 + skip} planned`)
+  const stop = Math.min(end ?? n, n)
+  if (at0 + stop - skip > barCount(target)) throw new ChunkCorruptError(`chunk holds ${n} bars, more than the ${barCount(target) - at0 + skip} planned`)
   const shift = at0 - skip
-  for (const f of BAR_FIELDS) {
-    const out = target[f]
-    const kind = blob[at++] as ColumnKind
-    if (kind === ColumnKind.AllNaN) {
-      out.fill(NaN, at0, at0 + n - skip)
-    } else if (kind === ColumnKind.Float64) {
-      if (at + n * 8 > blob.length) throw new ChunkCorruptError(`chunk column ${f}: ${n} doubles do not fit its ${blob.length} bytes`)
-      const view = new DataView(blob.buffer, blob.byteOffset + at, n * 8)
-      for (let i = skip; i < n; i++) out[i + shift] = view.getFloat64(i * 8, true)
-      at += n * 8
-    } else if (kind === ColumnKind.Scaled || kind === ColumnKind.ScaledDelta) {
-      const e = (blob[at++] << 24) >> 24
-      if (e < MIN_EXP || e > MAX_EXP) throw new ChunkCorruptError(`chunk column ${f}: exponent ${e} out of range`)
-      at = decodeScaled(blob, at, n, kind === ColumnKind.ScaledDelta, e, out, shift, skip)
-    } else {
-      throw new ChunkCorruptError(`chunk column ${f}: unknown kind ${kind}`)
-    }
-  }
+  for (const f of BAR_FIELDS) at = decodeColumn(blob, at, n, f, target[f], shift, skip, stop)
   // Past the end, Uint8Array reads give undefined (NaN values): a short or long BLOB is corrupt.
   if (at !== blob.length) throw new ChunkCorruptError(`chunk of ${blob.length} bytes ends at byte ${at} after its ${n} bars`)
 }

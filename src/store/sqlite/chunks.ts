@@ -1,7 +1,7 @@
 /** @module Bars as chunk rows: the range read, the merge-on-write and the range delete over (symbol, period, start_ms). */
-import { BAR_FIELDS, allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, type Bars } from '../../domain/bars.js'
+import { allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, type Bars } from '../../domain/bars.js'
 import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
-import { decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
+import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 import type { Db } from './sqlite-db.js'
 
@@ -32,26 +32,27 @@ export function chunkStatements(db: Db) {
 export type ChunkStatements = ReturnType<typeof chunkStatements>
 
 /**
- * Plans newest-first until `limit` bars are covered (chunk counts need no decoding), then decodes
- * each chunk straight into one allocation, oldest first. Only chunks cut by the range are decoded
- * on their own and copied.
+ * Plans newest-first until `limit` bars are covered (chunk counts need no decoding; a chunk cut by
+ * the range decodes its timestamps only, to count), then decodes each chunk's wanted bars straight
+ * into one allocation, oldest first.
  */
 export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
   const from = q.fromMs ?? -MAX_MS
   const to = q.toMs ?? MAX_MS
-  const parts: { blob: Uint8Array; count: number; cut?: Bars }[] = []
+  // Bars [lo, lo + count) of each chunk's `total`.
+  const parts: { blob: Uint8Array; total: number; lo: number; count: number }[] = []
   let have = 0
   if (q.limit > 0 && from <= to) {
     for (const row of st.chunksDesc.iterate(q.symbol, q.period, to, from - CHUNK_SPAN_MS[q.period], from)) {
+      let lo = 0
+      let count = row.count
       if (row.first_ms < from || row.last_ms > to) {
-        const all = decodeChunk(row.data)
-        const cut = sliceBars(all, lowerBound(all.timestamp, from), lowerBound(all.timestamp, to + 1))
-        parts.push({ blob: row.data, count: barCount(cut), cut })
-        have += barCount(cut)
-      } else {
-        parts.push({ blob: row.data, count: row.count })
-        have += row.count
+        const ts = chunkTimestamps(row.data)
+        lo = lowerBound(ts, from)
+        count = lowerBound(ts, to + 1) - lo
       }
+      parts.push({ blob: row.data, total: row.count, lo, count })
+      have += count
       if (have >= q.limit) break
     }
   }
@@ -59,10 +60,9 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
   let skip = have - barCount(out) // leading bars of the oldest part that fall outside `limit`
   let at = 0
   for (let k = parts.length - 1; k >= 0; k--) {
-    const { blob, count, cut } = parts[k]
+    const { blob, total, lo, count } = parts[k]
     const s = Math.min(skip, count)
-    if (cut) for (const f of BAR_FIELDS) out[f].set(cut[f].subarray(s), at)
-    else decodeChunkInto(blob, out, at, s, count)
+    decodeChunkInto(blob, out, at, lo + s, total, lo + count)
     at += count - s
     skip -= s
   }
