@@ -178,9 +178,10 @@ async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, op
   const derive = kept !== undefined
   let buffered = 0
 
+  let last: SymbolBars | undefined
   for await (const batch of file.batches) {
-    for (const row of batch) {
-      r.row = row
+    for (let i = 0; i < batch.rows; i++) {
+      r.at(batch, i)
       counts.rows++
       const parts = r.symbol(cols.symbol, fixed)
       const market = marketOfParts(parts)
@@ -213,8 +214,9 @@ async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, op
       if (!Number.isSafeInteger(volume)) r.fail(cols.volume, `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`)
       if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
       if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
-      let one = bySymbol.get(parts.symbol)
+      let one = last?.symbol === parts.symbol ? last : bySymbol.get(parts.symbol)
       if (!one) bySymbol.set(parts.symbol, (one = new SymbolBars(parts.symbol, kept)))
+      last = one
       one.buffer.push(t, open, high, low, close, volume, amount, prevClose)
       buffered++
       if (one.buffer.n >= FLUSH_ROWS) {
