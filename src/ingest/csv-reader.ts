@@ -34,33 +34,44 @@ const QUOTE = 34
 const LF = 10
 const CR = 13
 
+/** How many fields the last splitLine found (a module variable: no object per line). */
+let fieldCount = 0
+
 /**
- * Splits bytes[at, lineEnd) (one line, without its break) into fields, writing the bounds of the
- * first `cols` at bounds[base..]; returns how many fields the line has.
+ * Splits the line starting at `at` into fields up to its line feed, in one pass over its bytes,
+ * writing the bounds of the first `cols` fields at bounds[base..] (a CR before the LF is not part of
+ * the last field). Returns the line feed's offset, or `end` when the bytes end first: the line is
+ * unfinished unless `final`.
  */
-function splitLine(path: string, line: number, bytes: Buffer, at: number, lineEnd: number, bounds: Int32Array, base: number, cols: number): number {
+function splitLine(path: string, line: number, bytes: Buffer, at: number, end: number, final: boolean, bounds: Int32Array, base: number, cols: number): number {
   let k = 0
   let p = at
   for (;;) {
     const s = p
-    if (p < lineEnd && bytes[p] === QUOTE) {
+    let c = p < end ? bytes[p] : LF
+    if (c === QUOTE) {
       // A quoted field: commas inside are data, "" is a quote; it must close on its line.
-      p++
       for (;;) {
-        while (p < lineEnd && bytes[p] !== QUOTE) p++
-        if (p >= lineEnd) throw new ImportError(path, line, k + 1, 'a quoted field does not close on its line (a row is one line)')
-        if (p + 1 < lineEnd && bytes[p + 1] === QUOTE) p += 2
+        p++
+        while (p < end && (c = bytes[p]) !== QUOTE && c !== LF) p++
+        if (p >= end && !final) return end
+        if (p >= end || c === LF) throw new ImportError(path, line, k + 1, 'a quoted field does not close on its line (a row is one line)')
+        if (p + 1 < end && bytes[p + 1] === QUOTE) p++
         else break
       }
       p++
+      c = p < end ? bytes[p] : LF
     }
-    while (p < lineEnd && bytes[p] !== COMMA) p++
+    while (c !== COMMA && c !== LF) c = ++p < end ? bytes[p] : LF
     if (k < cols) {
       bounds[base + 2 * k] = s
-      bounds[base + 2 * k + 1] = p
+      bounds[base + 2 * k + 1] = c === LF && p > s && bytes[p - 1] === CR ? p - 1 : p
     }
     k++
-    if (p >= lineEnd) return k
+    if (c === LF) {
+      fieldCount = k
+      return p
+    }
     p++ // past the comma (a comma ending the line is followed by one more, empty field)
   }
 }
@@ -90,21 +101,20 @@ export class CsvScanner {
     let rows = 0
     let at = from
     while (at < end) {
-      // Find where this line ends before splitting it: an unfinished line waits for the next chunk.
-      let stop = bytes.indexOf(LF, at)
-      if (stop < 0 || stop >= end) {
-        if (!final) break
-        stop = end
+      const c = bytes[at]
+      if (c === LF || (c === CR && at + 1 < end && bytes[at + 1] === LF)) {
+        this.line++ // a blank line: counted, not a row
+        at += c === LF ? 1 : 2
+        continue
       }
-      const lineEnd = stop > at && bytes[stop - 1] === CR ? stop - 1 : stop
+      if (rows === this.lines.length) this.#grow()
+      const stop = splitLine(this.path, this.line + 1, bytes, at, end, final, this.bounds, rows * cols * 2, cols)
+      if (stop >= end && !final) break // unfinished: read again with the next chunk
       const line = ++this.line
-      if (lineEnd > at) {
-        if (rows === this.lines.length) this.#grow()
-        const k = splitLine(this.path, line, bytes, at, lineEnd, this.bounds, rows * cols * 2, cols)
-        if (k < cols) throw new ImportError(this.path, line, 1, `this row has fewer fields than the header (${cols}); give every column, empty ones as ''`)
-        if (k > cols) throw new ImportError(this.path, line, cols + 1, `this row has ${k} fields, more than the header's ${cols}`)
-        this.lines[rows++] = line
-      } // else a blank line: counted, not a row
+      const k = fieldCount
+      if (k < cols) throw new ImportError(this.path, line, 1, `this row has fewer fields than the header (${cols}); give every column, empty ones as ''`)
+      if (k > cols) throw new ImportError(this.path, line, cols + 1, `this row has ${k} fields, more than the header's ${cols}`)
+      this.lines[rows++] = line
       at = stop + 1
     }
     this.rows = rows
@@ -188,8 +198,8 @@ export async function openCsv(path: string): Promise<CsvFile> {
     const headEnd = lf < 0 ? have : lf > bom && buf[lf - 1] === CR ? lf - 1 : lf
     if (buf.toString('utf8', bom, headEnd).trim() === '') throw new ImportError(path, 1, 1, bodyStart === have && eof ? 'empty file: a header row is required' : 'line 1 is blank: the header row comes first')
     const headBounds = new Int32Array(2 * (headEnd - bom + 1))
-    const width = splitLine(path, 1, buf, bom, headEnd, headBounds, 0, headEnd - bom + 1)
-    const header = Array.from({ length: width }, (_, k) => fieldText(buf, headBounds[2 * k], headBounds[2 * k + 1]))
+    splitLine(path, 1, buf, bom, headEnd, true, headBounds, 0, headEnd - bom + 1)
+    const header = Array.from({ length: fieldCount }, (_, k) => fieldText(buf, headBounds[2 * k], headBounds[2 * k + 1]))
     const scanner = new CsvScanner(path, header.length, 1)
     let from = bodyStart
     async function* batches(): AsyncGenerator<CsvBatch> {

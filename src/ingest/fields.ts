@@ -213,7 +213,9 @@ export function isWeekday(market: Market, utcMs: number): boolean {
 /** Whether a bar starting at utcMs lies inside one of the market's regular sessions [open, close). */
 export function inSession(market: Market, utcMs: number): boolean {
   const minute = market.zone.localMinute(utcMs)
-  return market.sessions.some((s) => minute >= s.open && minute < s.close)
+  const sessions = market.sessions
+  for (let i = 0; i < sessions.length; i++) if (minute >= sessions[i].open && minute < sessions[i].close) return true
+  return false
 }
 
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)
