@@ -16,7 +16,7 @@ const ALL = Number.MAX_SAFE_INTEGER
  * through the end of that day, so `--to 2024-01-05` includes that day's minute bars.
  */
 export function parseTimeArg(text: string, market: Market, flag: '--from' | '--to'): number {
-  const file: CsvFile = { path: flag, header: [flag], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0 }
+  const file: CsvFile = { path: flag, header: [flag], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0, close: async () => undefined }
   const r = new FieldReader(file)
   r.at(batchOfFields([text]), 0)
   try {

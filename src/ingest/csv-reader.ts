@@ -22,6 +22,8 @@ export interface CsvFile {
   readonly batches: AsyncIterable<CsvBatch>
   /** Bytes read so far (for progress). */
   bytesRead(): number
+  /** Closes the file (reading all batches closes it too). */
+  close(): Promise<void>
 }
 
 /** Bytes per read: big enough that a batch holds tens of thousands of rows, small against the memory goal. */
@@ -163,6 +165,8 @@ export async function openCsv(path: string): Promise<CsvFile> {
   const fh = await open(path, 'r').catch(() => {
     throw new ImportError(path, 0, 0, 'file not found or not readable')
   })
+  let closed: Promise<void> | undefined
+  const close = () => (closed ??= fh.close())
   let bytesRead = 0
   let buf = Buffer.allocUnsafe(CHUNK_BYTES)
   let have = 0
@@ -175,10 +179,9 @@ export async function openCsv(path: string): Promise<CsvFile> {
       buf.copy(bigger, 0, 0, have)
       buf = bigger
     } else {
-      // A fresh buffer each time: the previous batch's bytes stay intact while its rows are read.
-      const next = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, keep * 2))
-      buf.copy(next, 0, have - keep, have)
-      buf = next
+      // The unfinished line moves to the front and the buffer is read into again: a batch is only
+      // valid until the next is asked for, and one buffer for the whole file makes no garbage.
+      buf.copy(buf, 0, have - keep, have)
       have = keep
     }
     while (!eof && have < buf.length) {
@@ -213,12 +216,12 @@ export async function openCsv(path: string): Promise<CsvFile> {
           from = 0
         }
       } finally {
-        await fh.close()
+        await close()
       }
     }
-    return { path, header, sizeBytes, batches: batches(), bytesRead: () => bytesRead }
+    return { path, header, sizeBytes, batches: batches(), bytesRead: () => bytesRead, close }
   } catch (err) {
-    await fh.close()
+    await close()
     throw err
   }
 }

@@ -23,7 +23,7 @@ describe('parseDecimal', () => {
 })
 
 describe('FieldReader reading straight from the bytes', () => {
-  const file: CsvFile = { path: 'x.csv', header: ['v'], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0 }
+  const file: CsvFile = { path: 'x.csv', header: ['v'], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0, close: async () => undefined }
   const read = <T>(text: string, fn: (r: FieldReader) => T): T | string => {
     const r = new FieldReader(file)
     r.at(batchOfFields([text]), 0)
