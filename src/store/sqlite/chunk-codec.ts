@@ -54,6 +54,15 @@ class ByteWriter {
       const r = values[i]
       let z = zigzag(delta ? r - prev : r)
       prev = r
+      // Below 2^31 with integer ops; above, the same digits by division.
+      if (z < 2147483648) {
+        while (z >= 128) {
+          bytes[at++] = (z & 127) | 128
+          z >>>= 7
+        }
+        bytes[at++] = z
+        continue
+      }
       while (z >= 128) {
         bytes[at++] = (z % 128) | 128
         z = Math.floor(z / 128)
@@ -71,7 +80,9 @@ class ByteWriter {
 }
 
 const zigzag = (v: number) => (v >= 0 ? v * 2 : -v * 2 - 1)
-const varintSize = (z: number) => (z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : Math.ceil(Math.log2(z + 1) / 7))
+/** Bytes of z's varint: comparisons with 2^(7k), no Math.log2 (scaled timestamps take 4 bytes each). */
+const varintSize = (z: number) =>
+  z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : z < 268435456 ? 4 : z < 34359738368 ? 5 : z < 4398046511104 ? 6 : z < 562949953421312 ? 7 : Math.ceil(Math.log2(z + 1) / 7)
 
 /** The smallest exponent e in -5..9 with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
 export const exactExponent = (values: Float64Array): number | undefined => exactExponentIn(values, MIN_EXP, MAX_EXP)
