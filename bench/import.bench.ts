@@ -1,7 +1,8 @@
 // Import throughput and size on disk: a generated 1m CSV (default 10M rows, 40 CN symbols) through
 // `mdq import bars`, in a child process as an operator runs it. Run: npm run bench -- import
 // Baseline in the same run: reading the same file with fs and splitting it into lines. Prints the
-// import's rows/s and the peak RSS of its process (goals: >= 1M rows/s, <= 512 MB).
+// import's rows/s and the peak RSS of its process (goals: >= 1M rows/s, <= 512 MB), as medians of
+// BENCH_IMPORT_ROUNDS rounds (default 3), the load average printed with each.
 import { execFileSync } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -15,6 +16,7 @@ import { runWithPeakRss } from '../test/helpers/peak-rss.js'
 import { rate, row } from './measure.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
+const ROUNDS = Number(process.env.BENCH_IMPORT_ROUNDS ?? 3)
 const SYMBOLS = 40
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-import-'))
 const csv = join(dir, 'bars.csv')
@@ -65,29 +67,51 @@ async function readLinesBaseline(): Promise<number> {
   return n
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ')
+
 try {
-  console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols`)
+  console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
   await generate()
   const size = statSync(csv).size
-  let t0 = performance.now()
-  await readLinesBaseline()
-  const baseMs = performance.now() - t0
-  t0 = performance.now()
-  const run = await runWithPeakRss([], [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'])
-  const importMs = performance.now() - t0
-  if (run.status !== 0) throw new Error(`import failed: ${run.stderr}`)
-  const out = run.stdout
-  const peakMb = run.peakRssBytes / 2 ** 20
+  const baseMs: number[] = []
+  const importMs: number[] = []
+  const peakMb: number[] = []
+  let out = ''
+  row('round', 'baseline ms', 'import ms', 'rows/s', 'peak RSS', 'load average')
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true })
+    let t0 = performance.now()
+    await readLinesBaseline()
+    baseMs.push(performance.now() - t0)
+    t0 = performance.now()
+    const run = await runWithPeakRss([], [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'])
+    importMs.push(performance.now() - t0)
+    if (run.status !== 0) throw new Error(`import failed: ${run.stderr}`)
+    out = run.stdout
+    peakMb.push(run.peakRssBytes / 2 ** 20)
+    row(String(round), baseMs.at(-1)!.toFixed(0), importMs.at(-1)!.toFixed(0), rate(ROWS, importMs.at(-1)!), `${peakMb.at(-1)!.toFixed(0)} MB`, load())
+  }
   // Size on disk once the WAL is folded in.
   const store = SqliteMarketStore.open(db)
   await store.close()
   execFileSync(process.execPath, ['-e', `const D=require(${JSON.stringify(join(import.meta.dirname, '..', '..', 'node_modules', 'better-sqlite3'))});const d=new D(${JSON.stringify(db)});d.pragma('wal_checkpoint(TRUNCATE)');d.exec('VACUUM');d.close()`])
   const dbBytes = statSync(db).size
-  row('workload', 'ms', 'rows/s', 'vs baseline', 'peak RSS')
-  row('baseline: read + split lines', baseMs.toFixed(0), rate(ROWS, baseMs), '1.00', '')
-  row('mdq import bars (whole CLI)', importMs.toFixed(0), rate(ROWS, importMs), (importMs / baseMs).toFixed(2), `${peakMb.toFixed(0)} MB`)
+  const base = median(baseMs)
+  const imported = median(importMs)
+  const peak = Math.max(...peakMb)
+  console.log()
+  row('workload (median of rounds)', 'ms', 'rows/s', 'vs baseline', 'peak RSS (max)')
+  row('baseline: read + split lines', base.toFixed(0), rate(ROWS, base), '1.00', '')
+  row('mdq import bars (whole CLI)', imported.toFixed(0), rate(ROWS, imported), (imported / base).toFixed(2), `${peak.toFixed(0)} MB`)
   const goal = (met: boolean) => (met ? 'met' : 'MISSED')
-  console.log(`goal >= 1M rows/s: ${goal(ROWS / (importMs / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peakMb <= 512)} (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`)
+  console.log(`goal >= 1M rows/s: ${goal(ROWS / (imported / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peak <= 512)} (load average at the end ${load()})`)
   console.log(out.trim())
   console.log(`CSV ${(size / ROWS).toFixed(1)} bytes/row; store ${(dbBytes / 1e6).toFixed(1)} MB = ${(dbBytes / ROWS).toFixed(1)} bytes/bar on disk (after checkpoint + VACUUM)`)
 } finally {

@@ -4,7 +4,7 @@
 // Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000)
 import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { allocBars, type Bars } from '../src/domain/bars.js'
@@ -121,6 +121,7 @@ try {
   const { market: ch, keys } = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('bench')))
   const chMs = await importAll(ch)
   row('import 1m bars (rows/s)', rate(ROWS, sqliteMs).padEnd(20), rate(ROWS, chMs))
+  console.log(`  (load average after the imports: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${availableParallelism()} cores)`)
 
   await sqlite.close() // checkpoints the WAL into the file
   const vacuum = new Database(db) // as the import bench measures it: after VACUUM

@@ -31,12 +31,28 @@ export const unscale = (r: number, e: number): number => (e >= 0 ? r / pow10(e) 
 /**
  * The smallest exponent e in [minExp, maxExp] with every value exactly v = r / 10^e for an integer
  * |r| < 2^51 (so 10.01 has e = 2, a multiple of 10,000 e = -4), or undefined (e.g. for pi, -0, NaN).
+ * `scaled`, when given, receives each r at that e (the pass that proves e computes them anyway).
  */
-export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, maxScaled = MAX_SCALED): number | undefined {
+export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, maxScaled = MAX_SCALED, scaled?: Float64Array): number | undefined {
   next: for (let e = minExp; e <= maxExp; e++) {
+    // scale() and unscale() inlined: this runs over every column of every chunk written.
+    const p = pow10(e)
     for (let i = 0; i < values.length; i++) {
-      const r = scale(values[i], e)
-      if (!(Math.abs(r) < maxScaled) || unscale(r, e) !== values[i] || Object.is(values[i], -0)) continue next
+      const v = values[i]
+      let r: number
+      if (e > 0) {
+        r = Math.round(v * p)
+        if (r / p !== v) {
+          if ((r - 1) / p === v) r--
+          else if ((r + 1) / p === v) r++
+          else continue next
+        }
+      } else {
+        r = Math.round(v / p)
+        if (r * p !== v) continue next
+      }
+      if (!(Math.abs(r) < maxScaled) || Object.is(v, -0)) continue next
+      if (scaled) scaled[i] = r
     }
     return e
   }

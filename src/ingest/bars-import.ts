@@ -2,13 +2,12 @@
 import { allocBars, BAR_FIELDS, barCount, mergeBars, sliceBars, withoutRange, type Bars } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
-import { parseSymbol, type SymbolParts } from '../domain/market.js'
 import type { StoredPeriod } from '../domain/period.js'
-import { MINUTE_MS } from '../domain/time-zone.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
-import { columnsOf, type CsvFile } from './csv-reader.js'
-import { FieldReader, isWeekday, marketOfParts, inSession } from './fields.js'
-import { ImportError } from './import-error.js'
+import { barBlocks, barColumns, type BarRowOptions } from './bar-rows.js'
+import { barBlocksOnThread } from './bar-rows-thread.js'
+import type { CsvFile } from './csv-reader.js'
+import type { ImportProgress } from './import-file.js'
 import { BarSpill } from './spill.js'
 
 export interface BarImportOptions {
@@ -24,7 +23,12 @@ export interface BarImportOptions {
   readonly deriveExFactors: boolean
   /** The file's bars replace the stored ones of each of its symbols in the file's time range of that symbol. */
   readonly replace?: boolean
+  /** Parse on a worker thread: by default for files of PARSE_THREAD_BYTES or more. */
+  readonly parseThread?: boolean
 }
+
+/** From this size on a file is parsed on a worker thread, beside the writes (a thread costs tens of ms to start). */
+export const PARSE_THREAD_BYTES = 32 << 20
 
 /**
  * Where an import writes, and where it reads COMMITTED data (known instruments, the bars that
@@ -47,22 +51,18 @@ export interface ImportCounts {
 class BarBuffer {
   bars = allocBars(FIRST_ROWS)
   n = 0
-  push(t: number, o: number, h: number, l: number, c: number, v: number, a: number, pc: number): void {
-    if (this.n === this.bars.timestamp.length) {
-      const bigger = allocBars(this.n * 2)
-      for (const f of BAR_FIELDS) bigger[f].set(this.bars[f])
+  /** Appends bars [from, to) of `src`. */
+  append(src: Bars, from: number, to: number): void {
+    const need = this.n + to - from
+    if (need > this.bars.timestamp.length) {
+      let size = this.bars.timestamp.length * 2
+      while (size < need) size *= 2
+      const bigger = allocBars(size)
+      for (const f of BAR_FIELDS) bigger[f].set(this.bars[f].subarray(0, this.n))
       this.bars = bigger
     }
-    const b = this.bars
-    const i = this.n++
-    b.timestamp[i] = t
-    b.open[i] = o
-    b.high[i] = h
-    b.low[i] = l
-    b.close[i] = c
-    b.volume[i] = v
-    b.amount[i] = a
-    b.prevClose[i] = pc
+    for (const f of BAR_FIELDS) this.bars[f].set(src[f].subarray(from, to), this.n)
+    this.n = need
   }
   /** The buffered bars ascending, a later row winning over an earlier one at the same time. */
   take(): Bars {
@@ -146,10 +146,10 @@ class SymbolBars {
   }
 }
 
-export async function importBars(file: CsvFile, target: ImportTarget, opts: BarImportOptions): Promise<ImportCounts> {
+export async function importBars(file: CsvFile, target: ImportTarget, opts: BarImportOptions, progress?: ImportProgress): Promise<ImportCounts> {
   const kept = opts.deriveExFactors && opts.period === '1d' ? new BarSpill() : undefined
   try {
-    return await importBarsWith(file, target, opts, kept)
+    return await importBarsWith(file, target, opts, kept, progress)
   } finally {
     kept?.dispose()
   }
@@ -165,62 +165,45 @@ async function flushBiggest(all: Iterable<SymbolBars>, buffered: number, writer:
   return buffered
 }
 
-async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, opts: BarImportOptions, kept: BarSpill | undefined): Promise<ImportCounts> {
-  const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
-  const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
-  if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
-  const r = new FieldReader(file)
+async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, opts: BarImportOptions, kept: BarSpill | undefined, progress?: ImportProgress): Promise<ImportCounts> {
+  barColumns(file, opts) // a bad header fails here, before any thread starts
+  const rowOptions: BarRowOptions = { period: opts.period, symbol: opts.symbol, stamp: opts.stamp, priceScale: opts.priceScale, outsideSessions: opts.outsideSessions }
+  const onThread = opts.parseThread ?? file.sizeBytes >= PARSE_THREAD_BYTES
+  if (onThread) await file.close()
+  const blocks = onThread ? barBlocksOnThread(file.path, rowOptions) : barBlocks(file, rowOptions)
   const bySymbol = new Map<string, SymbolBars>()
+  /** By symbol id of the blocks. */
+  const byId: SymbolBars[] = []
   const counts: ImportCounts = { rows: 0, skipped: 0, symbols: 0, events: 0 }
-  const scale = opts.priceScale
-  const daily = opts.period === '1d'
-  const shift = opts.stamp === 'end' && !daily ? MINUTE_MS : 0
   const derive = kept !== undefined
   let buffered = 0
+  progress?.start(file.sizeBytes)
 
-  for await (const batch of file.batches) {
-    for (const row of batch) {
-      r.row = row
-      counts.rows++
-      const parts = r.symbol(cols.symbol, fixed)
-      const market = marketOfParts(parts)
-      let t = r.time(cols.time, market)
-      if (daily) t = market.zone.midnightUtc(market.zone.localDay(t))
-      else {
-        if (t % MINUTE_MS !== 0) r.fail(cols.time, `minute bar time ${r.text(cols.time)} is not on a whole minute`)
-        t -= shift
+  for await (const block of blocks) {
+    counts.rows += block.rows
+    counts.skipped += block.skipped
+    progress?.update(block.bytesRead)
+    for (const symbol of block.newSymbols) {
+      const one = new SymbolBars(symbol, kept)
+      bySymbol.set(symbol, one)
+      byId.push(one)
+    }
+    const ids = block.symbolIds
+    for (let i = 0; i < ids.length; ) {
+      const one = byId[ids[i]]
+      let end = i + 1
+      while (end < ids.length && ids[end] === ids[i]) end++
+      // A run of one symbol's rows goes in in pieces that end where a row-by-row append would flush.
+      while (i < end) {
+        const take = Math.min(end - i, FLUSH_ROWS - one.buffer.n, BUFFERED_ROWS + 1 - buffered)
+        one.buffer.append(block.bars, i, i + take)
+        buffered += take
+        i += take
+        if (one.buffer.n >= FLUSH_ROWS) {
+          buffered -= one.buffer.n
+          await one.flush(writer, opts)
+        } else if (buffered > BUFFERED_ROWS) buffered = await flushBiggest(bySymbol.values(), buffered, writer, opts)
       }
-      if (!isWeekday(market, t)) r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
-      if (!daily && !inSession(market, t)) {
-        if (opts.outsideSessions === 'skip') {
-          counts.skipped++
-          continue
-        }
-        r.fail(cols.time, `bar at ${r.text(cols.time)} is outside the regular sessions of ${market.exchange} (use --outside-sessions skip to drop such bars)`)
-      }
-      const open = r.number(cols.open, 'open') / scale
-      const high = r.number(cols.high, 'high') / scale
-      const low = r.number(cols.low, 'low') / scale
-      const close = r.number(cols.close, 'close') / scale
-      const volume = r.number(cols.volume, 'volume')
-      const amount = r.number(cols.amount, 'amount', 0)
-      const prevClose = r.number(cols.prev_close, 'prev_close', NaN) / scale
-      if (high < low) r.fail(cols.high, `high ${high} is below low ${low}`)
-      if (open < low || open > high) r.fail(cols.open, `open ${open} is outside [low ${low}, high ${high}]`)
-      if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
-      if (low <= 0) r.fail(cols.low, `low ${low} is not a positive price`)
-      if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
-      if (!Number.isSafeInteger(volume)) r.fail(cols.volume, `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`)
-      if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
-      if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
-      let one = bySymbol.get(parts.symbol)
-      if (!one) bySymbol.set(parts.symbol, (one = new SymbolBars(parts.symbol, kept)))
-      one.buffer.push(t, open, high, low, close, volume, amount, prevClose)
-      buffered++
-      if (one.buffer.n >= FLUSH_ROWS) {
-        buffered -= one.buffer.n
-        await one.flush(writer, opts)
-      } else if (buffered > BUFFERED_ROWS) buffered = await flushBiggest(bySymbol.values(), buffered, writer, opts)
     }
   }
   for (const one of bySymbol.values()) await one.flush(writer, opts)

@@ -4,7 +4,7 @@ import { MdqError } from '../domain/errors.js'
 import { parseSymbol, type Market } from '../domain/market.js'
 import { STORED_PERIODS } from '../domain/period.js'
 import type { BarRange, EventRange, MarketStore } from '../store/market-store.js'
-import type { CsvFile } from './csv-reader.js'
+import { batchOfFields, type CsvFile } from './csv-reader.js'
 import { FieldReader, marketOfParts } from './fields.js'
 import { ImportError } from './import-error.js'
 
@@ -16,9 +16,9 @@ const ALL = Number.MAX_SAFE_INTEGER
  * through the end of that day, so `--to 2024-01-05` includes that day's minute bars.
  */
 export function parseTimeArg(text: string, market: Market, flag: '--from' | '--to'): number {
-  const file: CsvFile = { path: flag, header: [flag], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0 }
+  const file: CsvFile = { path: flag, header: [flag], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0, close: async () => undefined }
   const r = new FieldReader(file)
-  r.row = { line: 1, fields: [text] }
+  r.at(batchOfFields([text]), 0)
   try {
     const t = r.time(0, market)
     const dateOnly = !/^\d+$/.test(text.trim()) && !/[ T]\d/.test(text.trim())

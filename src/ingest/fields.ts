@@ -2,28 +2,69 @@
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
 import { civilFromDays, daysFromCivil, isoWeekday } from '../domain/time-zone.js'
-import type { CsvFile, CsvRow } from './csv-reader.js'
+import { batchOfFields, fieldText, type CsvBatch, type CsvFile } from './csv-reader.js'
 import { ImportError } from './import-error.js'
 
 /** Reads fields of one row; `col` is the 0-based position from columnsOf. */
 export class FieldReader {
-  row!: CsvRow
-  #lastSymbolText = ''
+  #bytes: Buffer = EMPTY.bytes
+  #bounds: Int32Array = EMPTY.bounds
+  #base = 0
+  /** 1-based line of the row being read. */
+  line = 0
+  readonly #width: number
+  #lastSymbolBytes = Buffer.alloc(0)
   #lastSymbol?: SymbolParts
-  constructor(readonly file: CsvFile) {}
+  constructor(readonly file: CsvFile) {
+    this.#width = file.header.length
+  }
+
+  /** Makes row i of the batch the one read. */
+  at(batch: CsvBatch, i: number): void {
+    this.#bytes = batch.bytes
+    this.#bounds = batch.bounds
+    this.#base = i * this.#width * 2
+    this.line = batch.lines[i]
+  }
 
   fail(col: number, reason: string): never {
-    throw new ImportError(this.file.path, this.row.line, col + 1, reason)
+    throw new ImportError(this.file.path, this.line, col + 1, reason)
   }
 
   text(col: number | undefined): string {
-    return col === undefined ? '' : (this.row.fields[col] ?? '').trim()
+    if (col === undefined) return ''
+    return fieldText(this.#bytes, this.#bounds[this.#base + 2 * col], this.#bounds[this.#base + 2 * col + 1])
   }
 
   /** A finite number; `fallback` when the column is absent or the field empty (undefined = required). */
   number(col: number | undefined, name: string, fallback?: number): number {
-    const raw = col === undefined ? '' : (this.row.fields[col] ?? '')
-    const s = raw.length > 0 && (raw.charCodeAt(0) <= 32 || raw.charCodeAt(raw.length - 1) <= 32) ? raw.trim() : raw
+    if (col !== undefined) {
+      // The common plain decimal straight from the bytes (parseDecimal's fast path); anything else as text.
+      const b = this.#bytes
+      let i = this.#bounds[this.#base + 2 * col]
+      const e = this.#bounds[this.#base + 2 * col + 1]
+      if (i === e && fallback !== undefined) return fallback
+      const first = b[i]
+      const negative = first === 45
+      if (negative || first === 43) i++
+      let mantissa = 0
+      let digits = 0
+      let decimals = -1
+      for (; i < e; i++) {
+        const c = b[i]
+        if (c >= 48 && c <= 57) {
+          mantissa = mantissa * 10 + (c - 48)
+          digits++
+          if (decimals >= 0) decimals++
+        } else if (c === 46 && decimals < 0) decimals = 0
+        else break
+      }
+      if (i === e && digits > 0 && digits <= 15) {
+        const v = decimals > 0 ? mantissa / POW10[decimals] : mantissa
+        return negative ? -v : v
+      }
+    }
+    const s = this.text(col)
     if (s === '') {
       if (fallback !== undefined) return fallback
       return this.fail(col ?? 0, `${name} is required`)
@@ -38,11 +79,20 @@ export class FieldReader {
       if (fixed) return fixed
       return this.fail(0, "no 'symbol' column: give --symbol")
     }
-    const s = this.text(col)
-    if (s === this.#lastSymbolText && this.#lastSymbol) return this.#lastSymbol
+    // A file sorted by symbol repeats the last one: compared as bytes, no string made.
+    const b = this.#bytes
+    const s = this.#bounds[this.#base + 2 * col]
+    const e = this.#bounds[this.#base + 2 * col + 1]
+    const last = this.#lastSymbolBytes
+    if (this.#lastSymbol && e - s === last.length) {
+      let k = 0
+      while (k < last.length && b[s + k] === last[k]) k++
+      if (k === last.length) return this.#lastSymbol
+    }
+    const text = this.text(col)
     try {
-      this.#lastSymbol = parseSymbol(s)
-      this.#lastSymbolText = s
+      this.#lastSymbol = parseSymbol(text)
+      this.#lastSymbolBytes = Buffer.from(b.subarray(s, e))
       return this.#lastSymbol
     } catch (err) {
       if (err instanceof MdqError) return this.fail(col, err.message.replace("Parameter 'symbol': ", ''))
@@ -66,6 +116,39 @@ export class FieldReader {
    * ` HH:MM[:SS]`, in the exchange's zone. Impossible dates and times are refused.
    */
   time(col: number, market: Market): number {
+    const fast = this.#fastTime(col, market)
+    return Number.isNaN(fast) ? this.#textTime(col, market) : fast
+  }
+
+  /**
+   * The usual forms read from the bytes: epoch ms, or `YYYY-MM-DD HH:MM[:SS]`; NaN for anything
+   * else or anything wrong, which #textTime then reads again and names.
+   */
+  #fastTime(col: number, market: Market): number {
+    const b = this.#bytes
+    const s = this.#bounds[this.#base + 2 * col]
+    const n = this.#bounds[this.#base + 2 * col + 1] - s
+    if (n >= 11 && n <= 15) {
+      let ms = 0
+      for (let i = s; i < s + n; i++) {
+        const c = b[i] - 48
+        if (c < 0 || c > 9) return NaN
+        ms = ms * 10 + c
+      }
+      return ms >= MIN_EPOCH_MS && ms < MAX_MS ? ms : NaN
+    }
+    if ((n !== 16 && n !== 19) || b[s + 4] !== 45 || b[s + 7] !== 45 || (b[s + 10] !== 32 && b[s + 10] !== 84) || b[s + 13] !== 58 || (n === 19 && b[s + 16] !== 58)) return NaN
+    const y = digits2(b, s) * 100 + digits2(b, s + 2)
+    const mo = digits2(b, s + 5)
+    const d = digits2(b, s + 8)
+    const hh = digits2(b, s + 11)
+    const mm = digits2(b, s + 14)
+    const ss = n === 19 ? digits2(b, s + 17) : 0
+    if (!(y >= MIN_YEAR && y <= MAX_YEAR && hh <= 23 && mm <= 59 && ss <= 59) || calendarDay(y, mo, d) === undefined) return NaN
+    return market.zone.utcOf(y, mo, d, hh * 60 + mm) + ss * 1000
+  }
+
+  #textTime(col: number, market: Market): number {
     const s = this.text(col)
     if (s.length !== 8 && isDigits(s)) return this.#epochMs(col, s)
     const m = DASHED_TIME.exec(s) ?? COMPACT_TIME.exec(s)
@@ -87,6 +170,15 @@ export class FieldReader {
     if (!(ms < MAX_MS)) return this.fail(col, `time '${clip(s)}' as epoch milliseconds is after ${MAX_YEAR}: times must lie in ${MIN_YEAR}-${MAX_YEAR}`)
     return ms
   }
+}
+
+const EMPTY = batchOfFields([])
+
+/** Two ASCII digits as a number; NaN-like (> 99) when they are not digits, which every caller's range check refuses. */
+function digits2(b: Buffer, at: number): number {
+  const h = b[at] - 48
+  const l = b[at + 1] - 48
+  return h >= 0 && h <= 9 && l >= 0 && l <= 9 ? h * 10 + l : 1000
 }
 
 const DASHED_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
@@ -121,7 +213,9 @@ export function isWeekday(market: Market, utcMs: number): boolean {
 /** Whether a bar starting at utcMs lies inside one of the market's regular sessions [open, close). */
 export function inSession(market: Market, utcMs: number): boolean {
   const minute = market.zone.localMinute(utcMs)
-  return market.sessions.some((s) => minute >= s.open && minute < s.close)
+  const sessions = market.sessions
+  for (let i = 0; i < sessions.length; i++) if (minute >= sessions[i].open && minute < sessions[i].close) return true
+  return false
 }
 
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)

@@ -32,11 +32,12 @@ export type ImportCheckpoint = (point: string) => void
 export async function importFile(store: MarketStore, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress, checkpoint?: ImportCheckpoint): Promise<ImportSummary> {
   const t0 = performance.now()
   const file = await openCsv(path)
-  const tracked: CsvFile = progress ? withProgress(file, progress) : file
+  // Bars report progress themselves (their file may be read on another thread).
+  const tracked: CsvFile = progress && kind !== 'bars' ? withProgress(file, progress) : file
   const writer = checkpoint ? withCheckpoints(await store.beginWrite(), checkpoint) : await store.beginWrite()
   try {
     const counts =
-      kind === 'bars' ? await importBars(tracked, { store, writer }, bars)
+      kind === 'bars' ? await importBars(tracked, { store, writer }, bars, progress)
       : kind === 'instruments' ? await importInstruments(tracked, writer)
       : kind === 'ex-factors' ? await importExFactors(tracked, { store, writer })
       : kind === 'universes' ? await importUniverses(tracked, writer)
@@ -48,6 +49,7 @@ export async function importFile(store: MarketStore, kind: ImportKind, path: str
     throw err
   } finally {
     progress?.stop()
+    await file.close()
   }
 }
 

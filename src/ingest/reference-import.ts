@@ -27,8 +27,8 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
     return v
   }
   for await (const batch of file.batches) {
-    for (const row of batch) {
-      r.row = row
+    for (let i = 0; i < batch.rows; i++) {
+      r.at(batch, i)
       c.rows++
       const parts = r.symbol(cols.symbol)
       const type = r.text(cols.type)
@@ -70,8 +70,8 @@ async function importEvents<E extends string>(
   const known = new Map<string, boolean>()
   const c = counts()
   for await (const batch of file.batches) {
-    for (const row of batch) {
-      r.row = row
+    for (let i = 0; i < batch.rows; i++) {
+      r.at(batch, i)
       c.rows++
       const parts = r.symbol(cols.symbol)
       if (!known.has(parts.symbol)) known.set(parts.symbol, (await store.readInstruments([parts.symbol])).length > 0)

@@ -14,8 +14,8 @@ export async function importUniverses(file: CsvFile, writer: StoreWriter): Promi
   const universes = new Map<string, { fields: Partial<Record<Described, string>>; symbols: Set<string> }>()
   let rows = 0
   for await (const batch of file.batches) {
-    for (const row of batch) {
-      r.row = row
+    for (let i = 0; i < batch.rows; i++) {
+      r.at(batch, i)
       rows++
       const id = r.text(cols.universe_id)
       if (!UNIVERSE_ID.test(id)) r.fail(cols.universe_id, `universe_id '${id.slice(0, 70)}' is not 1..64 letters, digits, '_', '-' or '.' (starting with a letter or digit)`)

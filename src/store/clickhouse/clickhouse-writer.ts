@@ -11,6 +11,9 @@ import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType }
 import { BAR_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 
+/** Bar INSERTs sent at once by one putBars. */
+const INSERTS_IN_FLIGHT = 2
+
 /** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
 const HEARTBEAT_MS = 5_000
 
@@ -103,17 +106,25 @@ export class ClickHouseWriter implements StoreWriter {
     const seq = ++this.#seq
     // Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists.
     const settings: Record<string, 0 | 1> = this.#t.cluster ? { insert_distributed_sync: 1 } : {}
-    // Each block is encoded while the server takes the previous one.
-    let sending: Promise<void> | undefined
+    // Blocks are encoded while the server takes earlier ones, INSERTS_IN_FLIGHT at a time: the
+    // server parses each INSERT on one thread, so two keep two of its cores busy.
+    const sending: Promise<void>[] = []
+    let failure: { reason: unknown } | undefined
     try {
       for (let from = 0; from < n; from += INSERT_BLOCK_ROWS) {
         const body = encodeBars(symbol, period, bars, from, Math.min(n, from + INSERT_BLOCK_ROWS), this.#id, seq)
-        await sending
-        sending = this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', body, settings)
+        if (sending.length === INSERTS_IN_FLIGHT) await sending.shift()
+        const insert = this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', body, settings)
+        insert.catch(() => undefined) // awaited below; this only keeps a failure of a later one from going unhandled first
+        sending.push(insert)
       }
-    } finally {
-      await sending
+    } catch (reason) {
+      failure = { reason }
     }
+    // None is left running past putBars, failed or not.
+    const settled = await Promise.allSettled(sending)
+    failure ??= settled.find((r) => r.status === 'rejected')
+    if (failure) throw failure.reason
     await this.#insertMeta('series', ['symbol', 'period', 'first_ts', 'last_ts'], [[symbol, period, ts[0], ts[n - 1]]])
   }
 

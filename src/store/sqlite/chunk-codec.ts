@@ -1,7 +1,7 @@
 /** @module Chunk BLOB encoding of columnar bars; every byte is drawn in FORMAT.md. */
 import { crc32 } from 'node:zlib'
 import { BAR_FIELDS, allocBars, barCount, type Bars } from '../../domain/bars.js'
-import { exactExponent as exactExponentIn, pow10, scale } from '../../domain/decimal.js'
+import { exactExponent as exactExponentIn, MAX_SCALED, pow10 } from '../../domain/decimal.js'
 
 /** First byte of every chunk BLOB written now: version 2 carries a CRC-32 of its body. */
 export const CHUNK_VERSION = 2
@@ -44,6 +44,33 @@ class ByteWriter {
     }
     this.bytes[this.length++] = z
   }
+  /** The zigzag varints of n integers (of their differences when `delta`), `size` bytes in all. */
+  varints(values: Float64Array, n: number, delta: boolean, size: number): void {
+    this.#reserve(size)
+    const bytes = this.bytes
+    let at = this.length
+    let prev = 0
+    for (let i = 0; i < n; i++) {
+      const r = values[i]
+      let z = zigzag(delta ? r - prev : r)
+      prev = r
+      // Below 2^31 with integer ops; above, the same digits by division.
+      if (z < 2147483648) {
+        while (z >= 128) {
+          bytes[at++] = (z & 127) | 128
+          z >>>= 7
+        }
+        bytes[at++] = z
+        continue
+      }
+      while (z >= 128) {
+        bytes[at++] = (z % 128) | 128
+        z = Math.floor(z / 128)
+      }
+      bytes[at++] = z
+    }
+    this.length = at
+  }
   float64s(values: Float64Array): void {
     this.#reserve(values.length * 8)
     const view = new DataView(this.bytes.buffer)
@@ -53,14 +80,23 @@ class ByteWriter {
 }
 
 const zigzag = (v: number) => (v >= 0 ? v * 2 : -v * 2 - 1)
-const varintSize = (z: number) => (z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : Math.ceil(Math.log2(z + 1) / 7))
+/** Bytes of z's varint: comparisons with 2^(7k), no Math.log2 (scaled timestamps take 4 bytes each). */
+const varintSize = (z: number) =>
+  z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : z < 268435456 ? 4 : z < 34359738368 ? 5 : z < 4398046511104 ? 6 : z < 562949953421312 ? 7 : Math.ceil(Math.log2(z + 1) / 7)
 
 /** The smallest exponent e in -5..9 with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
 export const exactExponent = (values: Float64Array): number | undefined => exactExponentIn(values, MIN_EXP, MAX_EXP)
 
+/** Scaled integers of the column being encoded, computed once for the size estimate and the write. */
+let scaled = new Float64Array(1024)
+
 function encodeColumn(w: ByteWriter, values: Float64Array): void {
-  if (values.every(Number.isNaN)) return w.byte(ColumnKind.AllNaN)
-  const e = exactExponent(values)
+  const n = values.length
+  let allNaN = true
+  for (let i = 0; i < n && allNaN; i++) allNaN = values[i] !== values[i]
+  if (allNaN) return w.byte(ColumnKind.AllNaN)
+  if (scaled.length < n) scaled = new Float64Array(n)
+  const e = exactExponentIn(values, MIN_EXP, MAX_EXP, MAX_SCALED, scaled)
   if (e === undefined) {
     w.byte(ColumnKind.Float64)
     return w.float64s(values)
@@ -68,8 +104,8 @@ function encodeColumn(w: ByteWriter, values: Float64Array): void {
   let plain = 0
   let delta = 0
   let prev = 0
-  for (let i = 0; i < values.length; i++) {
-    const r = scale(values[i], e)
+  for (let i = 0; i < n; i++) {
+    const r = scaled[i]
     plain += varintSize(zigzag(r))
     delta += varintSize(zigzag(r - prev))
     prev = r
@@ -77,12 +113,7 @@ function encodeColumn(w: ByteWriter, values: Float64Array): void {
   const useDelta = delta < plain
   w.byte(useDelta ? ColumnKind.ScaledDelta : ColumnKind.Scaled)
   w.byte(e & 0xff)
-  prev = 0
-  for (let i = 0; i < values.length; i++) {
-    const r = scale(values[i], e)
-    w.varint(zigzag(useDelta ? r - prev : r))
-    prev = r
-  }
+  w.varints(scaled, n, useDelta, useDelta ? delta : plain)
 }
 
 export function encodeChunk(bars: Bars): Uint8Array {

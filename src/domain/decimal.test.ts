@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { exactExponent, scale, unscale } from './decimal.js'
+
+/** The definition, value by value through scale and unscale: the oracle for the inlined loop. */
+function byDefinition(values: Float64Array, minExp: number, maxExp: number, maxScaled: number): number | undefined {
+  next: for (let e = minExp; e <= maxExp; e++) {
+    for (const v of values) if (!(Math.abs(scale(v, e)) < maxScaled) || unscale(scale(v, e), e) !== v || Object.is(v, -0)) continue next
+    return e
+  }
+  return undefined
+}
+
+describe('exactExponent', () => {
+  const decimal = fc.oneof(
+    fc.integer({ min: -1e9, max: 1e9 }).chain((r) => fc.integer({ min: 0, max: 6 }).map((k) => r / 10 ** k)),
+    fc.integer({ min: 1, max: 1e6 }).map((k) => k * 60_000 + 1_262_304_000_000),
+    fc.double({ noNaN: false }),
+    fc.constantFrom(0, -0, NaN, Infinity, 43274869311170.02, 2 ** 51, 2 ** 53 + 2),
+  )
+  it('gives the smallest exponent by its definition, and the scaled integers at it', () => {
+    fc.assert(
+      fc.property(fc.array(decimal, { minLength: 0, maxLength: 8 }), fc.constantFrom([-5, 9, 2 ** 51], [0, 9, Number.MAX_SAFE_INTEGER]), (list, [lo, hi, max]) => {
+        const values = Float64Array.from(list)
+        const scaled = new Float64Array(values.length)
+        const e = exactExponent(values, lo, hi, max, scaled)
+        assert.equal(e, byDefinition(values, lo, hi, max))
+        if (e !== undefined) assert.deepEqual(Array.from(scaled), Array.from(values, (v) => scale(v, e)))
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+})

@@ -1,0 +1,114 @@
+/** @module A bars CSV read into checked column blocks: parsing and row checks only, no store, so a worker thread can run it. */
+import { allocBars, sliceBars, type Bars } from '../domain/bars.js'
+import { parseSymbol, type SymbolParts } from '../domain/market.js'
+import type { StoredPeriod } from '../domain/period.js'
+import { MINUTE_MS } from '../domain/time-zone.js'
+import { columnsOf, type CsvFile } from './csv-reader.js'
+import { FieldReader, inSession, isWeekday, marketOfParts } from './fields.js'
+import { ImportError } from './import-error.js'
+
+/** What reading rows needs of the import's options (plain data: it crosses to a worker). */
+export interface BarRowOptions {
+  readonly period: StoredPeriod
+  readonly symbol?: string
+  readonly stamp: 'start' | 'end'
+  readonly priceScale: number
+  readonly outsideSessions: 'abort' | 'skip'
+}
+
+/** The checked rows of one CSV batch, in file order. */
+export interface BarBlock {
+  /** Rows read, skipped ones included. */
+  readonly rows: number
+  readonly skipped: number
+  /** Symbols first met in this block: their ids count on from those of the blocks before. */
+  readonly newSymbols: readonly string[]
+  /** The symbol id of each kept row. */
+  readonly symbolIds: Int32Array
+  /** The kept rows' bars (all columns in one ArrayBuffer, so a block crosses threads as two buffers). */
+  readonly bars: Bars
+  /** Bytes of the file read so far (progress). */
+  readonly bytesRead: number
+}
+
+/** The columns a bars file must have; a missing one, or no symbol at all, is an error at line 1. */
+export function barColumns(file: CsvFile, opts: BarRowOptions) {
+  const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
+  const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
+  if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
+  return { cols, fixed }
+}
+
+/** Every row parsed and checked (the first bad one throws ImportError naming line and column). */
+export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGenerator<BarBlock> {
+  const { cols, fixed } = barColumns(file, opts)
+  const r = new FieldReader(file)
+  const scale = opts.priceScale
+  const daily = opts.period === '1d'
+  const shift = opts.stamp === 'end' && !daily ? MINUTE_MS : 0
+  const ids = new Map<string, number>()
+  let lastParts: SymbolParts | undefined
+  let lastId = -1
+  for await (const batch of file.batches) {
+    const bars = allocBars(batch.rows)
+    const { timestamp, open: os, high: hs, low: ls, close: cs, volume: vs, amount: as, prevClose: pcs } = bars
+    const symbolIds = new Int32Array(batch.rows)
+    const newSymbols: string[] = []
+    let n = 0
+    let skipped = 0
+    for (let i = 0; i < batch.rows; i++) {
+      r.at(batch, i)
+      const parts = r.symbol(cols.symbol, fixed)
+      const market = marketOfParts(parts)
+      let t = r.time(cols.time, market)
+      if (daily) t = market.zone.midnightUtc(market.zone.localDay(t))
+      else {
+        if (t % MINUTE_MS !== 0) r.fail(cols.time, `minute bar time ${r.text(cols.time)} is not on a whole minute`)
+        t -= shift
+      }
+      if (!isWeekday(market, t)) r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
+      if (!daily && !inSession(market, t)) {
+        if (opts.outsideSessions === 'skip') {
+          skipped++
+          continue
+        }
+        r.fail(cols.time, `bar at ${r.text(cols.time)} is outside the regular sessions of ${market.exchange} (use --outside-sessions skip to drop such bars)`)
+      }
+      const open = r.number(cols.open, 'open') / scale
+      const high = r.number(cols.high, 'high') / scale
+      const low = r.number(cols.low, 'low') / scale
+      const close = r.number(cols.close, 'close') / scale
+      const volume = r.number(cols.volume, 'volume')
+      const amount = r.number(cols.amount, 'amount', 0)
+      const prevClose = r.number(cols.prev_close, 'prev_close', NaN) / scale
+      if (high < low) r.fail(cols.high, `high ${high} is below low ${low}`)
+      if (open < low || open > high) r.fail(cols.open, `open ${open} is outside [low ${low}, high ${high}]`)
+      if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
+      if (low <= 0) r.fail(cols.low, `low ${low} is not a positive price`)
+      if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
+      if (!Number.isSafeInteger(volume)) r.fail(cols.volume, `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`)
+      if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
+      if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
+      if (parts !== lastParts) {
+        let id = ids.get(parts.symbol)
+        if (id === undefined) {
+          ids.set(parts.symbol, (id = ids.size))
+          newSymbols.push(parts.symbol)
+        }
+        lastParts = parts
+        lastId = id
+      }
+      symbolIds[n] = lastId
+      timestamp[n] = t
+      os[n] = open
+      hs[n] = high
+      ls[n] = low
+      cs[n] = close
+      vs[n] = volume
+      as[n] = amount
+      pcs[n] = prevClose
+      n++
+    }
+    yield { rows: batch.rows, skipped, newSymbols, symbolIds: symbolIds.subarray(0, n), bars: sliceBars(bars, 0, n), bytesRead: file.bytesRead() }
+  }
+}
