@@ -8,17 +8,23 @@ import { bucketStarts } from './buckets.js'
 import { MARKETS, type Exchange } from './market.js'
 import type { Period } from './period.js'
 
-/** A count of cents as a decimal text: 12345n -> '123.45'. */
-const centsText = (cents: bigint) => {
-  const s = (cents < 0n ? -cents : cents).toString().padStart(3, '0')
-  return `${cents < 0n ? '-' : ''}${s.slice(0, -2)}.${s.slice(-2)}`
+/**
+ * A bucket's amount: the exact sum of its amounts' decimal texts (String(a), at most 9 places, every
+ * one below 2^53 at the bucket's places), else (absurd amounts the random walk can reach) the
+ * doubles summed in order. Per bucket: the bars read with it never change it.
+ */
+function bucketAmount(amounts: readonly number[]): number {
+  const texts = amounts.map(String)
+  const places = Math.max(...texts.map((t) => (t.includes('.') ? t.length - t.indexOf('.') - 1 : 0)))
+  const units = texts.map((t) => (/^-?\d+(\.\d+)?$/.test(t) ? BigInt(t.replace('.', '')) * 10n ** BigInt(places - (t.includes('.') ? t.length - t.indexOf('.') - 1 : 0)) : undefined))
+  if (places > 9 || units.some((u) => u === undefined || (u < 0n ? -u : u) >= BigInt(Number.MAX_SAFE_INTEGER))) return amounts.reduce((a, b) => a + b, 0)
+  const total = units.reduce<bigint>((a, u) => a + u!, 0n)
+  const digits = (total < 0n ? -total : total).toString().padStart(places + 1, '0')
+  return (total < 0n ? -1 : 1) * Number(`${digits.slice(0, digits.length - places)}.${digits.slice(digits.length - places) || '0'}`)
 }
 
 /** The plain oracle: group rows by bucket start with objects and reduce. */
 function oracle(bars: Bars, starts: Float64Array): BarRow[] {
-  // Cents are exact doubles below 2^53: then sums are exact; past that (absurd amounts the random walk
-  // can reach) amounts are no longer decimals with 2 places, and are summed as doubles in order.
-  const centsExact = bars.amount.every((a) => Math.abs(a) * 100 < Number.MAX_SAFE_INTEGER)
   const groups = new Map<number, BarRow[]>()
   rowsOfBars(bars).forEach((r, i) => groups.set(starts[i], [...(groups.get(starts[i]) ?? []), r]))
   return [...groups].map(([t, rs]) => ({
@@ -28,8 +34,7 @@ function oracle(bars: Bars, starts: Float64Array): BarRow[] {
     low: Math.min(...rs.map((r) => r.low)),
     close: rs[rs.length - 1].close,
     volume: rs.reduce((a, r) => a + r.volume, 0),
-    // amounts have 2 decimals: the exact sum, in cents read from their decimal digits (amount x 100 rounds one off past ~2^44)
-    amount: centsExact ? Number(centsText(rs.reduce((a, r) => a + BigInt(r.amount.toFixed(2).replace('.', '')), 0n))) : rs.reduce((a, r) => a + r.amount, 0),
+    amount: bucketAmount(rs.map((r) => r.amount)),
     prevClose: rs[0].prevClose,
   }))
 }
@@ -97,5 +102,20 @@ describe('aggregated amounts', () => {
     texts.forEach((t, i) => (bars.amount[i] = Number(t)))
     assert.equal(String(texts.reduce((a, t) => a + Number(t), 0)), '529999510488.16003', 'a float sum is noisy here')
     assert.equal(String(foldBuckets(bars, new Float64Array(texts.length)).amount[0]), exactSum(texts, 2))
+  })
+  it("a bucket's amount depends on its own bars only, not on the other bars read with it (30m amount 4482391388.39, not ...389999)", () => {
+    // The 30 amounts of one 30m bucket (cents, exact) and, in the same window, a bar whose amount is no
+    // exact decimal (as a runaway random walk reaches): the first bucket still sums exactly, as when
+    // it is read alone (the stored rollups fold one day; aggregate-on-read folds the window asked).
+    const texts = ['112071578.50', '114214703.47', '116395267.89', '118611000.01', '120863337.33', '123152741.12']
+    const bars = walkBars(tradingDays('SH', 19000, texts.length + 1), [0.5])
+    texts.forEach((t, i) => (bars.amount[i] = Number(t)))
+    bars.amount[texts.length] = 1 / 3
+    const starts = new Float64Array(texts.length + 1).fill(1, texts.length)
+    const alone = foldBuckets({ ...bars, ...Object.fromEntries(Object.entries(bars).map(([k, v]) => [k, v.subarray(0, texts.length)])) }, new Float64Array(texts.length))
+    const withOther = foldBuckets(bars, starts)
+    assert.equal(String(alone.amount[0]), exactSum(texts, 2))
+    assert.equal(String(withOther.amount[0]), exactSum(texts, 2))
+    assert.equal(withOther.amount[1], 1 / 3)
   })
 })

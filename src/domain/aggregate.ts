@@ -1,7 +1,7 @@
 /** @module Aggregation of base bars into derived periods (contract "Aggregation"): one pass, no per-bar objects. */
 import { allocBars, barCount, type Bars } from './bars.js'
 import { bucketStarts } from './buckets.js'
-import { exactExponent, scale, unscale, unscaleBig } from './decimal.js'
+import { scale, unscale, unscaleBig } from './decimal.js'
 import type { Market } from './market.js'
 import { basePeriodOf, type Period } from './period.js'
 
@@ -9,8 +9,11 @@ import { basePeriodOf, type Period } from './period.js'
  * Folds consecutive bars with equal bucket start into one: first open, last close, max high,
  * min low, summed volume and amount, prev_close of the first constituent. Amounts (decimals such
  * as 1234.56) are summed exactly as scaled integers: a float sum would answer 332647108674.49994.
+ * Each bucket's sum depends on its own bars only (never on the other bars read with it), so a
+ * bucket answers the same amount whatever window it is read in, and stored rollups equal
+ * aggregate-on-read.
  */
-export function foldBuckets(src: Bars, bucketStart: Float64Array, amounts?: ScaledAmounts): Bars {
+export function foldBuckets(src: Bars, bucketStart: Float64Array, amounts?: AmountExponents): Bars {
   const n = barCount(src)
   let m = 0
   for (let i = 0; i < n; i++) if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) m++
@@ -35,42 +38,63 @@ export function foldBuckets(src: Bars, bucketStart: Float64Array, amounts?: Scal
     }
     oClose[j] = close[i]
     oVolume[j] += volume[i]
-    oAmount[j] += amount[i]
   }
-  const e = amounts ? amounts.e : exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER)
-  if (e !== undefined && e > 0) sumScaled(amount, bucketStart, e, oAmount, amounts?.scaled)
+  sumAmounts(amount, bucketStart, amounts ?? amountExponents(amount), oAmount)
   return out
 }
 
-/** A bar series' amounts as integers r / 10^e, worked out once for several folds of the same bars (the rollups). */
-export interface ScaledAmounts {
-  /** undefined when some amount is no exact decimal (they are then summed as doubles). */
-  readonly e: number | undefined
-  readonly scaled: Float64Array
+/** Per bar, the smallest e in [0, 9] with amount = r / 10^e exactly for an integer |r| < 2^53, or -1 (no exact decimal, NaN). */
+export type AmountExponents = Int8Array
+
+/** The AmountExponents of a series, worked out once for several folds of the same bars (the rollups). */
+export function amountExponents(amount: Float64Array): AmountExponents {
+  const exps = new Int8Array(amount.length)
+  for (let i = 0; i < amount.length; i++) exps[i] = exponentOf(amount[i])
+  return exps
 }
 
-export function scaledAmounts(amount: Float64Array): ScaledAmounts {
-  const scaled = new Float64Array(amount.length)
-  return { e: exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER, scaled), scaled }
+function exponentOf(v: number): number {
+  if (!Number.isFinite(v) || Object.is(v, -0)) return -1
+  for (let e = 0; e <= 9; e++) {
+    const r = scale(v, e)
+    if (Math.abs(r) >= Number.MAX_SAFE_INTEGER) return -1
+    if (unscale(r, e) === v) return e
+  }
+  return -1
 }
 
 /**
- * out[j] = the double nearest to the exact decimal sum of bucket j's amounts, each v = r / 10^e
- * with integer r: summed as doubles while exact (below 2^53), in BigInt past that.
+ * out[j] = the double nearest to the exact decimal sum of bucket j's amounts: each v = r / 10^e
+ * with integer r at the bucket's largest exponent, summed as doubles while exact (below 2^53), in
+ * BigInt past that. A bucket with an amount that is no exact decimal is summed as doubles, in order.
  */
-function sumScaled(amount: Float64Array, bucketStart: Float64Array, e: number, out: Float64Array, scaled?: Float64Array): void {
+function sumAmounts(amount: Float64Array, bucketStart: Float64Array, exps: AmountExponents, out: Float64Array): void {
   const n = amount.length
   for (let i = 0, j = 0; i < n; j++) {
-    let acc = 0
-    let big: bigint | undefined
+    const first = i
     const start = bucketStart[i]
-    for (; i < n && bucketStart[i] === start; i++) {
-      const r = scaled ? scaled[i] : scale(amount[i], e)
-      if (big === undefined && Math.abs(acc + r) < Number.MAX_SAFE_INTEGER) acc += r
-      else big = (big ?? BigInt(acc)) + BigInt(r)
-    }
-    out[j] = big === undefined ? unscale(acc, e) : unscaleBig(big, e)
+    let e = 0
+    for (; i < n && bucketStart[i] === start; i++) e = exps[i] < 0 || e < 0 ? -1 : Math.max(e, exps[i])
+    out[j] = e < 0 ? floatSum(amount, first, i) : exactSum(amount, first, i, e)
   }
+}
+
+function floatSum(amount: Float64Array, from: number, to: number): number {
+  let acc = 0
+  for (let i = from; i < to; i++) acc += amount[i]
+  return acc
+}
+
+function exactSum(amount: Float64Array, from: number, to: number, e: number): number {
+  let acc = 0
+  let big: bigint | undefined
+  for (let i = from; i < to; i++) {
+    const r = scale(amount[i], e)
+    if (!(Math.abs(r) < Number.MAX_SAFE_INTEGER) || unscale(r, e) !== amount[i]) return floatSum(amount, from, to)
+    if (big === undefined && Math.abs(acc + r) < Number.MAX_SAFE_INTEGER) acc += r
+    else big = (big ?? BigInt(acc)) + BigInt(r)
+  }
+  return big === undefined ? unscale(acc, e) : unscaleBig(big, e)
 }
 
 /** Bars of `period` from bars of its base period (returned as is when `period` is the base). */
