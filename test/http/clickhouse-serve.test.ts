@@ -4,13 +4,14 @@
 // also on an instance whose klines queries run in a worker thread (--workers 1: the worker's own store recovers).
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ClickHouseCluster, skipWithoutClickHouse } from '../helpers/clickhouse.js'
+import { clickhouseServer, requires } from '../helpers/requirements.js'
+import { ClickHouseCluster } from '../helpers/clickhouse.js'
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
 import { runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 
-const skip = skipWithoutClickHouse()
+const need = requires(clickhouseServer())
 const { dir, cleanup } = tempDir()
 const DAYS = ['2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-08']
 
@@ -30,7 +31,7 @@ describe('mdq on a two-shard ClickHouse cluster', () => {
   let store: string
   const servers: ServeProcess[] = []
   before(async () => {
-    if (skip) return
+    if (!need.met) return
     cluster = await ClickHouseCluster.start()
     store = cluster.storeUrl('served')
   })
@@ -40,7 +41,7 @@ describe('mdq on a two-shard ClickHouse cluster', () => {
     cleanup()
   })
 
-  it('migrate, import, keys, two serving instances alike; an outage answers 503 and /readyz not ready, then recovers', { skip }, async () => {
+  need.it('migrate, import, keys, two serving instances alike; an outage answers 503 and /readyz not ready, then recovers', async () => {
     const mdq = (...args: string[]) => {
       const r = runMdq(['--store', store, ...args])
       assert.equal(r.status, 0, r.stderr)
