@@ -13,6 +13,7 @@ import { LRUCache } from 'lru-cache'
 import { OPEN_FROM, OPEN_TO, loadIntervals, loadSnapshot, overlapping, tombstoneFilter, tombstoneKey, type Interval, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
+import { compact, type CompactionReport } from './compaction.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -217,6 +218,14 @@ export class ClickHouseMarketStore implements MarketStore {
     ).map((r) => r[0]!)
     if (dead.length) await this.#removeImports(dead)
     return dead.length
+  }
+
+  /**
+   * Removes committed rows no reader can see (superseded, or hidden by a tombstone, as of imports
+   * committed at least `graceMs` ago) and then the tombstones that hide nothing (compaction.ts).
+   */
+  async compact(options: { graceMs?: number; waitMs?: number } = {}): Promise<CompactionReport> {
+    return compact(this.#t, { ...options, graceMs: options.graceMs ?? DEFAULT_GRACE_MS })
   }
 
   async #removeImports(ids: readonly string[]): Promise<void> {
