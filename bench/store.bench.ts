@@ -4,7 +4,7 @@
 // Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000)
 import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { allocBars, type Bars } from '../src/domain/bars.js'
@@ -136,9 +136,12 @@ try {
   const first = Date.UTC(2011, 0, 1)
   const last = Date.UTC(2010 + Math.max(2, Math.floor(ROWS / SYMBOLS.length / 240 / 250)), 0, 1)
   const sqliteReader = SqliteMarketStore.open(db)
+  // Other processes share this machine: the load beside the read figures says how much.
+  console.log(`load average before the reads: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
   for (const [label, period, count] of [['100 daily bars', '1d', 100], ['10,000 1m bars', '1m', 10_000], ['10,000 60m bars', '60m', 10_000]] as const) {
     row(`readKlines ${label}`, (await latency(sqliteReader, period, count, first, last)).padEnd(20), await latency(ch, period, count, first, last))
   }
+  console.log(`load average after the reads: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
   await sqliteReader.close()
   await keys.close()
   await ch.close()

@@ -1,5 +1,5 @@
 /** @module MarketStore on ClickHouse: versioned rows, visible once their import's commit row exists (FORMAT.md). */
-import { allocBars, type Bars } from '../../domain/bars.js'
+import { BAR_FIELDS, allocBars, barCount, lowerBound, type Bars } from '../../domain/bars.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
@@ -23,6 +23,16 @@ export const DEFAULT_GRACE_MS = 120_000
 /** Upper bounds of milliseconds per stored bar, so a window of `limit` bars rarely needs widening. */
 const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_000 }
 const SLACK_MS = 10 * 86_400_000
+/**
+ * Daily histories held in memory per data version: a minute read is followed by two daily reads (the
+ * days' prev_close and the day before), each a round trip of several ms, while a whole daily history
+ * is one granule on the server (a few thousand rows, 64 bytes each here).
+ */
+/** From this many bars a read ships its whole window (a few more rows) instead of having the server sort and cut it. */
+const WHOLE_WINDOW_LIMIT = 1000
+const BAR_COLUMNS = 'ts, pscale, open, high, low, close, prev_close, vscale, volume, amount'
+const DAILY_CACHE_BYTES = 64 * 1024 * 1024
+const BYTES_PER_BAR = 8 * 8
 
 type InstrumentTuple = [string, string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number | null, string | null, number | null]
 
@@ -33,6 +43,12 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #background = new Set<Promise<unknown>>()
   /** Spans per `${version}|${symbol}|${period}`: a new version simply misses. */
   readonly #intervals = new LRUCache<string, Promise<Interval[]>>({ max: 20_000 })
+  /** Whole daily histories per `${version}|${symbol}`; concurrent misses share one query. */
+  readonly #daily = new LRUCache<string, Bars, { s: Snapshot; symbol: string }>({
+    maxSize: DAILY_CACHE_BYTES,
+    sizeCalculation: (b) => Math.max(1, barCount(b) * BYTES_PER_BAR),
+    fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
+  })
 
   private constructor(t: Topology) {
     this.#t = t
@@ -58,6 +74,21 @@ export class ClickHouseMarketStore implements MarketStore {
     const period = q.period
     if (period !== '1m' && period !== '1d') throw new Error(`readBars ${period}: this backend stores no rollups`)
     const s = await this.#snap()
+    if (period === '1d') {
+      const all = (await this.#daily.fetch(`${s.version}|${q.symbol}`, { context: { s, symbol: q.symbol } }))!
+      const end = lowerBound(all.timestamp, Math.floor(q.toMs ?? OPEN_TO) + 1)
+      const start = Math.min(end, Math.max(lowerBound(all.timestamp, Math.ceil(q.fromMs ?? OPEN_FROM), 0, end), end - Math.max(0, q.limit)))
+      // A copy: the query layer adjusts bars in place, and the cached history must stay as stored.
+      const out = allocBars(end - start)
+      for (const f of BAR_FIELDS) out[f].set(all[f].subarray(start, end))
+      return out
+    }
+    return this.#query(s, { ...q, period })
+  }
+
+  /** The newest `limit` committed, not deleted bars in the query's range, ascending. */
+  async #query(s: Snapshot, q: BarQuery & { period: StoredPeriod }): Promise<Bars> {
+    const period = q.period
     const spans = await this.#spans(s, q.symbol, period)
     const from = Math.max(q.fromMs ?? OPEN_FROM, Math.min(...spans.map((i) => i.first)))
     const to = Math.min(q.toMs ?? OPEN_TO, Math.max(...spans.map((i) => i.last)))
@@ -74,12 +105,23 @@ export class ClickHouseMarketStore implements MarketStore {
         // overlap there, every timestamp has one row and the newest-wins grouping is not needed.
         const ids = `import_id IN (${sql.list([...new Set(hit.map((i) => i.importId))])})`
         const range = `${where} AND ${ids} AND ts >= ${sql.int(start)} AND ts <= ${sql.int(to)}`
-        const inner = overlapping(hit, start, to)
-          ? `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
+        if (overlapping(hit, start, to)) {
+          bars = decodeBars(
+            await this.#t.entry.bytes(`SELECT * FROM (SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
                SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
-               FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})`
-          : `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}`
-        bars = decodeBars(await this.#t.entry.bytes(`SELECT * FROM (${inner}) ORDER BY ts FORMAT RowBinary`))
+               FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})) ORDER BY ts FORMAT RowBinary`),
+          )
+        } else if (q.limit >= WHOLE_WINDOW_LIMIT) {
+          // A plain range scan, ordered and cut here: the window holds little more than `limit` rows, and
+          // sorting them on the server cost more than shipping them (bench/store.bench.ts). Decompressed
+          // blocks are kept in the server's uncompressed cache for the next read of the same hot range.
+          const rows = decodeBars(await this.#t.entry.bytes(`SELECT ${BAR_COLUMNS} FROM bars WHERE ${range} SETTINGS use_uncompressed_cache = 1 FORMAT RowBinary`))
+          bars = newest(sortedByTime(rows), q.limit)
+        } else {
+          bars = decodeBars(
+            await this.#t.entry.bytes(`SELECT * FROM (SELECT ${BAR_COLUMNS} FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}) ORDER BY ts FORMAT RowBinary`),
+          )
+        }
       }
       if (bars.timestamp.length >= q.limit || start <= from) return bars
       window *= 8
@@ -249,6 +291,27 @@ export class ClickHouseMarketStore implements MarketStore {
     await Promise.allSettled([...this.#background])
     await closeTopology(this.#t)
   }
+}
+
+/** Bars in time order: a range scan answers part by part, usually already in order. */
+function sortedByTime(bars: Bars): Bars {
+  const ts = bars.timestamp
+  let sorted = true
+  for (let i = 1; i < ts.length && sorted; i++) sorted = ts[i - 1] < ts[i]
+  if (sorted) return bars
+  const order = Array.from({ length: ts.length }, (_, i) => i).sort((a, b) => ts[a] - ts[b])
+  const out = allocBars(ts.length)
+  for (const f of BAR_FIELDS) order.forEach((from, to) => (out[f][to] = bars[f][from]))
+  return out
+}
+
+/** The last `limit` bars. */
+function newest(bars: Bars, limit: number): Bars {
+  const n = barCount(bars)
+  if (n <= limit) return bars
+  const out = allocBars(limit)
+  for (const f of BAR_FIELDS) out[f].set(bars[f].subarray(n - limit))
+  return out
 }
 
 function toInstrument(symbol: string, r: InstrumentTuple): Instrument {
