@@ -28,10 +28,13 @@ const SLACK_MS = 10 * 86_400_000
  * days' prev_close and the day before), each a round trip of several ms, while a whole daily history
  * is one granule on the server (a few thousand rows, 64 bytes each here).
  */
-/** From this many bars a read ships its whole window (a few more rows) instead of having the server sort and cut it. */
-const WHOLE_WINDOW_LIMIT = 1000
+/**
+ * Between these many bars a read ships its whole window (a few more rows) instead of having the server
+ * sort and cut it; bigger reads come in several blocks read in parallel, out of order, so the server sorts.
+ */
+const WHOLE_WINDOW_LIMITS = [1000, 50_000] as const
 const BAR_COLUMNS = 'ts, pscale, open, high, low, close, prev_close, vscale, volume, amount'
-const DAILY_CACHE_BYTES = 64 * 1024 * 1024
+export const DAILY_CACHE_BYTES = 64 * 1024 * 1024
 const BYTES_PER_BAR = 8 * 8
 
 type InstrumentTuple = [string, string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number | null, string | null, number | null]
@@ -44,20 +47,24 @@ export class ClickHouseMarketStore implements MarketStore {
   /** Spans per `${version}|${symbol}|${period}`: a new version simply misses. */
   readonly #intervals = new LRUCache<string, Promise<Interval[]>>({ max: 20_000 })
   /** Whole daily histories per `${version}|${symbol}`; concurrent misses share one query. */
-  readonly #daily = new LRUCache<string, Bars, { s: Snapshot; symbol: string }>({
-    maxSize: DAILY_CACHE_BYTES,
-    sizeCalculation: (b) => Math.max(1, barCount(b) * BYTES_PER_BAR),
-    fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
-  })
+  readonly #daily: LRUCache<string, Bars, { s: Snapshot; symbol: string }> | undefined
 
-  private constructor(t: Topology) {
+  private constructor(t: Topology, dailyCacheBytes: number) {
     this.#t = t
+    this.#daily =
+      dailyCacheBytes > 0
+        ? new LRUCache({
+            maxSize: dailyCacheBytes,
+            sizeCalculation: (b) => Math.max(1, barCount(b) * BYTES_PER_BAR),
+            fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
+          })
+        : undefined
     this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
 
-  static async open(t: Topology): Promise<ClickHouseMarketStore> {
-    const store = new ClickHouseMarketStore(t)
+  static async open(t: Topology, dailyCacheBytes = DAILY_CACHE_BYTES): Promise<ClickHouseMarketStore> {
+    const store = new ClickHouseMarketStore(t, dailyCacheBytes)
     await store.#snapshot.start()
     t.health.start()
     return store
@@ -74,7 +81,7 @@ export class ClickHouseMarketStore implements MarketStore {
     const period = q.period
     if (period !== '1m' && period !== '1d') throw new Error(`readBars ${period}: this backend stores no rollups`)
     const s = await this.#snap()
-    if (period === '1d') {
+    if (period === '1d' && this.#daily) {
       const all = (await this.#daily.fetch(`${s.version}|${q.symbol}`, { context: { s, symbol: q.symbol } }))!
       const end = lowerBound(all.timestamp, Math.floor(q.toMs ?? OPEN_TO) + 1)
       const start = Math.min(end, Math.max(lowerBound(all.timestamp, Math.ceil(q.fromMs ?? OPEN_FROM), 0, end), end - Math.max(0, q.limit)))
@@ -111,7 +118,7 @@ export class ClickHouseMarketStore implements MarketStore {
                SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
                FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})) ORDER BY ts FORMAT RowBinary`),
           )
-        } else if (q.limit >= WHOLE_WINDOW_LIMIT) {
+        } else if (q.limit >= WHOLE_WINDOW_LIMITS[0] && q.limit <= WHOLE_WINDOW_LIMITS[1]) {
           // A plain range scan, ordered and cut here: the window holds little more than `limit` rows, and
           // sorting them on the server cost more than shipping them (bench/store.bench.ts). Decompressed
           // blocks are kept in the server's uncompressed cache for the next read of the same hot range.
