@@ -149,15 +149,22 @@ async function compactBars(ep: Endpoint, table: string, C: string, O: string, ca
           SELECT symbol, period, ts, groupArray((import_id, seq)) AS vs, maxIf((import_id, seq), ${O}) AS top
           FROM ${table} WHERE ${C} AND (${candidates.join(' OR ')}) GROUP BY symbol, period, ts HAVING count() > 1
         ) ARRAY JOIN vs AS v WHERE v < top`
-      const groups = await c.rows(`SELECT symbol, period, id, sq, min(ts), max(ts), count() FROM (${losers}) GROUP BY symbol, period, id, sq`)
+      // Per (series, import, operation): its superseded rows' first and last ts and count, and how many of
+      // its rows lie in that range (one join, not a condition per group: a re-import may touch thousands).
+      const groups = await c.rows(
+        `SELECT symbol, period, id, sq, a, b, c, countIf(ts >= a AND ts <= b) FROM (
+           SELECT symbol, period, import_id AS id, seq AS sq, ts FROM ${table} WHERE ${C} AND (${candidates.join(' OR ')})
+         ) ANY INNER JOIN (
+           SELECT symbol, period, id, sq, min(ts) AS a, max(ts) AS b, count() AS c FROM (${losers}) GROUP BY symbol, period, id, sq
+         ) USING (symbol, period, id, sq) GROUP BY symbol, period, id, sq, a, b, c`,
+      )
       const series = (g: (string | null)[]) => `symbol = ${sql.str(g[0]!)} AND period = ${sql.str(g[1]!)}`
       const exact = (g: (string | null)[]) => `${series(g)} AND import_id = ${sql.int(g[2]!)} AND seq = ${sql.int(g[3]!)}`
       const ranges = groups.map((g) => `${exact(g)} AND ts >= ${sql.int(g[4]!)} AND ts <= ${sql.int(g[5]!)}`)
-      const inRange = groups.length ? (await c.rows(`SELECT ${ranges.map((r) => `countIf(${r})`).join(', ')} FROM ${table} WHERE ${C}`))[0] : []
       for (let i = 0; i < groups.length; i++) {
         const g = groups[i]
         superseded += Number(g[6])
-        if (inRange[i] === g[6]) terms.push(`(${ranges[i]})`)
+        if (g[7] === g[6]) terms.push(`(${ranges[i]})`)
         else {
           const ts = (await c.rows(`SELECT ts FROM (${losers}) WHERE ${series(g)} AND id = ${sql.int(g[2]!)} AND sq = ${sql.int(g[3]!)}`)).map((r) => sql.int(r[0]!))
           terms.push(`(${exact(g)} AND ts IN (${ts.join(', ')}))`)
