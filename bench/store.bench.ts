@@ -1,7 +1,8 @@
 // Store backends side by side: SQLite (the baseline) and ClickHouse (one real server, started here).
 // Import rows/s of 1m bars through each store's writer, bytes per bar on disk, and uncached p50/p99
 // of readKlines for 100 daily, 10,000 1m and 10,000 60m bars.
-// Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000)
+// Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000;
+// MDQ_BENCH_STORE_READS=1000 for steadier p99s)
 import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -23,7 +24,8 @@ import { rate, row } from './measure.js'
 const ROWS = Number(process.env.MDQ_BENCH_STORE_ROWS ?? 10_000_000)
 const SYMBOLS = ['600000.SH', '600519.SH', '601398.SH', '601988.SH']
 const DAILY = 3000
-const READS = 100
+/** Reads per figure (`MDQ_BENCH_STORE_READS`): with 100, p99 is the second-slowest read. */
+const READS = Number(process.env.MDQ_BENCH_STORE_READS ?? 100)
 
 /** Writes `ROWS` 1m bars over SYMBOLS (CN sessions from 2010) and DAILY daily bars each; yields per symbol. */
 function* minuteSeries(): Generator<[string, Bars]> {
