@@ -1,5 +1,6 @@
 /** @module MarketStore on ClickHouse: versioned rows, visible once their import's commit row exists (FORMAT.md). */
-import { BAR_FIELDS, allocBars, barCount, lowerBound, type Bars } from '../../domain/bars.js'
+import { allocBars, barCount, type Bars } from '../../domain/bars.js'
+import { cutWindow, newest, sortedByTime } from './bar-window.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
@@ -83,12 +84,7 @@ export class ClickHouseMarketStore implements MarketStore {
     const s = await this.#snap()
     if (period === '1d' && this.#daily) {
       const all = (await this.#daily.fetch(`${s.version}|${q.symbol}`, { context: { s, symbol: q.symbol } }))!
-      const end = lowerBound(all.timestamp, Math.floor(q.toMs ?? OPEN_TO) + 1)
-      const start = Math.min(end, Math.max(lowerBound(all.timestamp, Math.ceil(q.fromMs ?? OPEN_FROM), 0, end), end - Math.max(0, q.limit)))
-      // A copy: the query layer adjusts bars in place, and the cached history must stay as stored.
-      const out = allocBars(end - start)
-      for (const f of BAR_FIELDS) out[f].set(all[f].subarray(start, end))
-      return out
+      return cutWindow(all, q.fromMs ?? OPEN_FROM, q.toMs ?? OPEN_TO, q.limit)
     }
     return this.#query(s, { ...q, period })
   }
@@ -298,27 +294,6 @@ export class ClickHouseMarketStore implements MarketStore {
     await Promise.allSettled([...this.#background])
     await closeTopology(this.#t)
   }
-}
-
-/** Bars in time order: a range scan answers part by part, usually already in order. */
-function sortedByTime(bars: Bars): Bars {
-  const ts = bars.timestamp
-  let sorted = true
-  for (let i = 1; i < ts.length && sorted; i++) sorted = ts[i - 1] < ts[i]
-  if (sorted) return bars
-  const order = Array.from({ length: ts.length }, (_, i) => i).sort((a, b) => ts[a] - ts[b])
-  const out = allocBars(ts.length)
-  for (const f of BAR_FIELDS) order.forEach((from, to) => (out[f][to] = bars[f][from]))
-  return out
-}
-
-/** The last `limit` bars. */
-function newest(bars: Bars, limit: number): Bars {
-  const n = barCount(bars)
-  if (n <= limit) return bars
-  const out = allocBars(limit)
-  for (const f of BAR_FIELDS) out[f].set(bars[f].subarray(n - limit))
-  return out
 }
 
 function toInstrument(symbol: string, r: InstrumentTuple): Instrument {
