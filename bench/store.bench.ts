@@ -1,7 +1,8 @@
 // Store backends side by side: SQLite (the baseline) and ClickHouse (one real server, started here).
 // Import rows/s of 1m bars through each store's writer, bytes per bar on disk, and uncached p50/p99
 // of readKlines for 100 daily, 10,000 1m and 10,000 60m bars.
-// Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000)
+// Run: npm run bench -- store   (MDQ_BENCH_STORE_ROWS=2000000 for a quick run; default 10,000,000;
+// MDQ_BENCH_STORE_READS=1000 for steadier p99s)
 import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
@@ -23,7 +24,8 @@ import { rate, row } from './measure.js'
 const ROWS = Number(process.env.MDQ_BENCH_STORE_ROWS ?? 10_000_000)
 const SYMBOLS = ['600000.SH', '600519.SH', '601398.SH', '601988.SH']
 const DAILY = 3000
-const READS = 100
+/** Reads per figure (`MDQ_BENCH_STORE_READS`): with 100, p99 is the second-slowest read. */
+const READS = Number(process.env.MDQ_BENCH_STORE_READS ?? 100)
 
 /** Writes `ROWS` 1m bars over SYMBOLS (CN sessions from 2010) and DAILY daily bars each; yields per symbol. */
 function* minuteSeries(): Generator<[string, Bars]> {
@@ -95,19 +97,26 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
 }
 
-/** p50/p99 ms of readKlines with a random end time each call (no answer is asked twice). */
-async function latency(store: MarketStore, period: Period, count: number, endFrom: number, endTo: number): Promise<string> {
-  const contexts = new SymbolContexts(store)
-  const times: number[] = []
+/**
+ * p50/p99 ms of readKlines on each store, with a random end time each call (no answer is asked twice):
+ * the stores take turns with the same request, so load from other processes falls on all alike.
+ */
+async function latencies(stores: readonly MarketStore[], period: Period, count: number, endFrom: number, endTo: number): Promise<string[]> {
+  const contexts = stores.map((store) => new SymbolContexts(store))
+  const times: number[][] = stores.map(() => [])
   for (let i = 0; i < READS + 10; i++) {
     const endTime = Math.round(endFrom + Math.random() * (endTo - endFrom))
-    const t0 = performance.now()
-    const bars = await readKlines(store, contexts, { symbol: SYMBOLS[i % SYMBOLS.length], period, count, endTime, adjust: 'none' })
-    if (i >= 10) times.push(performance.now() - t0)
-    if (bars.timestamp.length === 0) throw new Error(`no ${period} bars read`)
+    for (const [k, store] of stores.entries()) {
+      const t0 = performance.now()
+      const bars = await readKlines(store, contexts[k], { symbol: SYMBOLS[i % SYMBOLS.length], period, count, endTime, adjust: 'none' })
+      if (i >= 10) times[k].push(performance.now() - t0)
+      if (bars.timestamp.length === 0) throw new Error(`no ${period} bars read`)
+    }
   }
-  times.sort((a, b) => a - b)
-  return `${quantile(times, 0.5).toFixed(2)} / ${quantile(times, 0.99).toFixed(2)} ms`
+  return times.map((t) => {
+    t.sort((a, b) => a - b)
+    return `${quantile(t, 0.5).toFixed(2)} / ${quantile(t, 0.99).toFixed(2)} ms`
+  })
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-store-'))
@@ -137,10 +146,18 @@ try {
   const first = Date.UTC(2011, 0, 1)
   const last = Date.UTC(2010 + Math.max(2, Math.floor(ROWS / SYMBOLS.length / 240 / 250)), 0, 1)
   const sqliteReader = SqliteMarketStore.open(db)
+  // The same store without its in-memory daily histories: every daily read (also the two behind a 1m read) asks the server.
+  const { market: chNoDaily, keys: keysNoDaily } = await ClickHouseStores.open({ ...parseClickHouseUrl(server.storeUrl('bench')), dailyCacheBytes: 0 })
+  row('', 'SQLite'.padEnd(20), 'ClickHouse'.padEnd(20), 'ClickHouse, daily cache off')
+  // Other processes share this machine: the load beside the read figures says how much.
+  console.log(`load average before the reads: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
   for (const [label, period, count] of [['100 daily bars', '1d', 100], ['10,000 1m bars', '1m', 10_000], ['10,000 60m bars', '60m', 10_000]] as const) {
-    row(`readKlines ${label}`, (await latency(sqliteReader, period, count, first, last)).padEnd(20), await latency(ch, period, count, first, last))
+    const [a, b, c] = await latencies([sqliteReader, ch, chNoDaily], period, count, first, last)
+    row(`readKlines ${label}`, a.padEnd(20), b.padEnd(20), c)
   }
+  console.log(`load average after the reads: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
   await sqliteReader.close()
+  await Promise.all([keysNoDaily.close(), chNoDaily.close()])
   await keys.close()
   await ch.close()
 } finally {

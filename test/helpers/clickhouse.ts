@@ -1,5 +1,8 @@
-/** @module Real clickhouse-server processes (Debian's) on free loopback ports: one server, or two as a two-shard cluster. */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+/**
+ * @module Real clickhouse-server processes (Debian's) on free loopback ports: one server, or two as a
+ * two-shard cluster. Whether the server is installed: requirements.ts's clickhouseServer().
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -8,15 +11,6 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 const BINARY = 'clickhouse-server'
-
-/**
- * A reason to skip, or false. Under CI=true a missing server is never a skip: the tests run and
- * fail on starting it.
- */
-export function skipWithoutClickHouse(): string | false {
-  if (process.env.CI === 'true') return false
-  return spawnSync('which', [BINARY]).status === 0 ? false : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)'
-}
 
 /** A port free on every given loopback address (the cluster's servers share ports on 127.0.0.1 and 127.0.0.2). */
 async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {

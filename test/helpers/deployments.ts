@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { after, before, it } from 'node:test'
+import { after, before } from 'node:test'
 import type { AppOptions } from '../../src/api/app.js'
 import { RedisRateLimiter } from '../../src/auth/rate-limiter.js'
 import { POLL_MS } from '../../src/store/clickhouse/clickhouse-market-store.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
-import { ClickHouseCluster, skipWithoutClickHouse } from './clickhouse.js'
+import { ClickHouseCluster } from './clickhouse.js'
 import { PATIENT_REDIS_MS, RedisServer } from './redis.js'
-import { IN_CI, redisServer } from './requirements.js'
+import { clickhouseServer, itRequiring, redisServer } from './requirements.js'
 import { startServer, type TestServer } from './server.js'
 import { runMdq, tempDir } from './store-files.js'
 
@@ -84,8 +84,7 @@ export const SQLITE: Deployment = {
 /** Two instances on the cluster, one Redis rate-limit budget (defaults high enough never to bite; a key's own quota does). */
 export const CLICKHOUSE_CLUSTER: Deployment = {
   name: 'two instances on a two-shard ClickHouse cluster sharing Redis',
-  // skipWithoutClickHouse, not requirements' clickhouseServer(): Debian's 18.16 rejects `--version`.
-  skip: skipWithoutClickHouse() || redisServer(),
+  skip: clickhouseServer() || redisServer(),
   readyChecks: ['store', 'keys', 'redis'],
   keysPollMs: POLL_MS,
   lacks: { storeFile: 'the store is a ClickHouse cluster, not a file (its outages: test/http/clickhouse-serve.test.ts)' },
@@ -162,12 +161,7 @@ export function useDeployment(d: Deployment, load: (storeUrl: string) => Promise
     },
     close: async () => get().close(),
     it(name, fn, needs) {
-      const missing = skipAll
-      if (missing && IN_CI) {
-        it(name, () => {
-          throw new Error(`required under CI=true: ${missing}`)
-        })
-      } else it(name, { skip: missing || (needs !== undefined && d.lacks[needs]) || false }, fn)
+      itRequiring(skipAll, name, fn, (needs !== undefined && d.lacks[needs]) || false)
     },
     mdq(args) {
       const r = runMdq(['--store', get().storeUrl, ...args])

@@ -1,7 +1,8 @@
 /**
  * @module Imported real data served over HTTP, as one suite every deployment runs
  * (test/http/real-data*.test.ts): Baostock 600000 (derived ex-factors) vs Tushare qfq, LEAN AAPL vs
- * Alpha Vantage, LEAN daily bars aggregated into weeks and months.
+ * Alpha Vantage, LEAN daily bars aggregated into weeks and months, Hikyuu's 600000 corporate actions
+ * vs Hikyuu's EQUAL_FORWARD/EQUAL_BACKWARD.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -13,12 +14,37 @@ import { data, requires } from '../helpers/requirements.js'
 import { runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 import { getJson, type KlinesData } from '../helpers/server.js'
 import { readAlphaVantage } from '../reference/alphavantage.js'
-import { readBaostock, readTushareCloses } from '../reference/cn.js'
+import { hikyuuReference, readBaostock, readTushareCloses } from '../reference/cn.js'
 import { LEAN } from '../reference/lean.js'
 
-export const REAL_DATA_SKIP = requires(data('cn/baostock_raw_daily'), data('cn/tushare_qfq_daily'), data(LEAN), data('us-lean/reference')).missing
+export const REAL_DATA_SKIP = requires(data('cn/baostock_raw_daily'), data('cn/tushare_qfq_daily'), data(LEAN), data('us-lean/reference'), data('cn/hikyuu_test_data')).missing
+/**
+ * Hikyuu's SH600000 history goes in under another code: Baostock's 600000.SH is already there, with
+ * ex-factors derived from prev_close rather than from corporate actions.
+ */
+export const HIKYUU_SYMBOL = '600999.SH'
 /** The symbols loadRealData imports. */
-export const REAL_DATA_SYMBOLS = ['600000.SH', 'AAPL.US'] as const
+export const REAL_DATA_SYMBOLS = ['600000.SH', 'AAPL.US', HIKYUU_SYMBOL] as const
+
+/** Hikyuu's raw daily bars and its corporate actions (送/转增 both bonus shares, per 10 -> per share), as mdq's CSV files. */
+function hikyuuCsvs(dir: string): { bars: string; actions: string } {
+  const day = (d: string) => `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}`
+  const [, ...bars] = readLines('cn/hikyuu_test_data/csv/day_raw_SH600000.csv')
+  const [, ...actions] = readLines('cn/hikyuu_test_data/csv/stkweight_SH600000.csv')
+  return {
+    bars: writeCsv(join(dir, 'hikyuu-bars.csv'), 'symbol,time,open,high,low,close,volume,amount', bars.map((l) => {
+      const [date, o, h, lo, c, amountK, lots] = l.split(',')
+      return `${HIKYUU_SYMBOL},${day(date)},${o},${h},${lo},${c},${Number(lots) * 100},${Number(amountK) * 1000}`
+    })),
+    // Rows without any action (the listing day's share counts) are no events.
+    actions: writeCsv(join(dir, 'hikyuu-actions.csv'), 'symbol,ex_date,cash_dividend,bonus_ratio,rights_ratio,rights_price,split_ratio', actions.flatMap((l) => {
+      const f = l.split(',')
+      const [gift, rights, rightsPrice, cash, transfer] = f.slice(4, 9).map(Number)
+      if (gift + rights + cash + transfer === 0) return []
+      return [`${HIKYUU_SYMBOL},${day(f[3])},${cash / 10},${(gift + transfer) / 10},${rights / 10},${rightsPrice},1`]
+    })),
+  }
+}
 
 /** Imports the suite's data into `store` (a --store URL) through the mdq CLI. */
 export function loadRealData(store: string): void {
@@ -46,6 +72,10 @@ export function loadRealData(store: string): void {
       if (ex && Math.abs(f - 1) > 1e-12) events.push(`AAPL.US,${ex.slice(0, 4)}-${ex.slice(4, 6)}-${ex.slice(6, 8)},${f}`)
     }
     mdq(['import', 'ex-factors', writeCsv(join(dir, 'ef.csv'), 'symbol,ex_date,ex_factor', events)])
+    // The actions' P (the close before each ex-date) is read from the bars already committed.
+    const hikyuu = hikyuuCsvs(dir)
+    mdq(['import', 'bars', hikyuu.bars])
+    mdq(['import', 'actions', hikyuu.actions])
   } finally {
     cleanup()
   }
@@ -103,4 +133,20 @@ export function realDataSuite(server: DeploymentHandle): void {
       assert.equal(agg.volume[1], daily.volume.reduce((a, b) => a + b, 0), `${period} volume`)
     }
   })
+
+  // At the store level the adjusted prices are within 5.2e-6 (forward) and 1.9e-6 (backward) of
+  // Hikyuu's; rounded to the wire's 4 decimals, as Hikyuu prints them, all 40 are equal (measured).
+  for (const [hikyuuMode, adjust] of [['EQUAL_FORWARD', 'forward'], ['EQUAL_BACKWARD', 'backward']] as const) {
+    it(`${HIKYUU_SYMBOL} (Hikyuu's 600000) ${adjust} from its corporate actions: OHLC equal to Hikyuu ${hikyuuMode}'s 4 decimals`, async () => {
+      const d = await klines(`symbol=${HIKYUU_SYMBOL}&count=10000&adjust=${adjust}`)
+      assert.equal(d.timestamp.length, 2836)
+      const refs = hikyuuReference().filter((r) => r.mode === hikyuuMode)
+      assert.equal(refs.length, 5)
+      for (const ref of refs) {
+        const i = d.timestamp.indexOf(ref.timestamp)
+        assert.ok(i >= 0, `bar ${ref.date}`)
+        for (const f of ['open', 'high', 'low', 'close'] as const) assert.equal(d[f][i], ref[f], `${ref.date} ${f}`)
+      }
+    })
+  }
 }

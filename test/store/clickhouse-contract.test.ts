@@ -1,10 +1,11 @@
 // The Store contract on ClickHouse: one real server, and a real two-shard cluster of two servers.
 import { after, before } from 'node:test'
 import { ClickHouseStores, parseClickHouseUrl } from '../../src/store/clickhouse/clickhouse-stores.js'
-import { ClickHouseCluster, ClickHouseServer, skipWithoutClickHouse } from '../helpers/clickhouse.js'
+import { ClickHouseCluster, ClickHouseServer } from '../helpers/clickhouse.js'
+import { clickhouseServer } from '../helpers/requirements.js'
 import { runStoreContract } from './store-contract.js'
 
-const missing = skipWithoutClickHouse()
+const missing = clickhouseServer()
 let single: ClickHouseServer | undefined
 let cluster: ClickHouseCluster | undefined
 before(async () => {

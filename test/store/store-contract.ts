@@ -4,12 +4,13 @@
  * per test, so the runner's "skipped" tally counts it; never by a backend's name.
  */
 import assert from 'node:assert/strict'
-import { after, before, describe, it, type TestContext } from 'node:test'
+import { after, before, describe, type TestContext } from 'node:test'
 import { barCount, rowsOfBars, sliceBars, withoutRange, type Bars } from '../../src/domain/bars.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore, StoreCapabilities } from '../../src/store/market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
+import { itRequiring } from '../helpers/requirements.js'
 
 export type Capability = keyof StoreCapabilities
 
@@ -22,7 +23,7 @@ export interface ContractOptions {
   readonly open: () => Promise<{ market: MarketStore; keys: KeyStore }>
   /** Skip the tests that need a capability, with the reason (also when the store declares it). */
   readonly skip?: Partial<Record<Capability, string>>
-  /** A reason every test is skipped: the backend's server is not installed here (never set under CI=true). */
+  /** The backend's server is not installed here: every test is skipped with this reason, or fails with it under CI=true. */
   readonly unavailable?: string | false
 }
 
@@ -66,7 +67,7 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
 
     /** Runs `fn` unless the store lacks (or the caller skips) one of `needs`: then the test reports itself skipped. */
     const test = (title: string, needs: readonly Capability[], fn: () => Promise<void>) =>
-      it(title, { skip: unavailable }, async (t: TestContext) => {
+      itRequiring(unavailable, title, async (t: TestContext) => {
         for (const c of needs) {
           const reason = skip[c] ?? (store.capabilities[c] ? undefined : `${name} does not declare ${c}`)
           if (reason !== undefined) return t.skip(`needs ${c}: ${reason}`)

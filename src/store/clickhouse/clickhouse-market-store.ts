@@ -1,5 +1,6 @@
 /** @module MarketStore on ClickHouse: versioned rows, visible once their import's commit row exists (FORMAT.md). */
-import { allocBars, type Bars } from '../../domain/bars.js'
+import { allocBars, barCount, type Bars } from '../../domain/bars.js'
+import { cutWindow, newest, sortedByTime } from './bar-window.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
@@ -13,6 +14,7 @@ import { LRUCache } from 'lru-cache'
 import { OPEN_FROM, OPEN_TO, loadIntervals, loadSnapshot, overlapping, tombstoneFilter, tombstoneKey, type Interval, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
+import { compact, type CompactionReport } from './compaction.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -22,6 +24,19 @@ export const DEFAULT_GRACE_MS = 120_000
 /** Upper bounds of milliseconds per stored bar, so a window of `limit` bars rarely needs widening. */
 const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_000 }
 const SLACK_MS = 10 * 86_400_000
+/**
+ * Daily histories held in memory per data version: a minute read is followed by two daily reads (the
+ * days' prev_close and the day before), each a round trip of several ms, while a whole daily history
+ * is one granule on the server (a few thousand rows, 64 bytes each here).
+ */
+/**
+ * Between these many bars a read ships its whole window (a few more rows) instead of having the server
+ * sort and cut it; bigger reads come in several blocks read in parallel, out of order, so the server sorts.
+ */
+const WHOLE_WINDOW_LIMITS = [1000, 50_000] as const
+const BAR_COLUMNS = 'ts, pscale, open, high, low, close, prev_close, vscale, volume, amount'
+export const DAILY_CACHE_BYTES = 64 * 1024 * 1024
+const BYTES_PER_BAR = 8 * 8
 
 type InstrumentTuple = [string, string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number | null, string | null, number | null]
 
@@ -32,15 +47,25 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #background = new Set<Promise<unknown>>()
   /** Spans per `${version}|${symbol}|${period}`: a new version simply misses. */
   readonly #intervals = new LRUCache<string, Promise<Interval[]>>({ max: 20_000 })
+  /** Whole daily histories per `${version}|${symbol}`; concurrent misses share one query. */
+  readonly #daily: LRUCache<string, Bars, { s: Snapshot; symbol: string }> | undefined
 
-  private constructor(t: Topology) {
+  private constructor(t: Topology, dailyCacheBytes: number) {
     this.#t = t
+    this.#daily =
+      dailyCacheBytes > 0
+        ? new LRUCache({
+            maxSize: dailyCacheBytes,
+            sizeCalculation: (b) => Math.max(1, barCount(b) * BYTES_PER_BAR),
+            fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
+          })
+        : undefined
     this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
 
-  static async open(t: Topology): Promise<ClickHouseMarketStore> {
-    const store = new ClickHouseMarketStore(t)
+  static async open(t: Topology, dailyCacheBytes = DAILY_CACHE_BYTES): Promise<ClickHouseMarketStore> {
+    const store = new ClickHouseMarketStore(t, dailyCacheBytes)
     await store.#snapshot.start()
     t.health.start()
     return store
@@ -57,6 +82,16 @@ export class ClickHouseMarketStore implements MarketStore {
     const period = q.period
     if (period !== '1m' && period !== '1d') throw new Error(`readBars ${period}: this backend stores no rollups`)
     const s = await this.#snap()
+    if (period === '1d' && this.#daily) {
+      const all = (await this.#daily.fetch(`${s.version}|${q.symbol}`, { context: { s, symbol: q.symbol } }))!
+      return cutWindow(all, q.fromMs ?? OPEN_FROM, q.toMs ?? OPEN_TO, q.limit)
+    }
+    return this.#query(s, { ...q, period })
+  }
+
+  /** The newest `limit` committed, not deleted bars in the query's range, ascending. */
+  async #query(s: Snapshot, q: BarQuery & { period: StoredPeriod }): Promise<Bars> {
+    const period = q.period
     const spans = await this.#spans(s, q.symbol, period)
     const from = Math.max(q.fromMs ?? OPEN_FROM, Math.min(...spans.map((i) => i.first)))
     const to = Math.min(q.toMs ?? OPEN_TO, Math.max(...spans.map((i) => i.last)))
@@ -73,12 +108,23 @@ export class ClickHouseMarketStore implements MarketStore {
         // overlap there, every timestamp has one row and the newest-wins grouping is not needed.
         const ids = `import_id IN (${sql.list([...new Set(hit.map((i) => i.importId))])})`
         const range = `${where} AND ${ids} AND ts >= ${sql.int(start)} AND ts <= ${sql.int(to)}`
-        const inner = overlapping(hit, start, to)
-          ? `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
+        if (overlapping(hit, start, to)) {
+          bars = decodeBars(
+            await this.#t.entry.bytes(`SELECT * FROM (SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
                SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
-               FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})`
-          : `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}`
-        bars = decodeBars(await this.#t.entry.bytes(`SELECT * FROM (${inner}) ORDER BY ts FORMAT RowBinary`))
+               FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})) ORDER BY ts FORMAT RowBinary`),
+          )
+        } else if (q.limit >= WHOLE_WINDOW_LIMITS[0] && q.limit <= WHOLE_WINDOW_LIMITS[1]) {
+          // A plain range scan, ordered and cut here: the window holds little more than `limit` rows, and
+          // sorting them on the server cost more than shipping them (bench/store.bench.ts). Decompressed
+          // blocks are kept in the server's uncompressed cache for the next read of the same hot range.
+          const rows = decodeBars(await this.#t.entry.bytes(`SELECT ${BAR_COLUMNS} FROM bars WHERE ${range} SETTINGS use_uncompressed_cache = 1 FORMAT RowBinary`))
+          bars = newest(sortedByTime(rows), q.limit)
+        } else {
+          bars = decodeBars(
+            await this.#t.entry.bytes(`SELECT * FROM (SELECT ${BAR_COLUMNS} FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}) ORDER BY ts FORMAT RowBinary`),
+          )
+        }
       }
       if (bars.timestamp.length >= q.limit || start <= from) return bars
       window *= 8
@@ -217,6 +263,14 @@ export class ClickHouseMarketStore implements MarketStore {
     ).map((r) => r[0]!)
     if (dead.length) await this.#removeImports(dead)
     return dead.length
+  }
+
+  /**
+   * Removes committed rows no reader can see (superseded, or hidden by a tombstone, as of imports
+   * committed at least `graceMs` ago) and then the tombstones that hide nothing (compaction.ts).
+   */
+  async compact(options: { graceMs?: number; waitMs?: number } = {}): Promise<CompactionReport> {
+    return compact(this.#t, { ...options, graceMs: options.graceMs ?? DEFAULT_GRACE_MS })
   }
 
   async #removeImports(ids: readonly string[]): Promise<void> {

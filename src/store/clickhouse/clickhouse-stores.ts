@@ -14,7 +14,7 @@ export const ClickHouseStores = {
     const t = await connect(config)
     try {
       await migrate(t, config)
-      const market = await ClickHouseMarketStore.open(t)
+      const market = await ClickHouseMarketStore.open(t, config.dailyCacheBytes)
       const keys = await ClickHouseKeyStore.open(t.meta, t.metaWriter, t.health)
       return { market, keys }
     } catch (err) {

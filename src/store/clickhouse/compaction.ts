@@ -1,0 +1,206 @@
+/**
+ * @module Compaction (`mdq vacuum`): removes committed rows no reader can see any more (superseded by a
+ * newer committed row of their key, or hidden by a committed tombstone), then the tombstones that hide
+ * nothing. FORMAT.md "Vacuum" gives the rules that keep every answer unchanged while it runs.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
+import type { Topology } from './schema.js'
+
+export interface CompactionReport {
+  /** Committed rows removed because a newer committed row of their key exists. */
+  readonly supersededRows: number
+  /** Committed rows removed because a committed tombstone hides them. */
+  readonly hiddenRows: number
+  /** Tombstones removed once the rows they hid were gone. */
+  readonly tombstones: number
+  /** True when the removal mutations had not finished within the wait: the tombstones stay for the next run. */
+  readonly pending: boolean
+}
+
+interface Tomb {
+  kind: 'bars' | 'ex_factors' | 'instruments'
+  symbol: string
+  period: string
+  from: string
+  to: string
+  importId: string
+  seq: string
+}
+
+/** The metadata tables whose rows are versioned by key; `kind`: the tombstones that apply to them. */
+const META_KEYS = [
+  { table: 'instruments', key: ['symbol'], kind: 'instruments', ts: false },
+  { table: 'ex_factors', key: ['symbol', 'ts'], kind: 'ex_factors', ts: true },
+  { table: 'universes', key: ['id'], kind: undefined, ts: false },
+] as const
+
+const version = (id: string, seq: string) => `(${sql.int(id)}, ${sql.int(seq)})`
+
+/** `(kind-specific columns) AND (import_id, seq) < (D, q)`: the rows tombstone `t` hides. */
+function hides(t: Tomb, withTs: boolean, withPeriod: boolean): string {
+  const range = withTs ? ` AND ts >= ${sql.int(t.from)} AND ts <= ${sql.int(t.to)}` : ''
+  const period = withPeriod ? ` AND period = ${sql.str(t.period)}` : ''
+  return `(symbol = ${sql.str(t.symbol)}${period}${range} AND (import_id, seq) < ${version(t.importId, t.seq)})`
+}
+
+/**
+ * Only rows that every reader's snapshot already hides are removed: a row must lose to a row, or be
+ * hidden by a tombstone, of an import committed at least `graceMs` ago (readers poll every 250 ms), and
+ * only rows of imports committed when the run starts are touched. A tombstone goes last, once the rows
+ * it hid are gone and no import older than it is still open (one that commits later would be hidden by it).
+ */
+export async function compact(t: Topology, { graceMs, waitMs = 600_000 }: { graceMs: number; waitMs?: number }): Promise<CompactionReport> {
+  const none: CompactionReport = { supersededRows: 0, hiddenRows: 0, tombstones: 0, pending: false }
+  const meta = t.metaWriter
+  const cutoff = Date.now() - graceMs
+  const committed: string[] = []
+  const old: string[] = []
+  for (const [id, at] of await meta.rows("SELECT import_id, min(at_ms) FROM imports WHERE state = 'committed' GROUP BY import_id ORDER BY import_id")) {
+    committed.push(id!)
+    if (Number(at) <= cutoff) old.push(id!)
+  }
+  if (old.length === 0) return none
+  const C = `import_id IN (${sql.list(committed)})`
+  const O = `import_id IN (${sql.list(old)})`
+  const tombs = (await meta.rows(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${O}`)).map(
+    ([kind, symbol, period, from, to, importId, seq]): Tomb => ({ kind: kind as Tomb['kind'], symbol: symbol!, period: period!, from: from!, to: to!, importId: importId!, seq: seq! }),
+  )
+
+  let supersededRows = 0
+  let hiddenRows = 0
+  for (const { table, key, kind, ts } of META_KEYS) {
+    const k = key.join(', ')
+    // A key's newest old row: every committed row below it is invisible to every reader.
+    const superseded = await meta.rows(
+      `SELECT import_id, seq FROM ${table} ANY INNER JOIN (SELECT ${k}, max((import_id, seq)) AS top FROM ${table} WHERE ${O} GROUP BY ${k}) USING (${k})
+       WHERE ${C} AND (import_id, seq) < top`,
+    )
+    const mine = tombs.filter((x) => x.kind === kind)
+    const hidden = mine.length ? await meta.rows(`SELECT import_id, seq FROM ${table} WHERE ${C} AND (${mine.map((x) => hides(x, ts, false)).join(' OR ')})`) : []
+    const gone = new Set([...superseded, ...hidden].map(([id, seq]) => version(id!, seq!)))
+    supersededRows += superseded.length
+    hiddenRows += gone.size - superseded.length
+    if (gone.size) await meta.command(`ALTER TABLE ${table} DELETE WHERE (import_id, seq) IN (${[...gone].join(', ')})`)
+  }
+
+  const candidates = await overlappingSeries(meta, C, new Set(old))
+  const barTombs = tombs.filter((x) => x.kind === 'bars')
+  for (const ep of t.barHosts) {
+    const removed = await compactBars(ep, t.barsLocal, C, O, candidates, barTombs)
+    supersededRows += removed.superseded
+    hiddenRows += removed.hidden
+  }
+
+  // Tombstones may go only once no row they hid is left on disk: wait for every mutation.
+  const hosts = [...new Map([...t.barHosts, meta.endpoint].map((ep) => [ep.url, ep])).values()]
+  if (!(await mutationsDone(hosts, waitMs))) return { supersededRows, hiddenRows, tombstones: 0, pending: true }
+  const open = (
+    await meta.rows(`SELECT import_id FROM imports WHERE NOT ${C} GROUP BY import_id HAVING countIf(state = 'vacuumed') = 0 ORDER BY import_id LIMIT 1`)
+  ).map((r) => BigInt(r[0]!))[0]
+  const removable = tombs.filter((x) => open === undefined || BigInt(x.importId) < open)
+  if (removable.length) await meta.command(`ALTER TABLE deletes DELETE WHERE (import_id, seq) IN (${removable.map((x) => version(x.importId, x.seq)).join(', ')})`)
+  return { supersededRows, hiddenRows, tombstones: removable.length, pending: false }
+}
+
+/**
+ * Series where a committed import's span meets an old import's span: only there can a row be
+ * superseded. As `(symbol = .. AND period = .. AND ts >= .. AND ts <= ..)` terms, one per series.
+ */
+async function overlappingSeries(meta: Connection, C: string, old: ReadonlySet<string>): Promise<string[]> {
+  const spans = new Map<string, { first: number; last: number; id: string }[]>()
+  for (const [symbol, period, first, last, id] of await meta.rows(`SELECT symbol, period, first_ts, last_ts, import_id FROM series WHERE ${C}`)) {
+    const k = `${symbol}\t${period}`
+    const list = spans.get(k) ?? []
+    list.push({ first: Number(first), last: Number(last), id: id! })
+    spans.set(k, list)
+  }
+  const terms: string[] = []
+  for (const [k, list] of spans) {
+    let lo = Infinity
+    let hi = -Infinity
+    for (const a of list) {
+      if (!old.has(a.id)) continue
+      for (const b of list) {
+        if (b === a || Math.max(a.first, b.first) > Math.min(a.last, b.last)) continue
+        lo = Math.min(lo, Math.max(a.first, b.first))
+        hi = Math.max(hi, Math.min(a.last, b.last))
+      }
+    }
+    const [symbol, period] = k.split('\t')
+    if (lo <= hi) terms.push(`(symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ts >= ${sql.int(lo)} AND ts <= ${sql.int(hi)})`)
+  }
+  return terms
+}
+
+/**
+ * One host's bars: superseded rows as one ts range per (series, import, operation) when the rows it
+ * covers are exactly the superseded ones, else as a list of timestamps; hidden rows by the tombstones'
+ * own terms. One mutation (`ALTER TABLE ... DELETE WHERE` with literals only: 18.16 fails a mutation
+ * that holds a subquery, and a failed mutation blocks every later one on that table).
+ */
+async function compactBars(ep: Endpoint, table: string, C: string, O: string, candidates: readonly string[], tombs: readonly Tomb[]): Promise<{ superseded: number; hidden: number }> {
+  const c = new Connection(ep, WRITE_TIMEOUT_MS)
+  try {
+    const terms: string[] = []
+    let superseded = 0
+    if (candidates.length) {
+      const losers = `SELECT symbol, period, ts, v.1 AS id, v.2 AS sq FROM (
+          SELECT symbol, period, ts, groupArray((import_id, seq)) AS vs, maxIf((import_id, seq), ${O}) AS top
+          FROM ${table} WHERE ${C} AND (${candidates.join(' OR ')}) GROUP BY symbol, period, ts HAVING count() > 1
+        ) ARRAY JOIN vs AS v WHERE v < top`
+      // Per (series, import, operation): its superseded rows' first and last ts and count, and how many of
+      // its rows lie in that range (one join, not a condition per group: a re-import may touch thousands).
+      const groups = await c.rows(
+        `SELECT symbol, period, id, sq, a, b, c, countIf(ts >= a AND ts <= b) FROM (
+           SELECT symbol, period, import_id AS id, seq AS sq, ts FROM ${table} WHERE ${C} AND (${candidates.join(' OR ')})
+         ) ANY INNER JOIN (
+           SELECT symbol, period, id, sq, min(ts) AS a, max(ts) AS b, count() AS c FROM (${losers}) GROUP BY symbol, period, id, sq
+         ) USING (symbol, period, id, sq) GROUP BY symbol, period, id, sq, a, b, c`,
+      )
+      const series = (g: (string | null)[]) => `symbol = ${sql.str(g[0]!)} AND period = ${sql.str(g[1]!)}`
+      const exact = (g: (string | null)[]) => `${series(g)} AND import_id = ${sql.int(g[2]!)} AND seq = ${sql.int(g[3]!)}`
+      const ranges = groups.map((g) => `${exact(g)} AND ts >= ${sql.int(g[4]!)} AND ts <= ${sql.int(g[5]!)}`)
+      for (let i = 0; i < groups.length; i++) {
+        const g = groups[i]
+        superseded += Number(g[6])
+        if (g[7] === g[6]) terms.push(`(${ranges[i]})`)
+        else {
+          const ts = (await c.rows(`SELECT ts FROM (${losers}) WHERE ${series(g)} AND id = ${sql.int(g[2]!)} AND sq = ${sql.int(g[3]!)}`)).map((r) => sql.int(r[0]!))
+          terms.push(`(${exact(g)} AND ts IN (${ts.join(', ')}))`)
+        }
+      }
+    }
+    let hidden = 0
+    if (tombs.length) {
+      const hiddenTerm = `(${C} AND (${tombs.map((x) => hides(x, true, true)).join(' OR ')}))`
+      // Counted apart from the superseded rows: a row both superseded and hidden counts once, as superseded.
+      const notSuperseded = terms.length ? ` AND NOT (${terms.join(' OR ')})` : ''
+      hidden = Number((await c.rows(`SELECT count() FROM ${table} WHERE ${hiddenTerm}${notSuperseded}`))[0][0])
+      if (hidden) terms.push(hiddenTerm)
+    }
+    if (terms.length) await c.command(`ALTER TABLE ${table} DELETE WHERE ${terms.join(' OR ')}`)
+    return { superseded, hidden }
+  } finally {
+    await c.close()
+  }
+}
+
+/** Polls every host until none has an unfinished mutation in the store's database; false at the deadline. */
+async function mutationsDone(hosts: readonly Endpoint[], waitMs: number): Promise<boolean> {
+  const t0 = Date.now()
+  for (const ep of hosts) {
+    const c = new Connection(ep)
+    try {
+      for (;;) {
+        const [[n]] = await c.rows('SELECT count() FROM system.mutations WHERE database = currentDatabase() AND is_done = 0')
+        if (n === '0') break
+        if (Date.now() - t0 > waitMs) return false
+        await sleep(100)
+      }
+    } finally {
+      await c.close()
+    }
+  }
+  return true
+}
