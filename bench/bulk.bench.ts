@@ -108,7 +108,7 @@ try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
   console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
   // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server.
-  row('variant', 's', 'bars/s', 'server cores', 'CPU s/M bars', 'MB sent', 'vs baseline')
+  row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'MB sent', 'vs baseline')
   const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
   const base = median(results[0].map(rate))
   const plain = median(results[1].map(rate))

@@ -1,7 +1,10 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
-import { fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { JsonBytes } from '../api/json-bytes.js'
+import { answerBytes, batchPieces, fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import type { SymbolContexts } from '../query/symbol-context.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
 
 /**
@@ -33,6 +36,14 @@ export function batchGroups(task: BatchTask, workers: number): BatchTask[] {
   return groups
 }
 
+/** A task's bytes computed in the main thread, as a worker would have computed them. */
+async function inMainThread(store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> {
+  if (task.kind === 'klines' || task.kind === 'intraday') return answerBytes(store, contexts, task)
+  const pieces: Buffer[] = []
+  for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
+  return Buffer.concat(pieces)
+}
+
 export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   const pool = new Piscina<WorkerTask, WorkerResult>({
     filename: new URL('./query-worker.js', import.meta.url).href,
@@ -50,10 +61,14 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     workerData: config,
   })
   let observe: StoreReadObserver = () => {}
+  let main: { store: MarketStore; contexts: SymbolContexts } | undefined
+  /** The task's bytes from a worker, or, when the worker's store was at another data version than the main thread's, from the main thread. */
   const run = async (task: WorkerTask): Promise<Buffer> => {
+    const version = await main?.store.dataVersion()
     const result = await pool.run(task)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
+    if (main && result.version !== version) return inMainThread(main.store, main.contexts, task) // rare: just after an import
     return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength) // the moved memory, not a copy
   }
   return {
@@ -83,6 +98,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
       }
     },
     textPieces: false,
+    useMainStore: (store, contexts) => void (main = { store, contexts }),
     queueSize: () => pool.queueSize,
     onStoreReads: (observer) => void (observe = observer),
     close: () => pool.destroy(),

@@ -17,9 +17,10 @@ export type WorkerTask = AnswerTask | BatchTask
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
  * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
- * with the store reads made; or the MdqError to send instead.
+ * with the data version they were read at (undefined: it changed during the task); or the MdqError
+ * to send instead. Either with the store reads made.
  */
-export type WorkerResult = { readonly bytes: Uint8Array; readonly reads: readonly StoreRead[] } | { readonly error: ErrorData; readonly reads: readonly StoreRead[] }
+export type WorkerResult = { readonly reads: readonly StoreRead[] } & ({ readonly bytes: Uint8Array; readonly version: string | undefined } | { readonly error: ErrorData })
 
 /**
  * Reads not yet reported. A worker holds two tasks at once (their awaits may interleave, on a
@@ -56,7 +57,7 @@ function own(pieces: readonly Buffer[]): Uint8Array {
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
-function moved(result: { bytes: Uint8Array; reads: readonly StoreRead[] }): WorkerResult {
+function moved(result: { bytes: Uint8Array; version: string | undefined; reads: readonly StoreRead[] }): WorkerResult {
   return move({ [transferableSymbol]: [result.bytes.buffer], [valueSymbol]: result } as never) as never
 }
 
@@ -65,12 +66,14 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
     const { store, contexts } = await opened
+    const before = await store.dataVersion()
     const pieces: Buffer[] = []
     if (task.kind === 'klines' || task.kind === 'intraday') pieces.push(await answerBytes(store, contexts, task))
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     else for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
     const bytes = own(pieces)
-    return moved({ bytes, reads: reads.splice(0) })
+    const after = await store.dataVersion()
+    return moved({ bytes, version: before === after ? before : undefined, reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { error: errorData(err), reads: reads.splice(0) }
     throw err
