@@ -107,13 +107,15 @@ try {
   for (let round = 0; round < ROUNDS; round++) for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, market.symbols, market.key, encoding))
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
   console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
-  row('variant', 's', 'bars/s', 'server cores', 'MB sent', 'vs baseline')
+  // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server.
+  row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'MB sent', 'vs baseline')
   const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
   const base = median(results[0].map(rate))
   const plain = median(results[1].map(rate))
   for (const [v, [name]] of variants.entries()) {
     const r = median(results[v].map(rate))
-    row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
+    const cpuPerM = median(results[v].map((x) => (x.cores * x.ms) / 1000 / (market.dailyBars / 1e6)))
+    row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
   }
   const gzip = median(results[2].map(rate))
   const cores = median(results[1].map((x) => x.cores))

@@ -140,6 +140,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const runner = opts.runner ?? inThreadRunner(store, contexts)
   metrics.watch(cache, opts.store, runner)
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
+  runner.useMainStore?.(store, contexts)
   await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
   await app.register(
     async (v1) => {

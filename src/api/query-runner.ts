@@ -37,6 +37,12 @@ export interface QueryRunner {
   queueSize(): number
   /** Store reads made outside the main thread's store (in workers), for its read-time histogram. */
   onStoreReads?(observer: StoreReadObserver): void
+  /**
+   * The app's own store and contexts, for a runner whose workers read stores of their own: their
+   * data version can differ from the main thread's for a moment after an import (a ClickHouse store
+   * polls it), and an answer must be of the version its ETag and cache key name.
+   */
+  useMainStore?(store: MarketStore, contexts: SymbolContexts): void
   close(): Promise<void>
 }
 

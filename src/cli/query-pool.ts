@@ -1,14 +1,48 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
-import { fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { JsonBytes } from '../api/json-bytes.js'
+import { answerBytes, batchPieces, fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import type { SymbolContexts } from '../query/symbol-context.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
 
-/** Symbols per worker task of a batch: small enough to spread one batch over the cores and bound its memory, large enough to amortize a hop. */
-const BATCH_GROUP = 4
+/**
+ * Bars per worker task of a batch, at most: a task's symbols are as many as `count` bars each fit in
+ * this (at least one), so a hop and its copy stay small beside the work (one 10,000-bar history is
+ * about 7 ms of work and 0.7 MB of JSON), and a batch holds few bytes in flight.
+ */
+const GROUP_BARS = 10_000
+/** The bars of an intraday answer without a count: one trading day of 1m bars at most (US: 390). */
+const DAY_OF_MINUTES = 400
+/** Tasks given to a worker at once (it runs them one after another). */
+const TASKS_PER_WORKER = 2
+/**
+ * A worker's young generation (semi-spaces), in MB: each task makes megabytes of short-lived
+ * arrays and JSON pieces, and V8's default lets that grow to 16 MB per semi-space in every worker,
+ * held after the work is done; small, it is collected more often at little cost (few survivors).
+ */
+const WORKER_YOUNG_MB = 4
 
 /** The default of --workers: one per core. */
 export const defaultWorkers = (): number => availableParallelism()
+
+/** A batch's symbols in groups of about GROUP_BARS bars, spread over at least the workers. */
+export function batchGroups(task: BatchTask, workers: number): BatchTask[] {
+  const barsEach = (task.kind === 'klines-batch' ? task.range.count : task.count) ?? DAY_OF_MINUTES
+  const size = Math.max(1, Math.min(Math.floor(GROUP_BARS / barsEach), Math.ceil(task.symbols.length / workers)))
+  const groups: BatchTask[] = []
+  for (let i = 0; i < task.symbols.length; i += size) groups.push({ ...task, symbols: task.symbols.slice(i, i + size) })
+  return groups
+}
+
+/** A task's bytes computed in the main thread, as a worker would have computed them. */
+async function inMainThread(store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> {
+  if (task.kind === 'klines' || task.kind === 'intraday') return answerBytes(store, contexts, task)
+  const pieces: Buffer[] = []
+  for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
+  return Buffer.concat(pieces)
+}
 
 export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   const pool = new Piscina<WorkerTask, WorkerResult>({
@@ -20,24 +54,31 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     // the store's background timers (ClickHouse health pings, snapshot polling) then never ran, and a
     // worker that saw an outage answered 503 forever. Message-passing keeps each worker's loop running.
     atomics: 'disabled',
+    // A second task waits in each worker's own queue: a worker that finishes one starts the next at
+    // once, not after a round trip through a main thread that may be busy or descheduled.
+    concurrentTasksPerWorker: TASKS_PER_WORKER,
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
     workerData: config,
   })
   let observe: StoreReadObserver = () => {}
-  const run = async (task: WorkerTask): Promise<Buffer[]> => {
+  let main: { store: MarketStore; contexts: SymbolContexts } | undefined
+  /** The task's bytes from a worker, or, when the worker's store was at another data version than the main thread's, from the main thread. */
+  const run = async (task: WorkerTask): Promise<Buffer> => {
+    const version = await main?.store.dataVersion()
     const result = await pool.run(task)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
-    return result.bytes.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)) // the moved memory, not a copy
+    if (main && result.version !== version) return inMainThread(main.store, main.contexts, task) // rare: just after an import
+    return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength) // the moved memory, not a copy
   }
   return {
-    answer: async (task: AnswerTask) => (await run(task))[0],
+    answer: (task: AnswerTask) => run(task),
     async *batch(task: BatchTask) {
-      // Groups go out ahead (one per worker, and one more) and come back in order: the answer streams,
-      // and at most that many groups are held.
-      const groups: BatchTask[] = []
-      for (let i = 0; i < task.symbols.length; i += BATCH_GROUP) groups.push({ ...task, symbols: task.symbols.slice(i, i + BATCH_GROUP) })
-      const ahead = workers + 1
-      const pending: Promise<Buffer[]>[] = []
+      // Groups go out ahead (enough to keep every worker's queue full, and one more) and come back in
+      // order: the answer streams, and at most that many groups are held.
+      const groups = batchGroups(task, workers)
+      const ahead = workers * TASKS_PER_WORKER + 1
+      const pending: Promise<Buffer>[] = []
       let next = 0
       const refill = () => {
         while (next < groups.length && pending.length < ahead) {
@@ -49,14 +90,15 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
       refill()
       let first = true
       while (pending.length > 0) {
-        const pieces = await pending.shift()!
+        const bytes = await pending.shift()!
         refill()
         if (!first) yield ','
         first = false
-        yield* pieces
+        yield bytes
       }
     },
     textPieces: false,
+    useMainStore: (store, contexts) => void (main = { store, contexts }),
     queueSize: () => pool.queueSize,
     onStoreReads: (observer) => void (observe = observer),
     close: () => pool.destroy(),

@@ -15,11 +15,19 @@ export interface WorkerConfig {
 export type WorkerTask = AnswerTask | BatchTask
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
-/** The bytes of the answer (or the 16 KB pieces of a batch's), moved, with the store reads made; or the MdqError to send instead. */
-export type WorkerResult = { readonly bytes: readonly Uint8Array[]; readonly reads: readonly StoreRead[] } | { readonly error: ErrorData; readonly reads: readonly StoreRead[] }
+/**
+ * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
+ * with the data version they were read at (undefined: it changed during the task); or the MdqError
+ * to send instead. Either with the store reads made.
+ */
+export type WorkerResult = { readonly reads: readonly StoreRead[] } & ({ readonly bytes: Uint8Array; readonly version: string | undefined } | { readonly error: ErrorData })
 
-/** Reads of the task running now (a worker runs one task at a time). */
-let reads: StoreRead[] = []
+/**
+ * Reads not yet reported. A worker holds two tasks at once (their awaits may interleave, on a
+ * ClickHouse store): each task hands back the reads made since the last one finished, so every
+ * read reaches the histogram once, if not always with its own task.
+ */
+const reads: StoreRead[] = []
 
 /** The store with its reads timed into `reads`: the main thread feeds them to its histogram. */
 function timed(store: MarketStore): MarketStore {
@@ -48,27 +56,26 @@ function own(pieces: readonly Buffer[]): Uint8Array {
   return out
 }
 
-/** The result with its bytes' memory moved to the main thread, not copied (each piece owns its ArrayBuffer). */
-function moved(result: { bytes: Uint8Array[]; reads: readonly StoreRead[] }): WorkerResult {
-  return move({ [transferableSymbol]: result.bytes.map((b) => b.buffer), [valueSymbol]: result } as never) as never
+/** The result with its bytes' memory moved to the main thread, not copied. */
+function moved(result: { bytes: Uint8Array; version: string | undefined; reads: readonly StoreRead[] }): WorkerResult {
+  return move({ [transferableSymbol]: [result.bytes.buffer], [valueSymbol]: result } as never) as never
 }
 
 export default async function run(task: WorkerTask): Promise<WorkerResult> {
-  reads = []
   try {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
     const { store, contexts } = await opened
-    let bytes: Uint8Array[]
-    if (task.kind === 'klines' || task.kind === 'intraday') bytes = [own([await answerBytes(store, contexts, task)])]
-    else {
-      // JsonBytes's 16 KB pieces each own their ArrayBuffer (larger than Node's pool takes): moved as they are, no copy.
-      bytes = []
-      for await (const pieces of batchPieces(store, contexts, task, new JsonBytes())) bytes.push(...pieces)
-    }
-    return moved({ bytes, reads })
+    const before = await store.dataVersion()
+    const pieces: Buffer[] = []
+    if (task.kind === 'klines' || task.kind === 'intraday') pieces.push(await answerBytes(store, contexts, task))
+    // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
+    else for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
+    const bytes = own(pieces)
+    const after = await store.dataVersion()
+    return moved({ bytes, version: before === after ? before : undefined, reads: reads.splice(0) })
   } catch (err) {
-    if (err instanceof MdqError) return { error: errorData(err), reads }
+    if (err instanceof MdqError) return { error: errorData(err), reads: reads.splice(0) }
     throw err
   }
 }

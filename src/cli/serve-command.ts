@@ -117,9 +117,7 @@ export function registerServe(program: Command): void {
       .addOption(new Option('--rate-limit <rate>', 'default quota per key on /v1/klines and /v1/klines/ex-factors, e.g. 600/min or 10/s (off: no limiting)').env('MDQ_RATE_LIMIT').default(600).argParser(parseRate))
       .addOption(new Option('--burst <n>', 'default burst per key').env('MDQ_BURST').default(60).argParser(positiveInt))
       .addOption(new Option('--redis-url <url>', 'share rate limits between instances through Redis').env('REDIS_URL'))
-      // Default 0 for now: with a pool, a 100 x 10,000-bar batch raises peak RSS by ~126 MB (worker heaps and
-      // moved buffers), over the 64 MB bound of test/http/batch-memory.test.ts. `--workers ${cores}` opts in.
-      .addOption(new Option('--workers <n>', `worker threads for uncached klines queries (0 = in the main thread; ${defaultWorkers()} = one per core)`).env('MDQ_WORKERS').default(0).argParser(workerCount))
+      .addOption(new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)').env('MDQ_WORKERS').default(defaultWorkers(), 'one per core').argParser(workerCount))
       .addOption(new Option('--redis-failure <mode>', 'when Redis is unreachable: serve unlimited (open) or answer 503 (closed)').env('MDQ_REDIS_FAILURE').default('open').choices(['open', 'closed']))
   type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed'; workers: number }
 
