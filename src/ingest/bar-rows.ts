@@ -49,6 +49,10 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
   const ids = new Map<string, number>()
   let lastParts: SymbolParts | undefined
   let lastId = -1
+  // A daily file's previous row per symbol (its day and its time as written): a second row of the day at
+  // another time means a minute file read as daily, which would silently keep one bar a day.
+  const lastDay: number[] = []
+  const lastRaw: number[] = []
   for await (const batch of file.batches) {
     const bars = allocBars(batch.rows)
     const { timestamp, open: os, high: hs, low: ls, close: cs, volume: vs, amount: as, prevClose: pcs } = bars
@@ -61,6 +65,7 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       const parts = r.symbol(cols.symbol, fixed)
       const market = marketOfParts(parts)
       let t = r.time(cols.time, market)
+      const raw = t
       if (daily) t = market.zone.midnightUtc(market.zone.localDay(t))
       else {
         if (t % MINUTE_MS !== 0) r.fail(cols.time, `minute bar time ${r.text(cols.time)} is not on a whole minute`)
@@ -97,6 +102,13 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
         }
         lastParts = parts
         lastId = id
+      }
+      if (daily) {
+        if (lastDay[lastId] === t && lastRaw[lastId] !== raw) {
+          r.fail(cols.time, `a second ${parts.symbol} bar on ${market.zone.isoDate(t)} at another time (${r.text(cols.time)}): a daily file holds one bar a day (for minute bars give --period 1m)`)
+        }
+        lastDay[lastId] = t
+        lastRaw[lastId] = raw
       }
       symbolIds[n] = lastId
       timestamp[n] = t

@@ -72,6 +72,7 @@ describe('imports', () => {
     ['unknown exchange', BARS, ['600000.XX,2024-01-05,10,10.5,9.9,10.2,1,,'], daily, /:2:1: unknown exchange 'XX'/],
     ['malformed time', BARS, ['600000.SH,05/01/2024,10,10.5,9.9,10.2,1,,'], daily, /:2:2: time '05\/01\/2024' is neither/],
     ['minute bar outside sessions', BARS, ['600000.SH,2024-01-05 09:30,10,10.5,9.9,10.2,1,,', '600000.SH,2024-01-05 11:30,10,10.5,9.9,10.2,1,,'], minute, /:3:2: bar at 2024-01-05 11:30 is outside the regular sessions of SH/],
+    ['minute rows read as daily (no --period 1m)', BARS, ['600000.SH,2024-01-05 09:30,10,10.5,9.9,10.2,1,,', '600000.SH,2024-01-05 09:31,10,10.5,9.9,10.2,1,,'], daily, /:3:2: a second 600000.SH bar on 2024-01-05 at another time \(2024-01-05 09:31\): a daily file holds one bar a day \(for minute bars give --period 1m\)/],
     ['missing column', 'symbol,time,open,high,low,volume', ['600000.SH,2024-01-05,10,10.5,9.9,1'], daily, /:1:1: missing column 'close'/],
     ['unknown symbol for ex-factors', 'symbol,ex_date,ex_factor', ['600000.SH,2024-01-03,1.1', '600519.SH,2024-01-03,1.1'], 'ex-factors', /:3:1: unknown symbol 600519.SH/],
     ['bad ex_date', 'symbol,ex_date,ex_factor', ['600000.SH,2024-02-30,1.1'], 'ex-factors', /:2:2: ex_date '2024-02-30' is not a calendar date/],
