@@ -1,5 +1,6 @@
 /** @module Rate limiters: one token bucket per (API key, operation), in memory or shared through Redis. */
 import { Redis } from 'ioredis'
+import { answeredWithin } from '../store/deadline.js'
 import { takeToken, type BucketState, type Decision, type Quota } from './token-bucket.js'
 
 export type LimitedOperation = 'klines' | 'ex-factors'
@@ -68,29 +69,6 @@ export const FIRST_CONNECT_MS = 3000
  */
 export const REDIS_COMMAND_TIMEOUT_MS = 250
 
-/**
- * `promise`, or a rejection when it has not settled `ms` after the call. The deadline is checked
- * only after the event loop has read pending I/O (setImmediate after the timer): a reply that
- * arrived while this process was busy (a burst of requests, a cold start) still wins, so only a
- * Redis that really did not answer counts as down. (ioredis's own commandTimeout fires before the
- * waiting reply is read.)
- */
-function answeredWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer ${what} within ${ms} ms`))), ms)
-    promise.then(
-      (value) => {
-        clearTimeout(timer)
-        resolve(value)
-      },
-      (err: unknown) => {
-        clearTimeout(timer)
-        reject(err instanceof Error ? err : new Error(String(err)))
-      },
-    )
-  })
-}
-
 export class RedisRateLimiter implements RateLimiter {
   readonly name = 'redis'
   readonly #redis: Redis
@@ -128,13 +106,13 @@ export class RedisRateLimiter implements RateLimiter {
   async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
     if (this.#redis.status !== 'ready') await this.#firstConnect
     const take = (this.#redis as unknown as { mdqTake(key: string, rate: number, burst: number): Promise<[number, number, number, number]> }).mdqTake
-    const [allowed, remaining, retryAfterMs, resetMs] = await answeredWithin(take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst), this.commandTimeoutMs, 'a rate-limit check')
+    const [allowed, remaining, retryAfterMs, resetMs] = await answeredWithin(take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst), this.commandTimeoutMs, 'Redis: a rate-limit check')
     return { allowed: allowed === 1, remaining, retryAfterMs, resetMs, limit: quota.burst }
   }
 
   async ready(): Promise<boolean> {
     try {
-      return (await answeredWithin(this.#redis.ping(), this.commandTimeoutMs, 'PING')) === 'PONG'
+      return (await answeredWithin(this.#redis.ping(), this.commandTimeoutMs, 'Redis: PING')) === 'PONG'
     } catch {
       return false
     }

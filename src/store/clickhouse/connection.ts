@@ -2,6 +2,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { Readable } from 'node:stream'
 import { MdqError } from '../../domain/errors.js'
+import { patientDeadline } from '../deadline.js'
 
 /**
  * A ceiling for reads: a big legitimate read on a loaded server may take seconds, so a dead or frozen
@@ -129,7 +130,9 @@ export class Connection {
 
   /** Undefined when `/ping` answers within PING_TIMEOUT_MS, else the failure. */
   async ping(): Promise<MdqError | undefined> {
-    const r = await this.#client.ping({ select: false, abort_signal: AbortSignal.timeout(PING_TIMEOUT_MS) }).catch((err: unknown) => ({ success: false as const, error: err }))
+    const deadline = patientDeadline(PING_TIMEOUT_MS, () => new Error(`no answer to /ping within ${PING_TIMEOUT_MS} ms`))
+    const r = await this.#client.ping({ select: false, abort_signal: deadline.signal }).catch((err: unknown) => ({ success: false as const, error: err }))
+    deadline.clear()
     return r.success ? undefined : this.unavailable(r.error)
   }
 
