@@ -17,13 +17,13 @@ import { bareInstrument } from '../src/domain/instrument.js'
 import { answerBytes } from '../src/api/query-runner.js'
 import { readKlines } from '../src/query/klines.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
-import type { MarketStore } from '../src/store/market-store.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { seededRandom } from '../src/demo/demo-data.js'
 import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
 import { anyOf, captureBodies, fixedPaths } from './captured-paths.js'
 import { walk } from './full-market-store.js'
 import { row } from './measure.js'
+import { aggregatingOnRead } from '../test/helpers/aggregating-on-read.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21)
 /** Unmeasured rounds first: a long-running server answers with optimized code, so that is what is timed. */
@@ -114,16 +114,6 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
 }
 const CLOCK_TICKS = 100 // USER_HZ: 100 on every Linux architecture Node runs on
-
-function aggregatingOnRead(store: MarketStore): MarketStore {
-  return new Proxy(store, {
-    get(target, k) {
-      if (k === 'capabilities') return { ...target.capabilities, storedRollups: false }
-      const value: unknown = Reflect.get(target, k, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
-}
 
 const children: ChildProcess[] = []
 try {

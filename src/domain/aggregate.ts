@@ -1,7 +1,7 @@
 /** @module Aggregation of base bars into derived periods (contract "Aggregation"): one pass, no per-bar objects. */
 import { allocBars, barCount, type Bars } from './bars.js'
 import { bucketStarts } from './buckets.js'
-import { scale, unscale, unscaleBig } from './decimal.js'
+import { exactExponent, unscale, unscaleBig } from './decimal.js'
 import type { Market } from './market.js'
 import { basePeriodOf, type Period } from './period.js'
 
@@ -13,7 +13,7 @@ import { basePeriodOf, type Period } from './period.js'
  * bucket answers the same amount whatever window it is read in, and stored rollups equal
  * aggregate-on-read.
  */
-export function foldBuckets(src: Bars, bucketStart: Float64Array, amounts?: AmountExponents): Bars {
+export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
   const n = barCount(src)
   let m = 0
   for (let i = 0; i < n; i++) if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) m++
@@ -39,43 +39,24 @@ export function foldBuckets(src: Bars, bucketStart: Float64Array, amounts?: Amou
     oClose[j] = close[i]
     oVolume[j] += volume[i]
   }
-  sumAmounts(amount, bucketStart, amounts ?? amountExponents(amount), oAmount)
+  sumAmounts(amount, bucketStart, oAmount)
   return out
-}
-
-/** Per bar, the smallest e in [0, 9] with amount = r / 10^e exactly for an integer |r| < 2^53, or -1 (no exact decimal, NaN). */
-export type AmountExponents = Int8Array
-
-/** The AmountExponents of a series, worked out once for several folds of the same bars (the rollups). */
-export function amountExponents(amount: Float64Array): AmountExponents {
-  const exps = new Int8Array(amount.length)
-  for (let i = 0; i < amount.length; i++) exps[i] = exponentOf(amount[i])
-  return exps
-}
-
-function exponentOf(v: number): number {
-  if (!Number.isFinite(v) || Object.is(v, -0)) return -1
-  for (let e = 0; e <= 9; e++) {
-    const r = scale(v, e)
-    if (Math.abs(r) >= Number.MAX_SAFE_INTEGER) return -1
-    if (unscale(r, e) === v) return e
-  }
-  return -1
 }
 
 /**
  * out[j] = the double nearest to the exact decimal sum of bucket j's amounts: each v = r / 10^e
- * with integer r at the bucket's largest exponent, summed as doubles while exact (below 2^53), in
+ * with integer r (the bucket's smallest exact e), summed as doubles while exact (below 2^53), in
  * BigInt past that. A bucket with an amount that is no exact decimal is summed as doubles, in order.
  */
-function sumAmounts(amount: Float64Array, bucketStart: Float64Array, exps: AmountExponents, out: Float64Array): void {
+function sumAmounts(amount: Float64Array, bucketStart: Float64Array, out: Float64Array): void {
   const n = amount.length
+  const scaled = new Float64Array(n)
   for (let i = 0, j = 0; i < n; j++) {
     const first = i
     const start = bucketStart[i]
-    let e = 0
-    for (; i < n && bucketStart[i] === start; i++) e = exps[i] < 0 || e < 0 ? -1 : Math.max(e, exps[i])
-    out[j] = e < 0 ? floatSum(amount, first, i) : exactSum(amount, first, i, e)
+    while (i < n && bucketStart[i] === start) i++
+    const e = exactExponent(amount.subarray(first, i), 0, 9, Number.MAX_SAFE_INTEGER, scaled.subarray(first, i))
+    out[j] = e === undefined ? floatSum(amount, first, i) : exactSum(scaled, first, i, e)
   }
 }
 
@@ -85,12 +66,11 @@ function floatSum(amount: Float64Array, from: number, to: number): number {
   return acc
 }
 
-function exactSum(amount: Float64Array, from: number, to: number, e: number): number {
+function exactSum(scaled: Float64Array, from: number, to: number, e: number): number {
   let acc = 0
   let big: bigint | undefined
   for (let i = from; i < to; i++) {
-    const r = scale(amount[i], e)
-    if (!(Math.abs(r) < Number.MAX_SAFE_INTEGER) || unscale(r, e) !== amount[i]) return floatSum(amount, from, to)
+    const r = scaled[i]
     if (big === undefined && Math.abs(acc + r) < Number.MAX_SAFE_INTEGER) acc += r
     else big = (big ?? BigInt(acc)) + BigInt(r)
   }

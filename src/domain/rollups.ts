@@ -1,5 +1,5 @@
 /** @module Intraday rollups: raw 5m..60m bars built per trading day from 1m bars, stored at import and adjusted after. */
-import { foldBuckets, type AmountExponents } from './aggregate.js'
+import { foldBuckets } from './aggregate.js'
 import { barCount, type Bars } from './bars.js'
 import { bucketStarts } from './buckets.js'
 import type { ExFactorEvent } from './ex-factors.js'
@@ -19,10 +19,9 @@ export function isRollupPeriod(p: string): p is RollupPeriod {
  * its FIRST 1m bar's timestamp (not the bucket start) so that adjusting and filling prev_close see
  * the same instant as they would for that 1m bar. prev_close is the first constituent's raw value
  * (NaN stays NaN: the query fills it exactly as it fills a 1m bar). Sums run in 1m order from 0,
- * as foldBuckets does on read, so they are bit-equal. `amounts` (amountExponents of minute.amount) saves
- * working them out again for each period.
+ * as foldBuckets does on read, so they are bit-equal.
  */
-export function buildRollups(minute: Bars, period: RollupPeriod, market: Market, amounts?: AmountExponents): Bars {
+export function buildRollups(minute: Bars, period: RollupPeriod, market: Market): Bars {
   const n = barCount(minute)
   const ts = minute.timestamp
   const starts = bucketStarts(ts, period, market)
@@ -41,7 +40,7 @@ export function buildRollups(minute: Bars, period: RollupPeriod, market: Market,
     }
     key[i] = i === 0 || newDay || starts[i] !== starts[i - 1] ? i : key[i - 1]
   }
-  const out = foldBuckets(minute, key, amounts)
+  const out = foldBuckets(minute, key)
   for (let j = 0; j < barCount(out); j++) out.timestamp[j] = ts[out.timestamp[j]]
   return out
 }

@@ -19,19 +19,9 @@ import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js
 import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { data, requires } from '../helpers/requirements.js'
 import { LEAN, LEAN_MINUTE_DAYS, dayOfYmd, factorFileEvents, readFactorFile, readLeanBars, readLeanMinuteDay } from '../reference/lean.js'
+import { aggregatingOnRead } from '../helpers/aggregating-on-read.js'
 
 const US = MARKETS.US
-
-/** The same store seen without rollups (as a backend without them): the query aggregates 1m bars on read. */
-function aggregatingOnRead(store: MarketStore): MarketStore {
-  return new Proxy(store, {
-    get(target, key) {
-      if (key === 'capabilities') return { ...target.capabilities, storedRollups: false }
-      const value: unknown = Reflect.get(target, key, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
-}
 
 /** Counts readBars calls per period, to show which path answered. */
 function counting(store: MarketStore, seen: Map<string, number>): MarketStore {

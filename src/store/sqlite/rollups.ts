@@ -1,5 +1,4 @@
 /** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction. */
-import { amountExponents } from '../../domain/aggregate.js'
 import { barCount } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { ROLLUP_PERIODS, buildRollups } from '../../domain/rollups.js'
@@ -17,10 +16,9 @@ export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs =
   const hi = toMs >= MAX_MS ? MAX_MS : zone.midnightUtc(zone.localDay(toMs) + 1) - 1
   const minute = readBarsWith(st, { symbol, period: '1m', fromMs: lo, toMs: hi, limit: Number.MAX_SAFE_INTEGER })
   const market = MARKETS[parseSymbol(symbol).exchange]
-  const amounts = amountExponents(minute.amount)
   for (const period of ROLLUP_PERIODS) {
     deleteBarsWith(st, { symbol, period, fromMs: lo, toMs: hi })
-    if (barCount(minute)) putBarsWith(st, symbol, period, buildRollups(minute, period, market, amounts))
+    if (barCount(minute)) putBarsWith(st, symbol, period, buildRollups(minute, period, market))
   }
 }
 
