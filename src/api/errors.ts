@@ -39,6 +39,8 @@ const FASTIFY_MESSAGES: Record<string, string> = {
 export function sendError(reply: FastifyReply, code: number, message: string, extra: Partial<ErrorBody> = {}): FastifyReply {
   // A tag stands for a successful answer only (issue 11.10); an error never carries one.
   reply.removeHeader('etag')
+  // Nor the encoding of a compressed stream that failed before its first byte: this body is plain (@fastify/compress may encode it anew).
+  reply.removeHeader('content-encoding')
   return reply.code(code).type('application/json; charset=utf-8').send({ code, message, ...extra })
 }
 

@@ -6,6 +6,7 @@ import { readIntraday, readIntradayBatch, readKlinesBatch } from '../query/kline
 import { readKlines } from '../query/klines.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
+import type { DeflatedPiece } from './gzip-member.js'
 import { JsonBytes, writeKlinesColumns } from './json-bytes.js'
 import { klinesFormat } from './wire.js'
 
@@ -31,6 +32,12 @@ export interface QueryRunner {
   answer(task: AnswerTask): Promise<Buffer>
   /** The members of a batch answer's `data` object (`"SYM":{...}` joined by commas), in order, a few symbols at a time. */
   batch(task: BatchTask): AsyncIterable<Buffer | string>
+  /**
+   * The same members with each few symbols' bytes deflated where they were computed (the commas
+   * between as text), for one gzip member (gzip-member.ts); absent when this runner would only
+   * deflate in the main thread, where @fastify/compress's stream does as well.
+   */
+  readonly deflatedBatch?: (task: BatchTask) => AsyncIterable<DeflatedPiece | string>
   /** Whether batch pieces are mostly Latin-1 text (kept as strings through the stream) rather than Buffers. */
   readonly textPieces: boolean
   /** Tasks waiting for a free worker (0 when run in the main thread). */

@@ -1,5 +1,6 @@
 /** @module TickFlow's other stored-data routes: klines batch, intraday, exchanges, universes, quotes; and the ones mdq cannot serve. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Readable } from 'node:stream'
 import { MdqError } from '../domain/errors.js'
 import type { Quote } from '../domain/quote.js'
@@ -8,6 +9,7 @@ import { knownSymbols } from '../query/klines-batch.js'
 import { exchangeInstruments, listExchanges, listUniverses, readUniverses } from '../query/listing.js'
 import { quoteSymbols, readQuotes, type QuotesRequest } from '../query/quotes.js'
 import { sendJson, sendWithEtag } from './etag.js'
+import { gzipOnSend, gzipStream, wantsGzip } from './gzip-member.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import { checkRange, errors, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
 import { RateLimitResponse } from './schemas.js'
@@ -23,15 +25,20 @@ export interface SdkRouteOptions extends RouteOptions {
   readonly now: () => number
 }
 
-/** `{"data":{"SYM":{...},...}}` written out a few symbols at a time, so a 50 MB answer is never held whole. */
-function batchStream(runner: QueryRunner, task: BatchTask): Readable {
-  async function* json() {
+/**
+ * `{"data":{"SYM":{...},...}}` written out a few symbols at a time, so a 50 MB answer is never held
+ * whole; gzipped as the workers deflate their groups when the client takes gzip and the runner can.
+ */
+function batchStream(req: FastifyRequest, runner: QueryRunner, task: BatchTask): Readable {
+  async function* json<T>(members: AsyncIterable<T | string>) {
     yield '{"data":{'
-    yield* runner.batch(task)
+    yield* members
     yield '}}'
   }
+  if (runner.deflatedBatch && wantsGzip(req)) return gzipStream(json(runner.deflatedBatch(task)))
+  // Other encodings, or a runner in the main thread: @fastify/compress compresses the stream as it goes.
   // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
-  return Readable.from(json(), { objectMode: false, ...(runner.textPieces && { encoding: 'latin1' }) })
+  return Readable.from(json(runner.batch(task)), { objectMode: false, ...(runner.textPieces && { encoding: 'latin1' }) })
 }
 
 const summaryWire = (u: StoredUniverse) => ({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description, symbol_count: u.symbols.length })
@@ -62,18 +69,19 @@ export const NOT_SERVED: readonly { readonly url: string; readonly why: string }
 export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app, { store, contexts, cache, limit, now, runner }) => {
   // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
   const klinesLimited = limit ? { onRequest: limit('klines') } : {}
+  const batchOptions = { ...klinesLimited, onSend: gzipOnSend }
   const limitedErrors = { ...errors, 429: RateLimitResponse }
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
 
   app.get(
     '/klines/batch',
-    { ...klinesLimited, schema: { summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it', querystring: KlinesBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    { ...batchOptions, schema: { summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it', querystring: KlinesBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
       const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }
-      return sendWithEtag(req, reply, store, cache, async () => batchStream(runner, { kind: 'klines-batch', symbols, period: q.period, range }))
+      return sendWithEtag(req, reply, store, cache, async () => batchStream(req, runner, { kind: 'klines-batch', symbols, period: q.period, range }))
     },
   )
 
@@ -88,11 +96,11 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
 
   app.get(
     '/klines/intraday/batch',
-    { ...klinesLimited, schema: { summary: 'Intraday minute bars of up to 100 instruments', querystring: IntradayBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    { ...batchOptions, schema: { summary: 'Intraday minute bars of up to 100 instruments', querystring: IntradayBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
-      return sendWithEtag(req, reply, store, cache, async () => batchStream(runner, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }))
+      return sendWithEtag(req, reply, store, cache, async () => batchStream(req, runner, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }))
     },
   )
 

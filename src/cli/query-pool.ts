@@ -1,6 +1,7 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
+import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
 import { JsonBytes } from '../api/json-bytes.js'
 import { answerBytes, batchPieces, fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
@@ -44,6 +45,9 @@ async function inMainThread(store: MarketStore, contexts: SymbolContexts, task: 
   return Buffer.concat(pieces)
 }
 
+/** A worker's bytes as a Buffer over the moved memory, not a copy. */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+
 export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   const pool = new Piscina<WorkerTask, WorkerResult>({
     filename: new URL('./query-worker.js', import.meta.url).href,
@@ -62,41 +66,53 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   })
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
-  /** The task's bytes from a worker, or, when the worker's store was at another data version than the main thread's, from the main thread. */
-  const run = async (task: WorkerTask): Promise<Buffer> => {
+  /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
+  const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
     const result = await pool.run(task)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
-    if (main && result.version !== version) return inMainThread(main.store, main.contexts, task) // rare: just after an import
-    return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength) // the moved memory, not a copy
+    if (main && result.version !== version) return undefined // rare: just after an import
+    return { bytes: asBuffer(result.bytes), ...(result.plain && { plain: result.plain }) }
+  }
+  /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
+  const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
+  /** The task's bytes as a raw deflate piece, deflated by its worker (or, as above, in the main thread). */
+  const deflated = async (task: WorkerTask): Promise<DeflatedPiece> => {
+    const result = await run({ ...task, deflate: true })
+    if (result === undefined) return deflatePiece(await inMainThread(main!.store, main!.contexts, task))
+    return { deflated: result.bytes, ...result.plain! }
+  }
+  /**
+   * A batch's groups, run ahead (enough to keep every worker's queue full, and one more) and yielded in
+   * order with a comma between: the answer streams, and at most that many groups are held.
+   */
+  async function* inOrder<T>(task: BatchTask, get: (group: BatchTask) => Promise<T>): AsyncGenerator<T | string> {
+    const groups = batchGroups(task, workers)
+    const ahead = workers * TASKS_PER_WORKER + 1
+    const pending: Promise<T>[] = []
+    let next = 0
+    const refill = () => {
+      while (next < groups.length && pending.length < ahead) {
+        const p = get(groups[next++])
+        p.catch(() => {}) // seen when its turn comes; a client that left must not make it unhandled
+        pending.push(p)
+      }
+    }
+    refill()
+    let first = true
+    while (pending.length > 0) {
+      const piece = await pending.shift()!
+      refill()
+      if (!first) yield ','
+      first = false
+      yield piece
+    }
   }
   return {
-    answer: (task: AnswerTask) => run(task),
-    async *batch(task: BatchTask) {
-      // Groups go out ahead (enough to keep every worker's queue full, and one more) and come back in
-      // order: the answer streams, and at most that many groups are held.
-      const groups = batchGroups(task, workers)
-      const ahead = workers * TASKS_PER_WORKER + 1
-      const pending: Promise<Buffer>[] = []
-      let next = 0
-      const refill = () => {
-        while (next < groups.length && pending.length < ahead) {
-          const p = run(groups[next++])
-          p.catch(() => {}) // seen when its turn comes; a client that left must not make it unhandled
-          pending.push(p)
-        }
-      }
-      refill()
-      let first = true
-      while (pending.length > 0) {
-        const bytes = await pending.shift()!
-        refill()
-        if (!first) yield ','
-        first = false
-        yield bytes
-      }
-    },
+    answer: (task: AnswerTask) => bytes(task),
+    batch: (task: BatchTask) => inOrder(task, bytes),
+    deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     textPieces: false,
     useMainStore: (store, contexts) => void (main = { store, contexts }),
     queueSize: () => pool.queueSize,

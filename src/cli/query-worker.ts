@@ -1,6 +1,7 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
 import { JsonBytes } from '../api/json-bytes.js'
+import { deflatePiece } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
 import { answerBytes, batchPieces, errorData, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
@@ -12,15 +13,22 @@ export interface WorkerConfig {
   readonly store: string
   readonly keys?: string
 }
-export type WorkerTask = AnswerTask | BatchTask
+/** With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and plain length. */
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
  * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
- * with the data version they were read at (undefined: it changed during the task); or the MdqError
- * to send instead. Either with the store reads made.
+ * with the data version they were read at (undefined: it changed during the task), and when
+ * deflated the plain bytes' CRC-32 and length; or the MdqError to send instead. Either with the
+ * store reads made.
  */
-export type WorkerResult = { readonly reads: readonly StoreRead[] } & ({ readonly bytes: Uint8Array; readonly version: string | undefined } | { readonly error: ErrorData })
+export type WorkerResult = { readonly reads: readonly StoreRead[] } & (WorkerBytes | { readonly error: ErrorData })
+interface WorkerBytes {
+  readonly bytes: Uint8Array
+  readonly version: string | undefined
+  readonly plain?: { readonly crc: number; readonly length: number }
+}
 
 /**
  * Reads not yet reported. A worker holds two tasks at once (their awaits may interleave, on a
@@ -57,7 +65,7 @@ function own(pieces: readonly Buffer[]): Uint8Array {
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
-function moved(result: { bytes: Uint8Array; version: string | undefined; reads: readonly StoreRead[] }): WorkerResult {
+function moved(result: WorkerBytes & { reads: readonly StoreRead[] }): WorkerResult {
   return move({ [transferableSymbol]: [result.bytes.buffer], [valueSymbol]: result } as never) as never
 }
 
@@ -71,9 +79,10 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     if (task.kind === 'klines' || task.kind === 'intraday') pieces.push(await answerBytes(store, contexts, task))
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     else for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
-    const bytes = own(pieces)
+    const piece = task.deflate ? deflatePiece(Buffer.concat(pieces)) : undefined
+    const bytes = own(piece ? [piece.deflated] : pieces)
     const after = await store.dataVersion()
-    return moved({ bytes, version: before === after ? before : undefined, reads: reads.splice(0) })
+    return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { error: errorData(err), reads: reads.splice(0) }
     throw err

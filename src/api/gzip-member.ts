@@ -1,0 +1,87 @@
+/** @module One gzip member from raw deflate pieces made anywhere (worker threads): each piece deflated on its own, joined in order, CRC-32s combined. */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Readable } from 'node:stream'
+import { constants as zlib, crc32, deflateRawSync } from 'node:zlib'
+import { acceptedEncoding, GZIP_LEVEL } from './compression.js'
+import { crc32Combine } from './gzip-crc.js'
+
+/**
+ * Bytes as a raw deflate stream that ends on a sync flush (byte-aligned, no final block), with the
+ * CRC-32 and length of the bytes it encodes: such pieces can be joined in any number, in order.
+ */
+export interface DeflatedPiece {
+  readonly deflated: Buffer
+  readonly crc: number
+  readonly length: number
+}
+
+/** `plain` deflated at the level of every gzip answer; its own dictionary (a piece is about 0.7 MB: the loss is a few hundred bytes). */
+export function deflatePiece(plain: Buffer): DeflatedPiece {
+  return { deflated: deflateRawSync(plain, { level: GZIP_LEVEL, finishFlush: zlib.Z_SYNC_FLUSH }), crc: crc32(plain), length: plain.length }
+}
+
+/** ID1 ID2, CM = deflate, no flags, MTIME 0, XFL 4 (fastest, as zlib marks level 1), OS 3 (Unix). */
+const HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x04, 0x03])
+/** An empty final block with fixed codes (BFINAL 1, BTYPE 01, end-of-block): ends the deflate stream, as pigz does. */
+const LAST_BLOCK = Buffer.from([0x03, 0x00])
+
+/** ASCII text as stored (uncompressed) deflate blocks: the framing between pieces costs 5 bytes a block and no deflate. */
+function stored(text: string): DeflatedPiece {
+  const plain = Buffer.from(text, 'latin1')
+  const blocks: Buffer[] = []
+  for (let at = 0; at < plain.length; at += 0xffff) {
+    const data = plain.subarray(at, at + 0xffff)
+    const head = Buffer.alloc(5) // BFINAL 0, BTYPE 00, padding; LEN and its complement NLEN, little-endian
+    head.writeUInt16LE(data.length, 1)
+    head.writeUInt16LE(~data.length & 0xffff, 3)
+    blocks.push(head, data)
+  }
+  return { deflated: Buffer.concat(blocks), crc: crc32(plain), length: plain.length }
+}
+
+/**
+ * One gzip member (RFC 1952) of the pieces in order, text pieces stored as they are: a single member,
+ * as clients such as Python's httpx decode only the first member of a multi-member stream.
+ */
+export async function* gzipMember(pieces: AsyncIterable<DeflatedPiece | string>): AsyncGenerator<Buffer> {
+  yield HEADER
+  let crc = 0
+  let length = 0
+  for await (const piece of pieces) {
+    const { deflated, crc: pieceCrc, length: pieceLength } = typeof piece === 'string' ? stored(piece) : piece
+    crc = crc32Combine(crc, pieceCrc, pieceLength)
+    length += pieceLength
+    yield deflated
+  }
+  const trailer = Buffer.alloc(10)
+  LAST_BLOCK.copy(trailer)
+  trailer.writeUInt32LE(crc, 2)
+  trailer.writeUInt32LE(length % 2 ** 32, 6) // ISIZE: the length modulo 2^32
+  yield trailer
+}
+
+/** Streams made by gzipStream: their reply is marked gzip by gzipOnSend (and @fastify/compress leaves them be). */
+const gzipped = new WeakSet<Readable>()
+
+/** The gzip member of the pieces, as a stream to send. */
+export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>): Readable {
+  const stream = Readable.from(gzipMember(pieces), { objectMode: false })
+  gzipped.add(stream)
+  return stream
+}
+
+/**
+ * Whether this request's answer should be gzipped here: the encoding @fastify/compress would choose is
+ * gzip (it honours x-no-compression too). br and the rest keep @fastify/compress.
+ */
+export const wantsGzip = (req: FastifyRequest): boolean => req.headers['x-no-compression'] === undefined && acceptedEncoding(req.headers['accept-encoding']) === 'gzip'
+
+/**
+ * A route's onSend hook: a gzipStream payload gets Content-Encoding and Vary, so @fastify/compress
+ * (which skips a reply that has a Content-Encoding) does not compress it again. Set here and not
+ * before sending, so a 304 or an error sent in its place carries neither.
+ */
+export async function gzipOnSend(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (payload instanceof Readable && gzipped.has(payload)) reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
+  return payload
+}
