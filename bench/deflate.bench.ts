@@ -1,0 +1,73 @@
+// How a worker deflates its piece of a gzip batch (src/api/gzip-member.ts): Huffman codes only
+// (PIECE_DEFLATE) against deflate level 1 (the baseline, @fastify/compress's level), on the JSON the
+// workers write for a bulk pull (full-market store, 2 symbols x 20 years of forward-adjusted daily
+// bars a piece), beside the time it takes to compute that JSON. Alternating rounds, medians.
+// Run: npm run bench -- deflate   (BENCH_ROUNDS=5; MDQ_BENCH_SYMBOLS as for the bulk bench)
+import { readFileSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
+import { constants as zlib, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib'
+import { GZIP_LEVEL, PIECE_DEFLATE } from '../src/api/compression.js'
+import { JsonBytes } from '../src/api/json-bytes.js'
+import { batchPieces } from '../src/api/query-runner.js'
+import { openStores } from '../src/cli/open-stores.js'
+import { SymbolContexts } from '../src/query/symbol-context.js'
+import { fullMarketStore } from './full-market-store.js'
+import { row } from './measure.js'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const PIECES = 10
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+
+const market = await fullMarketStore()
+const { market: store, keys } = await openStores({ store: market.db, create: false })
+await keys.close()
+const contexts = new SymbolContexts(store)
+const range = { count: 10_000, adjust: 'forward' as const }
+
+/** The pieces' JSON, as the workers write it; returns the bytes and the ms it took. */
+async function compute(): Promise<{ pieces: Buffer[]; ms: number }> {
+  const t0 = performance.now()
+  const pieces: Buffer[] = []
+  for (let i = 0; i < PIECES; i++) {
+    const parts: Buffer[] = []
+    for await (const some of batchPieces(store, contexts, { kind: 'klines-batch', symbols: market.symbols.slice(2 * i, 2 * i + 2), period: '1d', range }, new JsonBytes())) parts.push(...some)
+    pieces.push(Buffer.concat(parts))
+  }
+  return { pieces, ms: performance.now() - t0 }
+}
+
+const variants: [string, ZlibOptions][] = [
+  [`deflate level ${GZIP_LEVEL} (baseline)`, { level: GZIP_LEVEL }],
+  ['Huffman only (PIECE_DEFLATE)', PIECE_DEFLATE],
+]
+const times = { compute: [] as number[], crc: [] as number[], deflate: variants.map(() => [] as number[]) }
+const sizes = variants.map(() => 0)
+let plain = 0
+await compute() // warm-up: JIT, page cache
+for (let round = 0; round < ROUNDS; round++) {
+  const { pieces, ms } = await compute()
+  times.compute.push(ms)
+  plain = pieces.reduce((n, p) => n + p.length, 0)
+  let t0 = performance.now()
+  for (const p of pieces) crc32(p)
+  times.crc.push(performance.now() - t0)
+  for (const [v, [, options]] of variants.entries()) {
+    t0 = performance.now()
+    sizes[v] = 0
+    for (const p of pieces) sizes[v] += deflateRawSync(p, { ...options, finishFlush: zlib.Z_SYNC_FLUSH }).length
+    times.deflate[v].push(performance.now() - t0)
+  }
+}
+await store.close()
+
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+console.log(`\ndeflating a worker's piece: ${PIECES} pieces of 2 symbols x up to 10,000 daily bars, forward (${(plain / 1e6).toFixed(1)} MB of JSON); median of ${ROUNDS} rounds; load ${load}`)
+row('step', 'ms', 'MB/s', 'bytes out', 'vs compute')
+const computeMs = median(times.compute)
+row('computing the JSON (reference)', computeMs.toFixed(1), (plain / 1e3 / computeMs).toFixed(0), '', '1.00')
+row('CRC-32', median(times.crc).toFixed(1), (plain / 1e3 / median(times.crc)).toFixed(0), '', (median(times.crc) / computeMs).toFixed(2))
+for (const [v, [name]] of variants.entries()) {
+  const ms = median(times.deflate[v])
+  row(name, ms.toFixed(1), (plain / 1e3 / ms).toFixed(0), (sizes[v] / plain).toFixed(3), (ms / computeMs).toFixed(2))
+}
+console.log(`Huffman only: ${(median(times.deflate[0]) / median(times.deflate[1])).toFixed(2)}x the speed of level ${GZIP_LEVEL}, ${(sizes[1] / sizes[0]).toFixed(3)} of its bytes`)
