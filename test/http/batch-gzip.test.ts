@@ -9,9 +9,13 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib'
+import { gzipMember } from '../../src/api/gzip-member.js'
+import { inThreadRunner, type BatchTask } from '../../src/api/query-runner.js'
+import { openStores } from '../../src/cli/open-stores.js'
 import { poolRunner } from '../../src/cli/query-pool.js'
+import { SymbolContexts } from '../../src/query/symbol-context.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
-import { tempDir } from '../helpers/store-files.js'
+import { runMdq, tempDir } from '../helpers/store-files.js'
 
 const { dir, cleanup } = tempDir()
 /** The demo store's symbols: with count=10000, one symbol a worker task, so ten groups. */
@@ -152,6 +156,45 @@ describe('a group that fails in a worker, with gzip', () => {
       for (const got of [plain.body, received]) assert.ok(got.length >= 9 && got.length < whole.length - 1 && got.equals(whole.subarray(0, got.length)), `${got.length} B received of ${whole.length}`)
     } finally {
       await s.close()
+    }
+  })
+})
+
+/** A batch answer's members framed as the route frames them. */
+async function* framed<T>(members: AsyncIterable<T | string>): AsyncGenerator<T | string> {
+  yield '{"data":{'
+  yield* members
+  yield '}}'
+}
+async function drain<T>(pieces: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const p of pieces) out.push(p)
+  return out
+}
+const bytesOf = (pieces: readonly (Buffer | string)[]) => Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : p)))
+
+describe('workers whose store is at another data version than the main thread\'s (just after an import)', () => {
+  it('the gzip pieces are computed again in the main thread, at its version: the member decodes to its answer', async () => {
+    // The main thread's store had bars deleted (a new data version); the workers still read the old file.
+    const newer = join(dir, 'newer.db')
+    copyFileSync(db, newer)
+    const deleted = runMdq(['--db', newer, 'delete', 'bars', '--symbol', 'AAPL.US', '--period', '1d', '--from', '2020-01-01'])
+    assert.equal(deleted.status, 0, deleted.stderr)
+    const { market, keys } = await openStores({ store: newer, create: false })
+    const runner = poolRunner(2, { store: db })
+    runners.push(runner)
+    try {
+      const contexts = new SymbolContexts(market)
+      runner.useMainStore!(market, contexts)
+      const task: BatchTask = { kind: 'klines-batch', symbols: SYMBOLS, period: '1d', range: { count: 10000, adjust: 'forward' } }
+      const expected = bytesOf(await drain(framed(inThreadRunner(market, contexts).batch(task))))
+      const old = (await rawRequest(`${servers['pool of 2'].url}/v1/klines/batch?symbols=${SYMBOLS.join(',')}&count=10000&adjust=forward`, { 'X-API-Key': servers['pool of 2'].key, 'Accept-Encoding': 'identity' })).body
+      assert.ok(!old.equals(expected), 'the two versions answer differently')
+      const member = Buffer.concat(await drain(gzipMember(framed(runner.deflatedBatch!(task)))))
+      assert.ok(gunzipSync(member).equals(expected), 'gzip: the main thread\'s version')
+      assert.ok(bytesOf(await drain(framed(runner.batch(task)))).equals(expected), 'plain: the main thread\'s version')
+    } finally {
+      await Promise.all([market.close(), keys.close()])
     }
   })
 })
