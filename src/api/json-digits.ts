@@ -143,7 +143,7 @@ export let stoppedAt = 0
  * Each of values[i, stop) followed by ",", written from `at` (the caller leaves NUMBER_ROOM per
  * value); returns the end. The common cases have loops of their own, so each number costs a few
  * table stores and no style dispatch: prices under 10,000 rounded to 4 decimals (`price4`), prices
- * under 10,000 with at most 4 decimals (`float`), non-negative integers (`integer`).
+ * and amounts under 10^11 with at most 4 decimals (`float`), non-negative integers (`integer`).
  */
 export function writeRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, style: NumberStyle): number {
   if (style === 'price4') return price4Run(v, at, values, i, stop)
@@ -177,13 +177,22 @@ function price4Run(v: DataView, at: number, values: Float64Array, i: number, sto
 function floatRun(v: DataView, at: number, values: Float64Array, i: number, stop: number): number {
   for (; i < stop; i++) {
     const x = values[i]
-    if (x >= 0 && x < 10_000) {
+    if (x >= 0 && x < MAX_FAST) {
       const r = Math.round(x * 10_000)
       if (r / 10_000 === x) {
-        const ip = (r / 10_000) | 0
-        const f = r - ip * 10_000
-        v.setUint32(at, SHORT[ip], true)
-        at += SHORT_LEN[ip]
+        let f: number
+        if (r < 100_000_000) {
+          // Prices under 10,000: int32 arithmetic and table copies.
+          const ip = (r / 10_000) | 0
+          f = r - ip * 10_000
+          v.setUint32(at, SHORT[ip], true)
+          at += SHORT_LEN[ip]
+        } else {
+          // Amounts: the integer part's digits, then the same fraction.
+          const ip = Math.floor(r / 10_000)
+          f = r - ip * 10_000
+          at = writeDigits(v, at, ip)
+        }
         v.setUint32(at, FRAC_COMMA[2 * f], true)
         v.setUint32(at + 4, FRAC_COMMA[2 * f + 1], true)
         at += FRAC_LEN[f] + 1
