@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { sessionMinutes, tradingDays, walkBars } from '../../../test/helpers/arbitraries.js'
 import { BAR_FIELDS, allocBars, rowsOfBars } from '../../domain/bars.js'
-import { ChunkCorruptError, ColumnKind, decodeChunk, decodeChunkInto, encodeChunk, exactExponent, verifyChunk } from './chunk-codec.js'
+import { ChunkCorruptError, ColumnKind, chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk, exactExponent, verifyChunk } from './chunk-codec.js'
 
 const sameBits = (a: Float64Array, b: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
@@ -77,6 +77,28 @@ describe('chunk codec', () => {
         for (const f of BAR_FIELDS) assert.ok(sameBits(target[f].subarray(offset), whole[f].subarray(skip, end)), f)
       }),
     )
+  })
+  it('decodes a range the same when given the chunk timestamps (the column stepped over, scaled or raw doubles)', () => {
+    const minutes = walkBars(sessionMinutes('SH', tradingDays('SH', 19000, 2)), [0.1, 0.5, 0.9, 0.3])
+    const odd = { ...minutes, timestamp: minutes.timestamp.map((t) => t + Math.PI) } // Float64 timestamps
+    for (const bars of [minutes, odd]) {
+      const blob = encodeChunk(bars)
+      const n = bars.close.length
+      const ts = chunkTimestamps(blob)
+      assert.ok(sameBits(ts, bars.timestamp))
+      fc.assert(
+        fc.property(fc.nat({ max: n }), fc.nat({ max: n }), fc.nat({ max: 7 }), (a, b, offset) => {
+          const [skip, end] = a <= b ? [a, b] : [b, a]
+          const plain = allocBars(offset + end - skip)
+          const given = allocBars(offset + end - skip)
+          decodeChunkInto(blob, plain, offset, skip, n, end)
+          decodeChunkInto(blob, given, offset, skip, n, end, ts)
+          for (const f of BAR_FIELDS) assert.ok(sameBits(given[f], plain[f]), f)
+        }),
+        { numRuns: 300 },
+      )
+      assert.throws(() => decodeChunkInto(blob, allocBars(n), 0, 0, n, n, ts.subarray(1)), ChunkCorruptError)
+    }
   })
   it('writes version 2: the version byte, then the CRC-32 of every later byte (FORMAT.md)', () => {
     const blob = encodeChunk(walkBars(tradingDays('SH', 19000, 30), [0.3]))

@@ -254,9 +254,9 @@ export function decodeChunk(blob: Uint8Array): Bars {
 }
 
 /** The header's end and bar count of a verified chunk (ChunkCorruptError when it fails its checksum). */
-function openChunk(blob: Uint8Array): { at: number; n: number } {
+function openChunk(blob: Uint8Array, verify = true): { at: number; n: number } {
   let at = headerEnd(blob)
-  if (at === CRC_END) verifyChunk(blob)
+  if (at === CRC_END && verify) verifyChunk(blob)
   let b = blob[at++]
   let n = b & 127
   for (let mul = 128; b >= 128; mul *= 128) {
@@ -290,6 +290,16 @@ function decodeColumn(blob: Uint8Array, at: number, n: number, field: string, ou
   throw new ChunkCorruptError(`chunk column ${field}: unknown kind ${kind}`)
 }
 
+/** The offset after the column at `at`, its values not decoded. */
+function skipColumn(blob: Uint8Array, at: number, n: number): number {
+  const kind = blob[at++] as ColumnKind
+  if (kind === ColumnKind.AllNaN) return at
+  if (kind === ColumnKind.Float64) return at + n * 8
+  at++ // the exponent
+  for (let i = 0; i < n; i++) while (blob[at++] >= 128);
+  return at
+}
+
 /**
  * The timestamps of a chunk alone (the first column): a read cut by its range finds the bars it
  * wants from them, then decodes only those of the other columns.
@@ -304,17 +314,25 @@ export function chunkTimestamps(blob: Uint8Array): Float64Array {
 /**
  * Decodes bars [skip, end) of a chunk (end: all of them) into `target` from index `at`: range reads
  * fill one allocation chunk by chunk, no concatenation. Delta-coded columns are still summed from
- * their start. The checksum is verified first; `expectedCount` (the count the caller planned with)
- * must match.
+ * their start. The checksum is verified first (unless `timestamps`, the chunk's own from
+ * chunkTimestamps, which verified it, are given: they are copied); `expectedCount` (the count the
+ * caller planned with) must match.
  */
-export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0, expectedCount?: number, end?: number): void {
-  const { n, at: columns } = openChunk(blob)
+export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0, expectedCount?: number, end?: number, timestamps?: Float64Array): void {
+  // With its timestamps from chunkTimestamps the chunk was verified already, and that column is only stepped over.
+  const { n, at: columns } = openChunk(blob, timestamps === undefined)
   let at = columns
   if (expectedCount !== undefined && n !== expectedCount) throw new ChunkCorruptError(`chunk holds ${n} bars where the index says ${expectedCount}`)
   const stop = Math.min(end ?? n, n)
   if (at0 + stop - skip > barCount(target)) throw new ChunkCorruptError(`chunk holds ${n} bars, more than the ${barCount(target) - at0 + skip} planned`)
   const shift = at0 - skip
-  for (const f of BAR_FIELDS) at = decodeColumn(blob, at, n, f, target[f], shift, skip, stop)
+  for (const f of BAR_FIELDS) {
+    if (f === 'timestamp' && timestamps) {
+      if (timestamps.length !== n) throw new ChunkCorruptError(`chunk holds ${n} bars, not the ${timestamps.length} timestamps given`)
+      target.timestamp.set(timestamps.subarray(skip, stop), skip + shift)
+      at = skipColumn(blob, at, n)
+    } else at = decodeColumn(blob, at, n, f, target[f], shift, skip, stop)
+  }
   // Past the end, Uint8Array reads give undefined (NaN values): a short or long BLOB is corrupt.
   if (at !== blob.length) throw new ChunkCorruptError(`chunk of ${blob.length} bytes ends at byte ${at} after its ${n} bars`)
 }
