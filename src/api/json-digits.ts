@@ -143,13 +143,13 @@ export let stoppedAt = 0
  * Each of values[i, stop) followed by ",", written from `at` (the caller leaves NUMBER_ROOM per
  * value); returns the end. The common cases have loops of their own, so each number costs a few
  * table stores and no style dispatch: prices under 10,000 rounded to 4 decimals (`price4`), prices
- * and amounts under 10^11 with at most 4 decimals (`float`), non-negative integers (`integer`).
+ * and amounts under 10^11 with at most 4 decimals (`float`), non-negative integers (`integer`); `amount6` as `float` once rounded to 6 decimals.
  */
 export function writeRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, style: NumberStyle): number {
   if (style === 'price4') return price4Run(v, at, values, i, stop)
   if (style === 'float') return floatRun(v, at, values, i, stop)
   if (style === 'integer') return integerRun(v, at, values, i, stop)
-  return anyRun(v, at, values, i, stop, style)
+  return floatRun(v, at, values, i, stop, true)
 }
 
 function price4Run(v: DataView, at: number, values: Float64Array, i: number, stop: number): number {
@@ -174,9 +174,10 @@ function price4Run(v: DataView, at: number, values: Float64Array, i: number, sto
   return at
 }
 
-function floatRun(v: DataView, at: number, values: Float64Array, i: number, stop: number): number {
+function floatRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, noise = false): number {
   for (; i < stop; i++) {
-    const x = values[i]
+    // amount6: float noise below 1e-6 dropped first (as writeNumber does)
+    const x = noise ? Math.round(values[i] * 1e6) / 1e6 : values[i]
     if (x >= 0 && x < MAX_FAST) {
       const r = Math.round(x * 10_000)
       if (r / 10_000 === x) {
@@ -217,17 +218,6 @@ function integerRun(v: DataView, at: number, values: Float64Array, i: number, st
       end = writeNumber(v, at, x, 'integer')
       if (end < 0) break
     }
-    v.setUint8(end, 44)
-    at = end + 1
-  }
-  stoppedAt = i
-  return at
-}
-
-function anyRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, style: NumberStyle): number {
-  for (; i < stop; i++) {
-    const end = writeNumber(v, at, values[i], style)
-    if (end < 0) break
     v.setUint8(end, 44)
     at = end + 1
   }
