@@ -143,7 +143,9 @@ export let stoppedAt = 0
  * Each of values[i, stop) followed by ",", written from `at` (the caller leaves NUMBER_ROOM per
  * value); returns the end. The common cases have loops of their own, so each number costs a few
  * table stores and no style dispatch: prices under 10,000 rounded to 4 decimals (`price4`), prices
- * and amounts under 10^11 with at most 4 decimals (`float`), non-negative integers (`integer`); `amount6` as `float` once rounded to 6 decimals.
+ * and amounts under 10^11 with at most 4 decimals (`float`, and `amount6` once rounded to 6
+ * decimals), non-negative integers (`integer`); other numbers take writeNumber, and one that only
+ * String() writes right stops the run (see stoppedAt).
  */
 export function writeRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, style: NumberStyle): number {
   if (style === 'price4') return price4Run(v, at, values, i, stop)
