@@ -34,4 +34,18 @@ describe('JsonBytes', () => {
     assert.ok(chunks.length > 5 && chunks.every((c) => c.length <= 1 << 14))
     assert.equal(Buffer.concat(chunks).toString('latin1'), JSON.stringify([...values]))
   })
+  it('columns write each number as number() does, in every style, across chunks and fallbacks', () => {
+    // Prices as decoded (cents / 100) and adjusted (divided by a factor), amounts up to 10^11 with decimals, negatives, -0, NaN, huge.
+    const special = [0, -0, NaN, Infinity, 1e21, 5e-324, -12.00004, 9999.99995, 9999.9999, 10_000, 1e11, 2 ** 53, 1700000040000]
+    const values = fc.sample(fc.oneof(fc.integer({ min: -1e6, max: 1e7 }).map((c) => c / 100), fc.integer({ min: 1, max: 1e7 }).map((c) => c / 100 / 1.0731), fc.tuple(fc.nat(), fc.nat({ max: 9999 })).map(([a, c]) => a * 47 + c / 10_000), fc.double({ noNaN: true }), fc.constantFrom(...special)), { numRuns: 5_000, seed: 12 })
+    for (const style of Object.keys(REFERENCE) as NumberStyle[]) {
+      for (const column of [Float64Array.from(values), new Float64Array(0), Float64Array.of(NaN), Float64Array.of(3.5)]) {
+        const out = new JsonBytes<string>(true)
+        out.ascii('x')
+        out.column(column, style)
+        const expected = `x[${Array.from(column, (x) => written(x, style)).join(',')}]`
+        assert.equal(out.take().join(''), expected, style)
+      }
+    }
+  })
 })

@@ -18,12 +18,22 @@ export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: 
 export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[], before?: { timestamp: number; close: number }): Bars {
   const n = barCount(daily)
   const { timestamp, close, open } = daily
-  const prevClose = Float64Array.from(daily.prevClose)
+  const prevClose = daily.prevClose.slice() // a copy: the caller's column stays as it was
+  // Events with timestamp <= the previous bar's are behind every later bar: `next` walks them once (O(n + events)).
+  let next = 0
   for (let i = 0; i < n; i++) {
     if (!Number.isNaN(prevClose[i])) continue
     const prevTs = i > 0 ? timestamp[i - 1] : before?.timestamp
     const prevRaw = i > 0 ? close[i - 1] : before?.close
-    prevClose[i] = prevTs === undefined || prevRaw === undefined ? open[i] : prevRaw / factorBetween(events, prevTs, timestamp[i])
+    if (prevTs === undefined || prevRaw === undefined) {
+      prevClose[i] = open[i]
+      continue
+    }
+    while (next < events.length && events[next].timestamp <= prevTs) next++
+    // The product in the order factorBetween takes it (from 1, ascending), so the same double.
+    let f = 1
+    for (let k = next; k < events.length && events[k].timestamp <= timestamp[i]; k++) f *= events[k].exFactor
+    prevClose[i] = prevRaw / f
   }
   return { ...daily, prevClose }
 }
@@ -42,7 +52,7 @@ export function fillMinutePrevClose(
 ): Bars {
   const n = barCount(minute)
   const { timestamp, close, open } = minute
-  const prevClose = Float64Array.from(minute.prevClose)
+  const prevClose = minute.prevClose.slice()
   let lastDay = before ? zone.localDay(before.timestamp) : NaN
   let dayLo = Infinity // bars in [dayLo, dayHi) are on local day lastDay
   let dayHi = -Infinity

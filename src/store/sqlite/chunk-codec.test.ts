@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { sessionMinutes, tradingDays, walkBars } from '../../../test/helpers/arbitraries.js'
 import { BAR_FIELDS, allocBars, rowsOfBars } from '../../domain/bars.js'
-import { ChunkCorruptError, ColumnKind, decodeChunk, decodeChunkInto, encodeChunk, exactExponent, verifyChunk } from './chunk-codec.js'
+import { ChunkCorruptError, ColumnKind, chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk, exactExponent, verifyChunk } from './chunk-codec.js'
 
 const sameBits = (a: Float64Array, b: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
@@ -37,6 +37,22 @@ describe('chunk codec', () => {
       }),
     )
   })
+  it('round-trips scaled integers of every varint length (1 to 8 bytes), either sign, plain and delta, divided and multiplied', () => {
+    // |r| of 0..50 bits, so the zigzag varints take every length; / 100 and * 1000 give exponents 2 and -3.
+    const scaledInt = fc.tuple(fc.nat({ max: 50 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean()).map(([bits, u, neg]) => (neg ? -1 : 1) * Math.floor(u * 2 ** bits))
+    fc.assert(
+      fc.property(fc.array(scaledInt, { minLength: 1, maxLength: 200 }), fc.boolean(), (ints, sorted) => {
+        if (sorted) ints.sort((a, b) => a - b) // ascending: delta coding wins
+        const bars = allocBars(ints.length)
+        bars.timestamp.set(ints.map((r) => r * 1000))
+        bars.open.set(ints.map((r) => r / 100))
+        for (const f of BAR_FIELDS.slice(2)) bars[f].set(ints)
+        const back = decodeChunk(encodeChunk(bars))
+        for (const f of BAR_FIELDS) assert.ok(sameBits(back[f], bars[f]), f)
+      }),
+      { numRuns: 2_000 },
+    )
+  })
   it('round-trips realistic bars exactly and stores 1m bars in well under 16 bytes each', () => {
     const bars = walkBars(sessionMinutes('SH', tradingDays('SH', 19000, 5)), [0.1, 0.5, 0.9, 0.3])
     bars.prevClose.fill(NaN)
@@ -61,6 +77,28 @@ describe('chunk codec', () => {
         for (const f of BAR_FIELDS) assert.ok(sameBits(target[f].subarray(offset), whole[f].subarray(skip, end)), f)
       }),
     )
+  })
+  it('decodes a range the same when given the chunk timestamps (the column stepped over, scaled or raw doubles)', () => {
+    const minutes = walkBars(sessionMinutes('SH', tradingDays('SH', 19000, 2)), [0.1, 0.5, 0.9, 0.3])
+    const odd = { ...minutes, timestamp: minutes.timestamp.map((t) => t + Math.PI) } // Float64 timestamps
+    for (const bars of [minutes, odd]) {
+      const blob = encodeChunk(bars)
+      const n = bars.close.length
+      const ts = chunkTimestamps(blob)
+      assert.ok(sameBits(ts, bars.timestamp))
+      fc.assert(
+        fc.property(fc.nat({ max: n }), fc.nat({ max: n }), fc.nat({ max: 7 }), (a, b, offset) => {
+          const [skip, end] = a <= b ? [a, b] : [b, a]
+          const plain = allocBars(offset + end - skip)
+          const given = allocBars(offset + end - skip)
+          decodeChunkInto(blob, plain, offset, skip, n, end)
+          decodeChunkInto(blob, given, offset, skip, n, end, ts)
+          for (const f of BAR_FIELDS) assert.ok(sameBits(given[f], plain[f]), f)
+        }),
+        { numRuns: 300 },
+      )
+      assert.throws(() => decodeChunkInto(blob, allocBars(n), 0, 0, n, n, ts.subarray(1)), ChunkCorruptError)
+    }
   })
   it('writes version 2: the version byte, then the CRC-32 of every later byte (FORMAT.md)', () => {
     const blob = encodeChunk(walkBars(tradingDays('SH', 19000, 30), [0.3]))

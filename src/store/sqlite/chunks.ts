@@ -40,18 +40,19 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
   const from = q.fromMs ?? -MAX_MS
   const to = q.toMs ?? MAX_MS
   // Bars [lo, lo + count) of each chunk's `total`.
-  const parts: { blob: Uint8Array; total: number; lo: number; count: number }[] = []
+  const parts: { blob: Uint8Array; total: number; lo: number; count: number; ts?: Float64Array }[] = []
   let have = 0
   if (q.limit > 0 && from <= to) {
     for (const row of st.chunksDesc.iterate(q.symbol, q.period, to, from - CHUNK_SPAN_MS[q.period], from)) {
       let lo = 0
       let count = row.count
+      let ts: Float64Array | undefined
       if (row.first_ms < from || row.last_ms > to) {
-        const ts = chunkTimestamps(row.data)
+        ts = chunkTimestamps(row.data)
         lo = lowerBound(ts, from)
         count = lowerBound(ts, to + 1) - lo
       }
-      parts.push({ blob: row.data, total: row.count, lo, count })
+      parts.push({ blob: row.data, total: row.count, lo, count, ts })
       have += count
       if (have >= q.limit) break
     }
@@ -60,9 +61,9 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
   let skip = have - barCount(out) // leading bars of the oldest part that fall outside `limit`
   let at = 0
   for (let k = parts.length - 1; k >= 0; k--) {
-    const { blob, total, lo, count } = parts[k]
+    const { blob, total, lo, count, ts } = parts[k]
     const s = Math.min(skip, count)
-    decodeChunkInto(blob, out, at, lo + s, total, lo + count)
+    decodeChunkInto(blob, out, at, lo + s, total, lo + count, ts)
     at += count - s
     skip -= s
   }
