@@ -28,17 +28,20 @@ function presentedKey(req: FastifyRequest): string {
   return key
 }
 
+/** Checks a presented key: its record, or a BAD_KEY error (unknown or revoked). */
+export type Authenticate = (presented: string) => Promise<ApiKeyRecord>
+
 /**
  * Looked-up keys are trusted while the key store's version stands: any change to any key (by any
- * process) empties the cache, so a revocation counts as soon as the store reports it.
+ * process) empties the cache, so a revocation counts as soon as the store reports it. One per app:
+ * the auth hook and the cached-answer fast path (fast-answers.ts) share its cache.
  */
-const auth: FastifyPluginAsync<{ keys: KeyStore }> = async (app, { keys }) => {
+export function keyAuthenticator(keys: KeyStore): Authenticate {
   const cache = new Map<string, { key: ApiKeyRecord | undefined }>()
   let cachedVersion = ''
   const keysVersion = perTurn(() => keys.keysVersion())
-  app.decorateRequest('apiKey', undefined)
-  app.addHook('onRequest', async (req) => {
-    const hash = hashKey(presentedKey(req))
+  return async (presented) => {
+    const hash = hashKey(presented)
     const version = await keysVersion()
     if (version !== cachedVersion || cache.size > KEY_CACHE_SIZE) {
       cache.clear()
@@ -52,7 +55,14 @@ const auth: FastifyPluginAsync<{ keys: KeyStore }> = async (app, { keys }) => {
     const key = hit.key
     if (!key || !sameHash(key.hash, hash)) throw badKey('Unknown API key.')
     if (key.revokedMs !== null) throw badKey('This API key has been revoked.')
-    req.apiKey = key
+    return key
+  }
+}
+
+const auth: FastifyPluginAsync<{ authenticate: Authenticate }> = async (app, { authenticate }) => {
+  app.decorateRequest('apiKey', undefined)
+  app.addHook('onRequest', async (req) => {
+    req.apiKey = await authenticate(presentedKey(req))
   })
 }
 /** Hooks apply to the scope that registers the plugin (the /v1 prefix), not beyond it. */
