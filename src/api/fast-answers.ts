@@ -72,6 +72,9 @@ export class FastAnswers {
   /** By URL and Accept-Encoding, bounded in characters of URL (answers' bytes stay in the response cache and its bound). */
   readonly #held = new LRUCache<string, Held>({ maxSize: 4 << 20, sizeCalculation: (_held, key) => key.length + 200 })
 
+  /** Requests answered here (the rest went to Fastify): tests check which path answered. */
+  answered = 0
+
   constructor(private readonly opts: FastAnswersOptions) {}
 
   /**
@@ -151,6 +154,7 @@ export class FastAnswers {
       res.writeHead(200, { ...limitHeaders, ...held.headers, 'content-length': String(body.length) })
       res.end(body)
     }
+    this.answered++
     res.once('finish', () => {
       const ms = performance.now() - start
       this.opts.log.info({ reqId: randomUUID(), method: 'GET', url: held.loggedUrl, route: held.route, status, ms: Math.round(ms * 100) / 100, keyId: key.id }, 'request')
