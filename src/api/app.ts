@@ -19,7 +19,7 @@ import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { inThreadRunner, type QueryRunner } from './query-runner.js'
 import { ResponseCache } from './response-cache.js'
-import { perTurn } from './per-turn.js'
+import { perTurn, type PerTurn } from './per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
 import { webPlugin } from './web.js'
@@ -55,8 +55,7 @@ const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.j
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 /** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
-function sharedVersion(store: MarketStore): MarketStore {
-  const dataVersion = perTurn(() => store.dataVersion())
+function sharedVersion(store: MarketStore, dataVersion: PerTurn<string>): MarketStore {
   return new Proxy(store, { get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)) })
 }
 
@@ -140,7 +139,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onClose', async () => limiter.close())
   }
   const metrics = new Metrics()
-  const store = sharedVersion(timedStore(opts.store, metrics))
+  const timed = timedStore(opts.store, metrics)
+  const dataVersion = perTurn(() => timed.dataVersion())
+  const store = sharedVersion(timed, dataVersion)
   const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
@@ -148,17 +149,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   runner.useMainStore?.(store, contexts)
   await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
-  const authenticate = keyAuthenticator(opts.keys)
+  const authenticator = keyAuthenticator(opts.keys)
   const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
   const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
   if (opts.fastPath !== false) {
-    fast = new FastAnswers({ store, cache, authenticate, rateLimit, metrics, log: app.log, closing: () => closing })
+    fast = new FastAnswers({ dataVersion, cache, authenticator, rateLimit, metrics, log: app.log, closing: () => closing })
     app.decorate('fastAnswers', fast)
   }
   app.decorateRequest('limitedAs', undefined)
   await app.register(
     async (v1) => {
-      await v1.register(authPlugin, { authenticate })
+      await v1.register(authPlugin, { authenticator })
       const routeOptions = { store, contexts, cache, runner, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
       await v1.register(dataRoutes, routeOptions)
       await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })

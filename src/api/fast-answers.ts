@@ -9,11 +9,12 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
-import type { MarketStore } from '../store/market-store.js'
-import type { Authenticate } from './auth.js'
+import type { ApiKeyRecord } from '../store/key-store.js'
+import type { KeyAuthenticator } from './auth.js'
 import type { Encoding } from './compression.js'
 import type { HttpLimits } from './http-limits.js'
 import type { Metrics } from './observability.js'
+import type { PerTurn } from './per-turn.js'
 import { carryOutcome, plainAllow, rateLimitHeaders, takeOutcome, type Outcome, type RateLimitOptions } from './rate-limit.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
@@ -49,11 +50,11 @@ export interface SentAnswer {
 }
 
 export interface FastAnswersOptions {
-  /** The app's store (its data version read once per turn, as the full path reads it). */
-  readonly store: MarketStore
+  /** The store's data version, read once per turn: the full path's ETags read the same one. */
+  readonly dataVersion: PerTurn<string>
   readonly cache: ResponseCache
-  /** The auth hook's own check (one key cache for both paths). */
-  readonly authenticate: Authenticate
+  /** The auth hook's own checks (one key cache for both paths). */
+  readonly authenticator: KeyAuthenticator
   readonly rateLimit?: RateLimitOptions
   readonly metrics: Metrics
   readonly log: FastifyBaseLogger
@@ -103,16 +104,21 @@ export class FastAnswers {
 
   /**
    * Takes a request that may have a held answer (true): answers it, or hands it to `fallback` once
-   * it turns out not to (a bad key, a refusal, a new data version, an evicted answer). False: not a
-   * candidate, the caller hands it to Fastify at once.
+   * it turns out not to (a bad key, a refusal, a new data version, an evicted answer). False: not
+   * (or no longer) a candidate, untouched: the caller hands it to Fastify at once.
    */
   take(req: IncomingMessage, res: ServerResponse, fallback: Handler): boolean {
     if (req.method !== 'GET' || this.opts.closing() || hasBody(req)) return false
-    const key = req.headers['x-api-key']
-    if (typeof key !== 'string' || key === '') return false
+    const presented = req.headers['x-api-key']
+    if (typeof presented !== 'string' || presented === '') return false
     const held = this.#held.get(heldKey(req.url, req.headers['accept-encoding']))
     if (held === undefined) return false
-    this.#answer(req, res, key, held).then(
+    const start = performance.now()
+    // Most requests of a busy turn find the key and the data version already read: no await at all.
+    const key = this.opts.authenticator.known(presented)
+    const version = this.opts.dataVersion.settled()
+    if (key !== undefined && version !== undefined && (held.operation === undefined || this.opts.rateLimit === undefined)) return this.#send(req, res, held, key, version, undefined, start)
+    this.#answer(req, res, presented, held, start).then(
       (answered) => answered || fallback(req, res),
       (err: unknown) => {
         // Nothing here throws by design; if something does, Fastify answers if it still can.
@@ -125,12 +131,11 @@ export class FastAnswers {
   }
 
   /** The full path's steps in its order (auth, rate limit, ETag, cache); false, untouched, when Fastify must answer. */
-  async #answer(req: IncomingMessage, res: ServerResponse, presented: string, held: Held): Promise<boolean> {
-    const start = performance.now()
-    const { cache, rateLimit } = this.opts
+  async #answer(req: IncomingMessage, res: ServerResponse, presented: string, held: Held, start: number): Promise<boolean> {
+    const { rateLimit } = this.opts
     let key
     try {
-      key = await this.opts.authenticate(presented)
+      key = await this.opts.authenticator.check(presented)
     } catch {
       return false // Fastify's auth hook answers the 401 with the same check
     }
@@ -139,17 +144,23 @@ export class FastAnswers {
       outcome = await takeOutcome(rateLimit, key, held.operation)
       if (!plainAllow(rateLimit, outcome)) return handOver(req, outcome)
     }
-    if (this.opts.closing() || (await this.opts.store.dataVersion()) !== held.version) return handOver(req, outcome)
+    return this.#send(req, res, held, key, await this.opts.dataVersion(), outcome, start) || handOver(req, outcome)
+  }
+
+  /** Sends the held answer (or its 304) if it still stands at `version`; false, untouched, if not. */
+  #send(req: IncomingMessage, res: ServerResponse, held: Held, key: ApiKeyRecord, version: string, outcome: Outcome | undefined, start: number): boolean {
+    if (this.opts.closing() || version !== held.version) return false
+    const { cache } = this.opts
     const limitHeaders = outcome !== undefined && 'decision' in outcome ? rateLimitHeaders(outcome.decision) : undefined
     let status: number
     if (matchesTag(req.headers['if-none-match'], held.tag)) {
-      if (!cache.has(held.tag)) return handOver(req, outcome)
+      if (!cache.has(held.tag)) return false
       status = 304
       res.writeHead(304, { ...limitHeaders, etag: held.tag })
       res.end()
     } else {
       const body = held.bytesKey === held.tag ? cache.held(held.tag) : this.#encoded(held)
-      if (body === undefined) return handOver(req, outcome)
+      if (body === undefined) return false
       status = 200
       res.writeHead(200, { ...limitHeaders, ...held.headers, 'content-length': String(body.length) })
       res.end(body)
