@@ -41,10 +41,10 @@ export interface KeyAuthenticator {
  * the auth hook and the cached-answer fast path (fast-answers.ts) share its cache.
  */
 export function keyAuthenticator(keys: KeyStore): KeyAuthenticator {
-  const cache = new Map<string, { key: ApiKeyRecord | undefined }>()
+  // `matches`: the record's hash compared with the presented one (in constant time) once, when looked up.
+  const cache = new Map<string, { key: ApiKeyRecord | undefined; matches: boolean }>()
   let cachedVersion = ''
   const keysVersion = perTurn(() => keys.keysVersion())
-  const valid = (key: ApiKeyRecord | undefined, hash: string): key is ApiKeyRecord => key !== undefined && sameHash(key.hash, hash) && key.revokedMs === null
   return {
     async check(presented) {
       const hash = hashKey(presented)
@@ -55,19 +55,20 @@ export function keyAuthenticator(keys: KeyStore): KeyAuthenticator {
       }
       let hit = cache.get(hash)
       if (!hit) {
-        hit = { key: await keys.findKey(hash) }
+        const found = await keys.findKey(hash)
+        hit = { key: found, matches: found !== undefined && sameHash(found.hash, hash) }
         cache.set(hash, hit)
       }
       const key = hit.key
-      if (!key || !sameHash(key.hash, hash)) throw badKey('Unknown API key.')
+      if (!key || !hit.matches) throw badKey('Unknown API key.')
       if (key.revokedMs !== null) throw badKey('This API key has been revoked.')
       return key
     },
     known(presented) {
       if (keysVersion.settled() !== cachedVersion) return undefined
-      const hash = hashKey(presented)
-      const key = cache.get(hash)?.key
-      return valid(key, hash) ? key : undefined
+      const hit = cache.get(hashKey(presented))
+      const key = hit?.matches ? hit.key : undefined
+      return key?.revokedMs === null ? key : undefined
     },
   }
 }
