@@ -14,6 +14,7 @@ import { redisServer, Requirements } from '../helpers/requirements.js'
 import { demoDb, newKey, rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { minuteCsv, runMdq, tempDir } from '../helpers/store-files.js'
 import { metricSum } from '../security/harness.js'
+import { until } from '../helpers/wait.js'
 
 const { dir, cleanup } = tempDir()
 let db: string
@@ -140,6 +141,34 @@ describe('fast path for cached answers', () => {
   }
   it('rate limits stay exact through the fast path (memory): N served, then 429 with Retry-After, one token per request', () => exactLimit(new MemoryRateLimiter()))
   needRedis.it('rate limits stay exact through the fast path (Redis): N served, then 429 with Retry-After, one token per request', () => exactLimit(new RedisRateLimiter(redis!.url, 'fast:', PATIENT_REDIS_MS)))
+
+  needRedis.it('a limiter outage on a held URL goes through Fastify (fail-open serves and counts it); once back, limits are exact again', async () => {
+    const server = await startServer(db, { rateLimit: { limiter: new RedisRateLimiter(redis!.url, 'fast-outage:', PATIENT_REDIS_MS), defaults: { ratePerMin: 1, burst: 5 }, failOpen: true } })
+    try {
+      const path = '/v1/klines?symbol=600519.SH&period=1d&count=100&adjust=forward'
+      const get = (key: string) => rawRequest(server.url + path, { 'X-API-Key': key })
+      for (let i = 0; i < 2; i++) assert.equal((await get(server.key)).status, 200)
+      assert.equal(answered(server), 1)
+      await redis!.stop()
+      for (let i = 0; i < 4; i++) {
+        const r = await get(server.key)
+        assert.equal(r.status, 200, 'fail-open serves')
+        assert.equal(r.headers['ratelimit-remaining'], undefined, 'unlimited, as the full path answers during an outage')
+      }
+      assert.equal(answered(server), 1, 'the outage went to Fastify')
+      assert.equal(metricSum(await (await fetch(`${server.url}/metrics`)).text(), 'mdq_rate_limiter_errors_total'), 4)
+      await redis!.start()
+      const probe = await newKey(server.keys, 'outage-probe')
+      await until(async () => (await get(probe)).headers['ratelimit-remaining'] !== undefined, 'limiting to answer again', { everyMs: 100 })
+      const fresh = await newKey(server.keys, 'outage-after')
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) statuses.push((await get(fresh)).status)
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429])
+      assert.ok(answered(server) >= 5, 'the fast path serves again')
+    } finally {
+      await server.close()
+    }
+  })
 
   it('an import (a new data version) is never answered from the old entry', async () => {
     const live = join(dir, 'live.db')
