@@ -15,7 +15,7 @@ import type { Encoding } from './compression.js'
 import type { HttpLimits } from './http-limits.js'
 import type { Metrics } from './observability.js'
 import type { PerTurn } from './per-turn.js'
-import { carryOutcome, plainAllow, rateLimitHeaders, takeOutcome, type Outcome, type RateLimitOptions } from './rate-limit.js'
+import { carryOutcome, outcomeNow, plainAllow, rateLimitHeaders, takeOutcome, type Outcome, type RateLimitOptions } from './rate-limit.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -114,10 +114,14 @@ export class FastAnswers {
     const held = this.#held.get(heldKey(req.url, req.headers['accept-encoding']))
     if (held === undefined) return false
     const start = performance.now()
-    // Most requests of a busy turn find the key and the data version already read: no await at all.
+    // Most requests of a busy turn find the key and the data version already read: no await at all
+    // (unless the route is limited by a limiter that answers only asynchronously: Redis).
     const key = this.opts.authenticator.known(presented)
     const version = this.opts.dataVersion.settled()
-    if (key !== undefined && version !== undefined && (held.operation === undefined || this.opts.rateLimit === undefined)) return this.#send(req, res, held, key, version, undefined, start)
+    if (key !== undefined && version !== undefined) {
+      const limit = this.#limitNow(key, held)
+      if (limit !== undefined) return (limit.allowed && this.#send(req, res, held, key, version, limit.outcome, start)) || handOver(req, limit.outcome)
+    }
     this.#answer(req, res, presented, held, start).then(
       (answered) => answered || fallback(req, res),
       (err: unknown) => {
@@ -128,6 +132,14 @@ export class FastAnswers {
       },
     )
     return true
+  }
+
+  /** The route's limit taken at once: none (allowed), a decision (allowed if a plain allow), or undefined, nothing taken, when the limiter answers only asynchronously. */
+  #limitNow(key: ApiKeyRecord, held: Held): { readonly outcome?: Outcome; readonly allowed: boolean } | undefined {
+    const { rateLimit } = this.opts
+    if (rateLimit === undefined || held.operation === undefined) return { allowed: true }
+    const outcome = outcomeNow(rateLimit, key, held.operation)
+    return outcome && { outcome, allowed: plainAllow(rateLimit, outcome) }
   }
 
   /** The full path's steps in its order (auth, rate limit, ETag, cache); false, untouched, when Fastify must answer. */

@@ -49,6 +49,12 @@ export async function takeOutcome(opts: RateLimitOptions, key: ApiKeyRecord, ope
   }
 }
 
+/** The outcome at once, when the limiter can give it so (memory); else undefined, nothing taken (call `takeOutcome`). */
+export function outcomeNow(opts: RateLimitOptions, key: ApiKeyRecord, operation: LimitedOperation): Outcome | undefined {
+  const { limiter } = opts
+  return limiter.takeNow && { keyId: key.id, operation, decision: limiter.takeNow(key.id, operation, quotaOf(opts, key)) }
+}
+
 /** Whether the fast path may answer on this outcome: a plain allow with the backend known up (no outage to log as ended). */
 export function plainAllow(opts: RateLimitOptions, outcome: Outcome): outcome is Outcome & { readonly decision: Decision } {
   return 'decision' in outcome && outcome.decision.allowed && !backendDown.get(opts.limiter)
