@@ -70,8 +70,12 @@ export function matchesTag(header: string | undefined, tag: string): boolean {
 const heldKey = (url: string | undefined, acceptEncoding: string | undefined) => `${url}\n${acceptEncoding ?? ''}`
 
 export class FastAnswers {
-  /** By URL and Accept-Encoding, bounded in characters of URL (answers' bytes stay in the response cache and its bound). */
-  readonly #held = new LRUCache<string, Held>({ maxSize: 4 << 20, sizeCalculation: (_held, key) => key.length + 200 })
+  /**
+   * By URL and Accept-Encoding, bounded in bytes (the URL, twice as UTF-16 in the key and the logged
+   * copy, plus about a kilobyte of objects: headers, metric children); the answers' bytes stay in the
+   * response cache, under its own bound.
+   */
+  readonly #held = new LRUCache<string, Held>({ maxSize: 8 << 20, sizeCalculation: (_held, key) => 4 * key.length + 1024 })
 
   /** Requests answered here (the rest went to Fastify): tests check which path answered. */
   answered = 0
