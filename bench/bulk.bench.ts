@@ -3,7 +3,8 @@
 // same run, in the main thread (--workers 0, the baseline); the server's CPU use from /proc/PID/stat;
 // the same pull with `Accept-Encoding: gzip` (as the Python SDK sends it); and W1 (latest 100 daily
 // bars, cached) against a bare node:http server sending the same bytes.
-// Run: npm run bench -- bulk   (BENCH_ROUNDS=3 alternating rounds, medians; MDQ_BENCH_SYMBOLS shrinks the store)
+// Run: npm run bench -- bulk   (BENCH_ROUNDS=3 alternating rounds, medians; MDQ_BENCH_SYMBOLS shrinks the store;
+// BENCH_ONLY=w1 runs the W1 part alone)
 import autocannon from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -17,6 +18,7 @@ import { row } from './measure.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const W1_ONLY = process.env.BENCH_ONLY === 'w1'
 const CONNECTIONS = 8
 const PER_REQUEST = 100
 const here = import.meta.dirname
@@ -94,36 +96,38 @@ try {
   const market = await fullMarketStore()
   const workers = availableParallelism()
   const serve = (flags: string[]) => start([mdqBin, '--db', market.db, 'serve', '--port', '0', '--rate-limit', 'off', ...flags])
-  const pooled = await serve(['--cache-mb', '0', '--workers', String(workers)])
-  const inThread = await serve(['--cache-mb', '0', '--workers', '0'])
-  const variants = [
-    ['main thread (--workers 0, baseline)', inThread, 'identity'],
-    [`worker pool (--workers ${workers}, one per core)`, pooled, 'identity'],
-    ['worker pool, Accept-Encoding: gzip', pooled, 'gzip, deflate'],
-  ] as const
-  const results = variants.map(() => [] as Pull[])
-  await pull(inThread, market.symbols.slice(0, 200), market.key, 'identity') // warm-up: JIT, page cache
-  await pull(pooled, market.symbols.slice(0, 200), market.key, 'identity')
-  for (let round = 0; round < ROUNDS; round++) for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, market.symbols, market.key, encoding))
-  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
-  console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
-  // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server.
-  row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'MB sent', 'vs baseline')
-  const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
-  const base = median(results[0].map(rate))
-  const plain = median(results[1].map(rate))
-  for (const [v, [name]] of variants.entries()) {
-    const r = median(results[v].map(rate))
-    const cpuPerM = median(results[v].map((x) => (x.cores * x.ms) / 1000 / (market.dailyBars / 1e6)))
-    row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
+  if (!W1_ONLY) {
+    const pooled = await serve(['--cache-mb', '0', '--workers', String(workers)])
+    const inThread = await serve(['--cache-mb', '0', '--workers', '0'])
+    const variants = [
+      ['main thread (--workers 0, baseline)', inThread, 'identity'],
+      [`worker pool (--workers ${workers}, one per core)`, pooled, 'identity'],
+      ['worker pool, Accept-Encoding: gzip', pooled, 'gzip, deflate'],
+    ] as const
+    const results = variants.map(() => [] as Pull[])
+    await pull(inThread, market.symbols.slice(0, 200), market.key, 'identity') // warm-up: JIT, page cache
+    await pull(pooled, market.symbols.slice(0, 200), market.key, 'identity')
+    for (let round = 0; round < ROUNDS; round++) for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, market.symbols, market.key, encoding))
+    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+    console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
+    // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server.
+    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'MB sent', 'vs baseline')
+    const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
+    const base = median(results[0].map(rate))
+    const plain = median(results[1].map(rate))
+    for (const [v, [name]] of variants.entries()) {
+      const r = median(results[v].map(rate))
+      const cpuPerM = median(results[v].map((x) => (x.cores * x.ms) / 1000 / (market.dailyBars / 1e6)))
+      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
+    }
+    const gzip = median(results[2].map(rate))
+    const cores = median(results[1].map((x) => x.cores))
+    console.log(`goal bars/s >= 3M: ${plain >= 3e6 ? 'met' : 'missed'} (${(plain / 1e6).toFixed(2)}M)`)
+    console.log(`goal server CPU >= 1.7 of 2 cores: ${cores >= 1.7 ? 'met' : 'missed'} (${cores.toFixed(2)})`)
+    console.log(`goal gzip >= 0.7 of plain: ${gzip / plain >= 0.7 ? 'met' : 'missed'} (${(gzip / plain).toFixed(2)})`)
+    await stop(inThread.child)
+    await stop(pooled.child)
   }
-  const gzip = median(results[2].map(rate))
-  const cores = median(results[1].map((x) => x.cores))
-  console.log(`goal bars/s >= 3M: ${plain >= 3e6 ? 'met' : 'missed'} (${(plain / 1e6).toFixed(2)}M)`)
-  console.log(`goal server CPU >= 1.7 of 2 cores: ${cores >= 1.7 ? 'met' : 'missed'} (${cores.toFixed(2)})`)
-  console.log(`goal gzip >= 0.7 of plain: ${gzip / plain >= 0.7 ? 'met' : 'missed'} (${(gzip / plain).toFixed(2)})`)
-  await stop(inThread.child)
-  await stop(pooled.child)
 
   // W1 cached: mdq (a pool of one worker per core, cache on) against a bare node:http server with the same bytes.
   const w1 = `/v1/klines?symbol=${market.symbols[0]}&period=1d&count=100&adjust=forward`
@@ -141,7 +145,8 @@ try {
     if (m.non2xx > 0) throw new Error(`W1: ${m.non2xx} non-2xx answers`)
     rps.mdq.push(m.requests.average)
   }
-  console.log(`\nW1 cached (latest 100 daily bars, forward), 32 connections, ${ROUNDS} alternating rounds of ${SECONDS} s, medians`)
+  const w1Load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  console.log(`\nW1 cached (latest 100 daily bars, forward), 32 connections, ${ROUNDS} alternating rounds of ${SECONDS} s, medians; load ${w1Load}`)
   row('server', 'req/s', 'vs bare')
   row('bare node:http (same bytes)', median(rps.bare).toFixed(0), '1.00')
   row('mdq', median(rps.mdq).toFixed(0), (median(rps.mdq) / median(rps.bare)).toFixed(2))

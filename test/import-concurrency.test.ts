@@ -2,32 +2,15 @@
 // an import killed mid-way leaves the store as it was.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { once } from 'node:events'
-import { MARKETS } from '../src/domain/market.js'
-import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
-import { dumpStore, runMdq, spawnMdq, tempDir } from './helpers/store-files.js'
+import { dumpStore, minuteCsv, runMdq, spawnMdq, tempDir } from './helpers/store-files.js'
 import { repoRoot } from './helpers/shared-data.js'
 
 const { dir, cleanup } = tempDir()
 after(cleanup)
-
-/** A 1m CSV of `days` CN trading days for one symbol, every bar with volume `volume`. */
-function minuteCsv(path: string, symbol: string, days: number, volume: number): number {
-  const sh = MARKETS.SH
-  const lines = ['symbol,time,open,high,low,close,volume']
-  let n = 0
-  for (let d = daysFromCivil(2015, 1, 5), left = days; left > 0; d++) {
-    if (isoWeekday(d) >= 5) continue
-    left--
-    const midnight = sh.zone.midnightUtc(d)
-    for (const s of sh.sessions) for (let m = s.open; m < s.close; m++, n++) lines.push(`${symbol},${midnight + m * 60_000},10,10.02,9.98,10.01,${volume}`)
-  }
-  writeFileSync(path, lines.join('\n') + '\n')
-  return n
-}
 
 describe('imports while others read', () => {
   it('a concurrent reader process sees either the old or the new data, never a mix of one batch', async () => {

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
-import { authPlugin } from './auth.js'
+import { authPlugin, keyAuthenticator } from './auth.js'
+import { FastAnswers, serverWithFastPath } from './fast-answers.js'
 import { compressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, schemaErrorFormatter, sendError } from './errors.js'
@@ -18,7 +19,7 @@ import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { inThreadRunner, type QueryRunner } from './query-runner.js'
 import { ResponseCache } from './response-cache.js'
-import { perTurn } from './per-turn.js'
+import { perTurn, type PerTurn } from './per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
 import { webPlugin } from './web.js'
@@ -39,6 +40,8 @@ export interface AppOptions {
   readonly now?: () => number
   /** Where uncached klines answers are computed (cli/query-pool.ts); default: the main thread. Its owner closes it. */
   readonly runner?: QueryRunner
+  /** Cached answers sent before Fastify's routing and hooks (fast-answers.ts); default on. Off: every request takes the full path (tests compare the two). */
+  readonly fastPath?: boolean
 }
 
 /** Every route of an app, as registered (method and URL): the fuzz tests walk them all. */
@@ -52,14 +55,16 @@ const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.j
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 /** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
-function sharedVersion(store: MarketStore): MarketStore {
-  const dataVersion = perTurn(() => store.dataVersion())
+function sharedVersion(store: MarketStore, dataVersion: PerTurn<string>): MarketStore {
   return new Proxy(store, { get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)) })
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits }
+  let fast: FastAnswers | undefined
+  const http = { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }
   const app = Fastify({
+    serverFactory: serverWithFastPath(http, limits, () => fast),
     logger: opts.logger ?? false,
     // One line per request comes from the onResponse hook below (with the key id, URL redacted).
     logController: new LogController({ disableRequestLogging: true }),
@@ -72,7 +77,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: limits.idleTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
-    http: { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) },
+    http,
     // Our own 503 below: Fastify's has a body of its own shape.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -134,7 +139,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     app.addHook('onClose', async () => limiter.close())
   }
   const metrics = new Metrics()
-  const store = sharedVersion(timedStore(opts.store, metrics))
+  const timed = timedStore(opts.store, metrics)
+  const dataVersion = perTurn(() => timed.dataVersion())
+  const store = sharedVersion(timed, dataVersion)
   const contexts = new SymbolContexts(store)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
@@ -142,11 +149,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   runner.useMainStore?.(store, contexts)
   await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
+  const authenticator = keyAuthenticator(opts.keys)
+  const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
+  const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
+  if (opts.fastPath !== false) {
+    fast = new FastAnswers({ dataVersion, cache, authenticator, rateLimit, metrics, log: app.log, closing: () => closing })
+    app.decorate('fastAnswers', fast)
+  }
+  app.decorateRequest('limitedAs', undefined)
   await app.register(
     async (v1) => {
-      await v1.register(authPlugin, { keys: opts.keys })
-      const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
-      const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
+      await v1.register(authPlugin, { authenticator })
       const routeOptions = { store, contexts, cache, runner, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
       await v1.register(dataRoutes, routeOptions)
       await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })

@@ -28,31 +28,55 @@ function presentedKey(req: FastifyRequest): string {
   return key
 }
 
+/** Checks of a presented key: its record, or a BAD_KEY error (unknown or revoked). */
+export interface KeyAuthenticator {
+  readonly check: (presented: string) => Promise<ApiKeyRecord>
+  /** The record `check` would give at once, when this turn's keys version is read and the key is held and valid; else undefined (call `check`). */
+  readonly known: (presented: string) => ApiKeyRecord | undefined
+}
+
 /**
  * Looked-up keys are trusted while the key store's version stands: any change to any key (by any
- * process) empties the cache, so a revocation counts as soon as the store reports it.
+ * process) empties the cache, so a revocation counts as soon as the store reports it. One per app:
+ * the auth hook and the cached-answer fast path (fast-answers.ts) share its cache.
  */
-const auth: FastifyPluginAsync<{ keys: KeyStore }> = async (app, { keys }) => {
-  const cache = new Map<string, { key: ApiKeyRecord | undefined }>()
+export function keyAuthenticator(keys: KeyStore): KeyAuthenticator {
+  // `matches`: the record's hash compared with the presented one (in constant time) once, when looked up.
+  const cache = new Map<string, { key: ApiKeyRecord | undefined; matches: boolean }>()
   let cachedVersion = ''
   const keysVersion = perTurn(() => keys.keysVersion())
+  return {
+    async check(presented) {
+      const hash = hashKey(presented)
+      const version = await keysVersion()
+      if (version !== cachedVersion || cache.size > KEY_CACHE_SIZE) {
+        cache.clear()
+        cachedVersion = version
+      }
+      let hit = cache.get(hash)
+      if (!hit) {
+        const found = await keys.findKey(hash)
+        hit = { key: found, matches: found !== undefined && sameHash(found.hash, hash) }
+        cache.set(hash, hit)
+      }
+      const key = hit.key
+      if (!key || !hit.matches) throw badKey('Unknown API key.')
+      if (key.revokedMs !== null) throw badKey('This API key has been revoked.')
+      return key
+    },
+    known(presented) {
+      if (keysVersion.settled() !== cachedVersion) return undefined
+      const hit = cache.get(hashKey(presented))
+      const key = hit?.matches ? hit.key : undefined
+      return key?.revokedMs === null ? key : undefined
+    },
+  }
+}
+
+const auth: FastifyPluginAsync<{ authenticator: KeyAuthenticator }> = async (app, { authenticator }) => {
   app.decorateRequest('apiKey', undefined)
   app.addHook('onRequest', async (req) => {
-    const hash = hashKey(presentedKey(req))
-    const version = await keysVersion()
-    if (version !== cachedVersion || cache.size > KEY_CACHE_SIZE) {
-      cache.clear()
-      cachedVersion = version
-    }
-    let hit = cache.get(hash)
-    if (!hit) {
-      hit = { key: await keys.findKey(hash) }
-      cache.set(hash, hit)
-    }
-    const key = hit.key
-    if (!key || !sameHash(key.hash, hash)) throw badKey('Unknown API key.')
-    if (key.revokedMs !== null) throw badKey('This API key has been revoked.')
-    req.apiKey = key
+    req.apiKey = await authenticator.check(presentedKey(req))
   })
 }
 /** Hooks apply to the scope that registers the plugin (the /v1 prefix), not beyond it. */

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
 import { acceptedEncoding, compress, compressOptions } from './compression.js'
+import { matchesTag } from './fast-answers.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
@@ -32,9 +33,9 @@ function requestDigest(req: FastifyRequest): string {
  * the data version, so neither a tag nor a cached answer outlives its data.
  */
 export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
-  const tag = `W/"${await store.dataVersion()}-${requestDigest(req)}"`
-  const match = req.headers['if-none-match']
-  const matches = match !== undefined && match.split(',').some((t) => t.trim() === tag || t.trim() === '*')
+  const version = await store.dataVersion()
+  const tag = `W/"${version}-${requestDigest(req)}"`
+  const matches = matchesTag(req.headers['if-none-match'], tag)
   if (matches && cache.has(tag)) return reply.code(304).header('ETag', tag).send()
   const body = await cache.answer(tag, produce)
   reply.header('ETag', tag)
@@ -43,15 +44,17 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
     return reply.code(304).send()
   }
   reply.type('application/json; charset=utf-8')
-  return Buffer.isBuffer(body) && cache.maxBytes > 0 ? sendCached(req, reply, cache, tag, body) : reply.send(body)
+  return Buffer.isBuffer(body) && cache.maxBytes > 0 ? sendCached(req, reply, cache, version, tag, body) : reply.send(body)
 }
 
 /**
  * A cached answer, compressed as the client accepts: the compressed bytes are cached beside the
  * plain ones (under the tag plus the encoding), so a repeated request is never compressed again.
+ * The app's fast path (fast-answers.ts) is told, so it can send the repeats itself.
  */
-function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, tag: string, body: Buffer): FastifyReply {
+function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, version: string, tag: string, body: Buffer): FastifyReply {
   const encoding = body.length >= compressOptions.threshold ? acceptedEncoding(req.headers['accept-encoding']) : undefined
+  req.server.fastAnswers?.remember(req, reply, { version, tag, encoding })
   if (encoding === undefined) return reply.send(body)
   const key = `${tag} ${encoding}`
   let compressed = cache.peek(key)

@@ -9,6 +9,8 @@ export interface RateLimiter {
   readonly name: 'memory' | 'redis'
   /** Takes one token of the bucket (keyId, operation); rejects only when the backend cannot be reached. */
   take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision>
+  /** The same, answered at once, by a limiter whose buckets are in this process (the fast path then needs no await). */
+  takeNow?(keyId: number, operation: LimitedOperation, quota: Quota): Decision
   /** Whether the backend answers (for /readyz). */
   ready(): Promise<boolean>
   close(): Promise<void>
@@ -21,6 +23,10 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly now: () => number = () => performance.timeOrigin + performance.now()) {}
 
   async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
+    return this.takeNow(keyId, operation, quota)
+  }
+
+  takeNow(keyId: number, operation: LimitedOperation, quota: Quota): Decision {
     const id = `${keyId}:${operation}`
     const { decision, state } = takeToken(this.#buckets.get(id), this.now(), quota)
     this.#buckets.set(id, state)

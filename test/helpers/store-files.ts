@@ -4,6 +4,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { MARKETS } from '../../src/domain/market.js'
+import { daysFromCivil, isoWeekday } from '../../src/domain/time-zone.js'
 import { repoRoot } from './shared-data.js'
 
 export function tempDir(prefix = 'mdq-test-'): { dir: string; cleanup: () => void } {
@@ -41,4 +43,19 @@ export function runMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}): { 
 
 export function spawnMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   return spawn(process.execPath, [MDQ_BIN(), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+}
+
+/** A 1m CSV of `days` CN trading days for one symbol, every bar with volume `volume`. */
+export function minuteCsv(path: string, symbol: string, days: number, volume: number): number {
+  const sh = MARKETS.SH
+  const lines = ['symbol,time,open,high,low,close,volume']
+  let n = 0
+  for (let d = daysFromCivil(2015, 1, 5), left = days; left > 0; d++) {
+    if (isoWeekday(d) >= 5) continue
+    left--
+    const midnight = sh.zone.midnightUtc(d)
+    for (const s of sh.sessions) for (let m = s.open; m < s.close; m++, n++) lines.push(`${symbol},${midnight + m * 60_000},10,10.02,9.98,10.01,${volume}`)
+  }
+  writeFileSync(path, lines.join('\n') + '\n')
+  return n
 }

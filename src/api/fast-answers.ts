@@ -1,0 +1,223 @@
+/**
+ * @module Answers already in the response cache, served before Fastify's routing and hooks: the
+ * same auth, rate limit, status, headers, bytes, log line and metrics as the full path, for less
+ * than half its per-request work. Anything it cannot answer exactly is handed to Fastify.
+ */
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { LimitedOperation } from '../auth/rate-limiter.js'
+import type { ApiKeyRecord } from '../store/key-store.js'
+import type { KeyAuthenticator } from './auth.js'
+import type { Encoding } from './compression.js'
+import type { HttpLimits } from './http-limits.js'
+import type { Metrics } from './observability.js'
+import type { PerTurn } from './per-turn.js'
+import { carryOutcome, outcomeNow, plainAllow, rateLimitHeaders, takeOutcome, type Outcome, type RateLimitOptions } from './rate-limit.js'
+import { loggedUrl } from './request-log.js'
+import type { ResponseCache } from './response-cache.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's fast path (absent when off): etag.ts tells it each cached answer it sends. */
+    fastAnswers?: FastAnswers
+  }
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void
+
+/** A cached answer as the full path last sent it for one URL and Accept-Encoding. */
+interface Held {
+  readonly version: string
+  readonly tag: string
+  /** The cache key of the bytes sent: the tag, or the tag and the encoding. */
+  readonly bytesKey: string
+  /** The headers Fastify sends with the 200, as it names and orders them (content-length aside). */
+  readonly headers: Readonly<Record<string, string>>
+  readonly operation: LimitedOperation | undefined
+  readonly route: string
+  readonly loggedUrl: string
+  readonly count: { readonly ok: { inc(): void }; readonly notModified: { inc(): void }; readonly latency: { observe(seconds: number): void } }
+}
+
+/** What etag.ts knows of an answer it just sent from the cache. */
+export interface SentAnswer {
+  readonly version: string
+  readonly tag: string
+  readonly encoding: Encoding | undefined
+}
+
+export interface FastAnswersOptions {
+  /** The store's data version, read once per turn: the full path's ETags read the same one. */
+  readonly dataVersion: PerTurn<string>
+  readonly cache: ResponseCache
+  /** The auth hook's own checks (one key cache for both paths). */
+  readonly authenticator: KeyAuthenticator
+  readonly rateLimit?: RateLimitOptions
+  readonly metrics: Metrics
+  readonly log: FastifyBaseLogger
+  /** True once the app is closing: then Fastify answers (503). */
+  readonly closing: () => boolean
+}
+
+/** Whether If-None-Match holds `tag` (or `*`): the full path's test and this one's. */
+export function matchesTag(header: string | undefined, tag: string): boolean {
+  return header !== undefined && header.split(',').some((t) => t.trim() === tag || t.trim() === '*')
+}
+
+const heldKey = (url: string | undefined, acceptEncoding: string | undefined) => `${url}\n${acceptEncoding ?? ''}`
+
+export class FastAnswers {
+  /**
+   * By URL and Accept-Encoding, bounded in bytes (the URL, twice as UTF-16 in the key and the logged
+   * copy, plus about a kilobyte of objects: headers, metric children); the answers' bytes stay in the
+   * response cache, under its own bound.
+   */
+  readonly #held = new LRUCache<string, Held>({ maxSize: 8 << 20, sizeCalculation: (_held, key) => 4 * key.length + 1024 })
+
+  /** Requests answered here (the rest went to Fastify): tests check which path answered. */
+  answered = 0
+
+  constructor(private readonly opts: FastAnswersOptions) {}
+
+  /**
+   * Remembers an answer the full path sent from the cache, when a repeat of the same request can be
+   * answered without Fastify: a GET with no body whose key came in the X-API-Key header (a key in
+   * the URL would be held in this map).
+   */
+  remember(req: FastifyRequest, reply: FastifyReply, sent: SentAnswer): void {
+    if (req.method !== 'GET' || reply.statusCode !== 200 || hasBody(req.raw) || typeof req.headers['x-api-key'] !== 'string') return
+    if ((req.query as Record<string, unknown> | undefined)?.api_key !== undefined) return
+    const route = req.routeOptions.url ?? 'unmatched'
+    const { requests, latency } = this.opts.metrics
+    const headers: Record<string, string> = { etag: sent.tag, 'content-type': 'application/json; charset=utf-8' }
+    if (sent.encoding !== undefined) Object.assign(headers, { 'content-encoding': sent.encoding, vary: 'accept-encoding' })
+    this.#held.set(heldKey(req.url, req.headers['accept-encoding']), {
+      version: sent.version,
+      tag: sent.tag,
+      bytesKey: sent.encoding === undefined ? sent.tag : `${sent.tag} ${sent.encoding}`,
+      headers,
+      operation: req.limitedAs,
+      route,
+      loggedUrl: loggedUrl(req.url),
+      count: { ok: requests.labels(route, 'GET', '200'), notModified: requests.labels(route, 'GET', '304'), latency: latency.labels(route, 'GET') },
+    })
+  }
+
+  /**
+   * Takes a request that may have a held answer (true): answers it, or hands it to `fallback` once
+   * it turns out not to (a bad key, a refusal, a new data version, an evicted answer). False: not
+   * (or no longer) a candidate, untouched: the caller hands it to Fastify at once.
+   */
+  take(req: IncomingMessage, res: ServerResponse, fallback: Handler): boolean {
+    if (req.method !== 'GET' || this.opts.closing() || hasBody(req)) return false
+    const presented = req.headers['x-api-key']
+    if (typeof presented !== 'string' || presented === '') return false
+    const held = this.#held.get(heldKey(req.url, req.headers['accept-encoding']))
+    if (held === undefined) return false
+    const start = performance.now()
+    // Most requests of a busy turn find the key and the data version already read: no await at all
+    // (unless the route is limited by a limiter that answers only asynchronously: Redis).
+    const key = this.opts.authenticator.known(presented)
+    const version = this.opts.dataVersion.settled()
+    if (key !== undefined && version !== undefined) {
+      const limit = this.#limitNow(key, held)
+      if (limit !== undefined) return (limit.allowed && this.#send(req, res, held, key, version, limit.outcome, start)) || handOver(req, limit.outcome)
+    }
+    this.#answer(req, res, presented, held, start).then(
+      (answered) => answered || fallback(req, res),
+      (err: unknown) => {
+        // Nothing here throws by design; if something does, Fastify answers if it still can.
+        this.opts.log.error({ reason: err instanceof Error ? err.message : String(err) }, 'fast path failed')
+        if (res.headersSent) res.destroy()
+        else fallback(req, res)
+      },
+    )
+    return true
+  }
+
+  /** The route's limit taken at once: none (allowed), a decision (allowed if a plain allow), or undefined, nothing taken, when the limiter answers only asynchronously. */
+  #limitNow(key: ApiKeyRecord, held: Held): { readonly outcome?: Outcome; readonly allowed: boolean } | undefined {
+    const { rateLimit } = this.opts
+    if (rateLimit === undefined || held.operation === undefined) return { allowed: true }
+    const outcome = outcomeNow(rateLimit, key, held.operation)
+    return outcome && { outcome, allowed: plainAllow(rateLimit, outcome) }
+  }
+
+  /** The full path's steps in its order (auth, rate limit, ETag, cache); false, untouched, when Fastify must answer. */
+  async #answer(req: IncomingMessage, res: ServerResponse, presented: string, held: Held, start: number): Promise<boolean> {
+    const { rateLimit } = this.opts
+    let key
+    try {
+      key = await this.opts.authenticator.check(presented)
+    } catch {
+      return false // Fastify's auth hook answers the 401 with the same check
+    }
+    let outcome: Outcome | undefined
+    if (held.operation !== undefined && rateLimit !== undefined) {
+      outcome = await takeOutcome(rateLimit, key, held.operation)
+      if (!plainAllow(rateLimit, outcome)) return handOver(req, outcome)
+    }
+    return this.#send(req, res, held, key, await this.opts.dataVersion(), outcome, start) || handOver(req, outcome)
+  }
+
+  /** Sends the held answer (or its 304) if it still stands at `version`; false, untouched, if not. */
+  #send(req: IncomingMessage, res: ServerResponse, held: Held, key: ApiKeyRecord, version: string, outcome: Outcome | undefined, start: number): boolean {
+    if (this.opts.closing() || version !== held.version) return false
+    const { cache } = this.opts
+    const limitHeaders = outcome !== undefined && 'decision' in outcome ? rateLimitHeaders(outcome.decision) : undefined
+    let status: number
+    if (matchesTag(req.headers['if-none-match'], held.tag)) {
+      if (!cache.has(held.tag)) return false
+      status = 304
+      res.writeHead(304, { ...limitHeaders, etag: held.tag })
+      res.end()
+    } else {
+      const body = held.bytesKey === held.tag ? cache.held(held.tag) : this.#encoded(held)
+      if (body === undefined) return false
+      status = 200
+      res.writeHead(200, { ...limitHeaders, ...held.headers, 'content-length': String(body.length) })
+      res.end(body)
+    }
+    this.answered++
+    res.once('finish', () => {
+      const ms = performance.now() - start
+      this.opts.log.info({ reqId: randomUUID(), method: 'GET', url: held.loggedUrl, route: held.route, status, ms: Math.round(ms * 100) / 100, keyId: key.id }, 'request')
+      ;(status === 200 ? held.count.ok : held.count.notModified).inc()
+      held.count.latency.observe(ms / 1000)
+    })
+    return true
+  }
+
+  /** The compressed bytes, counting the plain answer's hit as the full path does; undefined if either is gone. */
+  #encoded(held: Held): Buffer | undefined {
+    const bytes = this.opts.cache.peek(held.bytesKey)
+    return bytes !== undefined && this.opts.cache.held(held.tag) !== undefined ? bytes : undefined
+  }
+}
+
+/** Fastify answers; a token this path took goes with the request to the rate-limit hook (never taken twice). */
+function handOver(req: IncomingMessage, outcome: Outcome | undefined): false {
+  if (outcome !== undefined) carryOutcome(req, outcome)
+  return false
+}
+
+const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+
+/**
+ * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose
+ * requests meet the fast path first. `fast` is read per request: the app builds it after the server.
+ */
+export function serverWithFastPath(http: ServerOptions, limits: HttpLimits, fast: () => FastAnswers | undefined): (handler: Handler) => Server {
+  return (handler) => {
+    const server = createServer(http, (req, res) => {
+      if (!fast()?.take(req, res, handler)) handler(req, res)
+    })
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs
+    server.requestTimeout = limits.requestTimeoutMs
+    server.setTimeout(limits.idleTimeoutMs)
+    return server
+  }
+}
