@@ -11,7 +11,7 @@ import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { bareInstrument } from '../src/domain/instrument.js'
 import { openStores } from '../src/cli/open-stores.js'
 import { tradingDays, walkBars } from '../test/helpers/arbitraries.js'
-import { row } from './measure.js'
+import { median, row } from './measure.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const SYMBOLS = Array.from({ length: 100 }, (_, i) => `${600000 + i}.SH`)
@@ -49,7 +49,6 @@ function get(url: string, key: string): Promise<number> {
   })
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 try {
   const key = await buildStore()

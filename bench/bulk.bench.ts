@@ -8,13 +8,13 @@
 import autocannon from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fullMarketStore } from './full-market-store.js'
-import { row } from './measure.js'
+import { cpuMs, loadAverage, median, row } from './measure.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -38,11 +38,6 @@ async function start(args: string[]): Promise<{ child: ChildProcess; url: string
   return { child, url: `http://127.0.0.1:${port}` }
 }
 
-/** CPU seconds (user + system) the process has used, from /proc/PID/stat. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime (fields 14, 15) in clock ticks of 1/100 s
-}
 
 /** One GET; resolves with the body's byte length (the client neither parses nor decompresses: its CPU is the server's too). */
 function get(agent: Agent, url: string, key: string, encoding: string): Promise<number> {
@@ -70,7 +65,7 @@ async function pull(server: { child: ChildProcess; url: string }, symbols: reado
   for (let i = 0; i < symbols.length; i += PER_REQUEST) batches.push(symbols.slice(i, i + PER_REQUEST).join(','))
   let next = 0
   let bytes = 0
-  const cpu0 = cpuSeconds(server.child.pid!)
+  const cpu0 = cpuMs(server.child.pid!) / 1000
   const t0 = performance.now()
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
@@ -81,12 +76,11 @@ async function pull(server: { child: ChildProcess; url: string }, symbols: reado
     }),
   )
   const ms = performance.now() - t0
-  const cores = (cpuSeconds(server.child.pid!) - cpu0) / (ms / 1000)
+  const cores = (cpuMs(server.child.pid!) / 1000 - cpu0) / (ms / 1000)
   agent.destroy()
   return { ms, cores, bytes }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 const stop = async (c: ChildProcess) => {
   c.kill('SIGTERM')
   await once(c, 'exit')
@@ -108,7 +102,7 @@ try {
     await pull(inThread, market.symbols.slice(0, 200), market.key, 'identity') // warm-up: JIT, page cache
     await pull(pooled, market.symbols.slice(0, 200), market.key, 'identity')
     for (let round = 0; round < ROUNDS; round++) for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, market.symbols, market.key, encoding))
-    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+    const load = loadAverage()
     console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
     // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server.
     row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'MB sent', 'vs baseline')
@@ -145,7 +139,7 @@ try {
     if (m.non2xx > 0) throw new Error(`W1: ${m.non2xx} non-2xx answers`)
     rps.mdq.push(m.requests.average)
   }
-  const w1Load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  const w1Load = loadAverage()
   console.log(`\nW1 cached (latest 100 daily bars, forward), 32 connections, ${ROUNDS} alternating rounds of ${SECONDS} s, medians; load ${w1Load}`)
   row('server', 'req/s', 'vs bare')
   row('bare node:http (same bytes)', median(rps.bare).toFixed(0), '1.00')

@@ -3,7 +3,6 @@
 // workers write for a bulk pull (full-market store, 2 symbols x 20 years of forward-adjusted daily
 // bars a piece), beside the time it takes to compute that JSON. Alternating rounds, medians.
 // Run: npm run bench -- deflate   (BENCH_ROUNDS=5; MDQ_BENCH_SYMBOLS as for the bulk bench)
-import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { constants as zlib, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib'
 import { GZIP_LEVEL, PIECE_DEFLATE } from '../src/api/compression.js'
@@ -12,11 +11,10 @@ import { batchPieces } from '../src/api/query-runner.js'
 import { openStores } from '../src/cli/open-stores.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
 import { fullMarketStore } from './full-market-store.js'
-import { row } from './measure.js'
+import { loadAverage, median, row } from './measure.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const PIECES = 10
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 
 const market = await fullMarketStore()
 const { market: store, keys } = await openStores({ store: market.db, create: false })
@@ -60,7 +58,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 await store.close()
 
-const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+const load = loadAverage()
 console.log(`\ndeflating a worker's piece: ${PIECES} pieces of 2 symbols x up to 10,000 daily bars, forward (${(plain / 1e6).toFixed(1)} MB of JSON); median of ${ROUNDS} rounds; load ${load}`)
 row('step', 'ms', 'MB/s', 'bytes out', 'vs compute')
 const computeMs = median(times.compute)

@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import { RedisServer } from '../test/helpers/redis.js'
 import { redisServer } from '../test/helpers/requirements.js'
 import { buildBenchStore } from './bench-store.js'
-import { row } from './measure.js'
+import { median, row } from './measure.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = 32
@@ -117,7 +117,6 @@ try {
       results[v].push(r)
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
   console.log(`\nlimiter cost on W1: ${ROUNDS} alternating rounds of ${Math.max(2, Math.round(SECONDS / 2))} s, medians`)
   row('variant', '', 'req/s', 'p50 ms', 'p99 ms', '', 'vs no limiter')
   const base = median(results[0].map((r) => r.requests.average))

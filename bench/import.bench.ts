@@ -5,7 +5,7 @@
 // BENCH_IMPORT_ROUNDS rounds (default 3), the load average printed with each.
 import { execFileSync } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { once } from 'node:events'
@@ -13,7 +13,7 @@ import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { runWithPeakRss } from '../test/helpers/peak-rss.js'
-import { rate, row } from './measure.js'
+import { loadAverage, rate, row } from './measure.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
 const ROUNDS = Number(process.env.BENCH_IMPORT_ROUNDS ?? 3)
@@ -74,7 +74,6 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-const load = () => loadavg().map((l) => l.toFixed(1)).join(' ')
 
 try {
   console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
@@ -96,7 +95,7 @@ try {
     if (run.status !== 0) throw new Error(`import failed: ${run.stderr}`)
     out = run.stdout
     peakMb.push(run.peakRssBytes / 2 ** 20)
-    row(String(round), baseMs.at(-1)!.toFixed(0), importMs.at(-1)!.toFixed(0), rate(ROWS, importMs.at(-1)!), `${peakMb.at(-1)!.toFixed(0)} MB`, load())
+    row(String(round), baseMs.at(-1)!.toFixed(0), importMs.at(-1)!.toFixed(0), rate(ROWS, importMs.at(-1)!), `${peakMb.at(-1)!.toFixed(0)} MB`, loadAverage())
   }
   // Size on disk once the WAL is folded in.
   const store = SqliteMarketStore.open(db)
@@ -111,7 +110,7 @@ try {
   row('baseline: read + split lines', base.toFixed(0), rate(ROWS, base), '1.00', '')
   row('mdq import bars (whole CLI)', imported.toFixed(0), rate(ROWS, imported), (imported / base).toFixed(2), `${peak.toFixed(0)} MB`)
   const goal = (met: boolean) => (met ? 'met' : 'MISSED')
-  console.log(`goal >= 1M rows/s: ${goal(ROWS / (imported / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peak <= 512)} (load average at the end ${load()})`)
+  console.log(`goal >= 1M rows/s: ${goal(ROWS / (imported / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peak <= 512)} (load average at the end ${loadAverage()})`)
   console.log(out.trim())
   console.log(`CSV ${(size / ROWS).toFixed(1)} bytes/row; store ${(dbBytes / 1e6).toFixed(1)} MB = ${(dbBytes / ROWS).toFixed(1)} bytes/bar on disk (after checkpoint + VACUUM)`)
 } finally {

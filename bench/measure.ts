@@ -1,4 +1,6 @@
-/** @module Tiny timing helpers for the benches: best of N runs, rates, printed rows. */
+/** @module Tiny timing helpers for the benches: best of N runs, medians, a process's CPU, the load average, rates, printed rows. */
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
 
 /** Best wall time in ms of `runs` calls (after one warm-up), so noise from a shared machine counts less. */
@@ -21,3 +23,19 @@ export function rate(items: number, ms: number): string {
 export function row(...cells: (string | number)[]): void {
   console.log(cells.map((c, i) => String(c).padEnd(i === 0 ? 40 : 12)).join(''))
 }
+
+/** The middle value (the upper one of an even count). */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+
+/**
+ * CPU ms (user + system) a process has used so far, from /proc/PID/stat in clock ticks (USER_HZ: 100
+ * on every Linux architecture Node runs on): a server's CPU per request moves far less with the
+ * machine's load than its wall-clock latency does.
+ */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime (fields 14, 15)
+}
+
+/** The 1, 5 and 15 minute load averages, printed beside every figure. */
+export const loadAverage = (): string => loadavg().map((l) => l.toFixed(1)).join(' ')

@@ -5,7 +5,7 @@
 // MDQ_BENCH_STORE_READS=1000 for steadier p99s)
 import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs'
-import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { allocBars, type Bars } from '../src/domain/bars.js'
@@ -19,7 +19,7 @@ import { ClickHouseStores, parseClickHouseUrl } from '../src/store/clickhouse/cl
 import type { MarketStore } from '../src/store/market-store.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
-import { rate, row } from './measure.js'
+import { loadAverage, rate, row } from './measure.js'
 
 const ROWS = Number(process.env.MDQ_BENCH_STORE_ROWS ?? 10_000_000)
 const SYMBOLS = ['600000.SH', '600519.SH', '601398.SH', '601988.SH']
@@ -130,7 +130,7 @@ try {
   const { market: ch, keys } = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('bench')))
   const chMs = await importAll(ch)
   row('import 1m bars (rows/s)', rate(ROWS, sqliteMs).padEnd(20), rate(ROWS, chMs))
-  console.log(`  (load average after the imports: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${availableParallelism()} cores)`)
+  console.log(`  (load average after the imports: ${loadAverage()} on ${availableParallelism()} cores)`)
 
   await sqlite.close() // checkpoints the WAL into the file
   const vacuum = new Database(db) // as the import bench measures it: after VACUUM
@@ -150,12 +150,12 @@ try {
   const { market: chNoDaily, keys: keysNoDaily } = await ClickHouseStores.open({ ...parseClickHouseUrl(server.storeUrl('bench')), dailyCacheBytes: 0 })
   row('', 'SQLite'.padEnd(20), 'ClickHouse'.padEnd(20), 'ClickHouse, daily cache off')
   // Other processes share this machine: the load beside the read figures says how much.
-  console.log(`load average before the reads: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
+  console.log(`load average before the reads: ${loadAverage()}`)
   for (const [label, period, count] of [['100 daily bars', '1d', 100], ['10,000 1m bars', '1m', 10_000], ['10,000 60m bars', '60m', 10_000]] as const) {
     const [a, b, c] = await latencies([sqliteReader, ch, chNoDaily], period, count, first, last)
     row(`readKlines ${label}`, a.padEnd(20), b.padEnd(20), c)
   }
-  console.log(`load average after the reads: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
+  console.log(`load average after the reads: ${loadAverage()}`)
   await sqliteReader.close()
   await Promise.all([keysNoDaily.close(), chNoDaily.close()])
   await keys.close()

@@ -6,7 +6,7 @@
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +22,7 @@ import { seededRandom } from '../src/demo/demo-data.js'
 import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
 import { anyOf, captureBodies, fixedPaths } from './captured-paths.js'
 import { walk } from './full-market-store.js'
-import { row } from './measure.js'
+import { cpuMs, median, row } from './measure.js'
 import { aggregatingOnRead } from '../test/helpers/aggregating-on-read.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21)
@@ -38,7 +38,6 @@ const DAYS = 2600 // x 240 CN minutes = 624,000 1m bars: 10,400 60m bars
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-uncached-'))
 const db = join(dir, 'uncached.db')
 const here = import.meta.dirname
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
 
 async function buildStore(): Promise<{ key: string; minutes: number[] }> {
@@ -109,15 +108,6 @@ async function load(base: string, key: string, path: () => string, seconds = SEC
   return { lat, perS: (lat.length / (performance.now() - t0)) * 1000 }
 }
 
-/**
- * CPU ms a child process has used so far (Linux /proc, clock ticks): a server's CPU per request
- * moves far less with the machine's load than its wall-clock latency does.
- */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
-}
-const CLOCK_TICKS = 100 // USER_HZ: 100 on every Linux architecture Node runs on
 
 const children: ChildProcess[] = []
 try {

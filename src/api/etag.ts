@@ -5,7 +5,6 @@ import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
 import { acceptedEncoding, compress, compressOptions } from './compression.js'
-import { matchesTag } from './fast-answers.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
@@ -22,6 +21,11 @@ function requestDigest(req: FastifyRequest): string {
   const digest = createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 22)
   if (req.method === 'GET') digests.set(req.url, digest)
   return digest
+}
+
+/** Whether If-None-Match holds `tag` (or `*`): the full path's test and the fast path's (fast-answers.ts). */
+export function matchesTag(header: string | undefined, tag: string): boolean {
+  return header !== undefined && header.split(',').some((t) => t.trim() === tag || t.trim() === '*')
 }
 
 /**

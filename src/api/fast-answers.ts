@@ -16,6 +16,7 @@ import type { HttpLimits } from './http-limits.js'
 import type { Metrics } from './observability.js'
 import type { PerTurn } from './per-turn.js'
 import { carryOutcome, outcomeNow, plainAllow, rateLimitHeaders, takeOutcome, type Outcome, type RateLimitOptions } from './rate-limit.js'
+import { matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -60,11 +61,6 @@ export interface FastAnswersOptions {
   readonly log: FastifyBaseLogger
   /** True once the app is closing: then Fastify answers (503). */
   readonly closing: () => boolean
-}
-
-/** Whether If-None-Match holds `tag` (or `*`): the full path's test and this one's. */
-export function matchesTag(header: string | undefined, tag: string): boolean {
-  return header !== undefined && header.split(',').some((t) => t.trim() === tag || t.trim() === '*')
 }
 
 const heldKey = (url: string | undefined, acceptEncoding: string | undefined) => `${url}\n${acceptEncoding ?? ''}`

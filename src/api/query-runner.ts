@@ -85,6 +85,14 @@ export async function* batchPieces<T extends Buffer | string>(store: MarketStore
   }
 }
 
+/** The bytes of any task (an answer, or a batch group's members) as Buffers: what a worker computes, and the pool's main-thread fallback. */
+export async function taskPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask | BatchTask): Promise<Buffer[]> {
+  if (task.kind === 'klines' || task.kind === 'intraday') return [await answerBytes(store, contexts, task)]
+  const pieces: Buffer[] = []
+  for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
+  return pieces
+}
+
 /** Today's path: every task in the main thread. */
 export function inThreadRunner(store: MarketStore, contexts: SymbolContexts): QueryRunner {
   return {

@@ -2,8 +2,7 @@
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
-import { JsonBytes } from '../api/json-bytes.js'
-import { answerBytes, batchPieces, fromErrorData, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { fromErrorData, taskPieces, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
@@ -38,12 +37,7 @@ export function batchGroups(task: BatchTask, workers: number): BatchTask[] {
 }
 
 /** A task's bytes computed in the main thread, as a worker would have computed them. */
-async function inMainThread(store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> {
-  if (task.kind === 'klines' || task.kind === 'intraday') return answerBytes(store, contexts, task)
-  const pieces: Buffer[] = []
-  for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
-  return Buffer.concat(pieces)
-}
+const inMainThread = async (store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> => Buffer.concat(await taskPieces(store, contexts, task))
 
 /** A worker's bytes as a Buffer over the moved memory, not a copy. */
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)

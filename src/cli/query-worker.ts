@@ -1,9 +1,8 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
-import { JsonBytes } from '../api/json-bytes.js'
 import { deflatePiece } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
-import { answerBytes, batchPieces, errorData, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -75,10 +74,8 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
     const { store, contexts } = await opened
     const before = await store.dataVersion()
-    const pieces: Buffer[] = []
-    if (task.kind === 'klines' || task.kind === 'intraday') pieces.push(await answerBytes(store, contexts, task))
+    const pieces = await taskPieces(store, contexts, task)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
-    else for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
     const piece = task.deflate ? deflatePiece(Buffer.concat(pieces)) : undefined
     const bytes = own(piece ? [piece.deflated] : pieces)
     const after = await store.dataVersion()

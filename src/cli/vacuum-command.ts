@@ -28,12 +28,9 @@ export function registerVacuum(program: Command): void {
       if (!Number.isFinite(graceMs) || graceMs < 0) throw new MdqError('BAD_PARAM', `--grace '${o.grace}' must be a number of seconds >= 0`)
       await withStores({ ...urls, create: false }, async ({ market }) => {
         // SQLite rolls an unfinished import back itself: nothing is ever left to remove.
-        if (!canVacuum(market)) {
-          process.stdout.write(`${displayStore(urls.store)}: removed the rows of 0 unfinished import(s)\n`)
-          return
-        }
-        const removed = await market.vacuum({ graceMs })
+        const removed = canVacuum(market) ? await market.vacuum({ graceMs }) : 0
         process.stdout.write(`${displayStore(urls.store)}: removed the rows of ${removed} unfinished import(s)\n`)
+        if (!canVacuum(market)) return
         const c = await market.compact({ graceMs })
         process.stdout.write(
           `${displayStore(urls.store)}: removed ${c.supersededRows} superseded and ${c.hiddenRows} deleted row(s), ${c.tombstones} tombstone(s)${c.pending ? ' (removals still running: the tombstones go on a later vacuum)' : ''}\n`,

@@ -55,7 +55,7 @@ function sumAmounts(amount: Float64Array, bucketStart: Float64Array, out: Float6
     const first = i
     const start = bucketStart[i]
     while (i < n && bucketStart[i] === start) i++
-    const e = exactExponent(amount.subarray(first, i), 0, 9, Number.MAX_SAFE_INTEGER, scaled.subarray(first, i))
+    const e = exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER, scaled, first, i)
     out[j] = e === undefined ? floatSum(amount, first, i) : exactSum(scaled, first, i, e)
   }
 }

@@ -32,12 +32,14 @@ export const unscale = (r: number, e: number): number => (e >= 0 ? r / pow10(e) 
  * The smallest exponent e in [minExp, maxExp] with every value exactly v = r / 10^e for an integer
  * |r| < 2^51 (so 10.01 has e = 2, a multiple of 10,000 e = -4), or undefined (e.g. for pi, -0, NaN).
  * `scaled`, when given, receives each r at that e (the pass that proves e computes them anyway).
+ * `from`/`to`: the part of `values` to look at (a bucket of a series: no subarray per bucket); `scaled`
+ * is indexed as `values` is.
  */
-export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, maxScaled = MAX_SCALED, scaled?: Float64Array): number | undefined {
+export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, maxScaled = MAX_SCALED, scaled?: Float64Array, from = 0, to = values.length): number | undefined {
   next: for (let e = minExp; e <= maxExp; e++) {
     // scale() and unscale() inlined: this runs over every column of every chunk written.
     const p = pow10(e)
-    for (let i = 0; i < values.length; i++) {
+    for (let i = from; i < to; i++) {
       const v = values[i]
       let r: number
       if (e > 0) {

@@ -3,10 +3,14 @@ import { barCount, type Bars } from './bars.js'
 import type { ExFactorEvent } from './ex-factors.js'
 import type { Zone } from './time-zone.js'
 
-/** Product of the ex-factors of events with lo < timestamp <= hi (events ascending). */
-export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: number): number {
+/**
+ * Product of the ex-factors of events with lo < timestamp <= hi (events ascending), from 1 in
+ * ascending order; `from`: an index before which every event is at or before lo (a caller walking
+ * bars in order passes its own, so the whole fill is O(n + events)).
+ */
+export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: number, from = 0): number {
   let f = 1
-  for (const e of events) if (e.timestamp > lo && e.timestamp <= hi) f *= e.exFactor
+  for (let k = from; k < events.length && events[k].timestamp <= hi; k++) if (events[k].timestamp > lo) f *= events[k].exFactor
   return f
 }
 
@@ -30,10 +34,7 @@ export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[]
       continue
     }
     while (next < events.length && events[next].timestamp <= prevTs) next++
-    // The product in the order factorBetween takes it (from 1, ascending), so the same double.
-    let f = 1
-    for (let k = next; k < events.length && events[k].timestamp <= timestamp[i]; k++) f *= events[k].exFactor
-    prevClose[i] = prevRaw / f
+    prevClose[i] = prevRaw / factorBetween(events, prevTs, timestamp[i], next)
   }
   return { ...daily, prevClose }
 }

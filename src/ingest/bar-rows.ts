@@ -10,8 +10,11 @@ import { ImportError } from './import-error.js'
 /** What reading rows needs of the import's options (plain data: it crosses to a worker). */
 export interface BarRowOptions {
   readonly period: StoredPeriod
+  /** For files without a symbol column. */
   readonly symbol?: string
+  /** Whether minute times are bar starts or bar ends (end-stamped 09:31 is the 09:30 bar). */
   readonly stamp: 'start' | 'end'
+  /** Prices (not amount) are divided by this, e.g. 10000 for LEAN's deci-cents. */
   readonly priceScale: number
   readonly outsideSessions: 'abort' | 'skip'
 }

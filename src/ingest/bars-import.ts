@@ -2,7 +2,6 @@
 import { allocBars, BAR_FIELDS, barCount, mergeBars, sliceBars, withoutRange, type Bars } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
-import type { StoredPeriod } from '../domain/period.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { barBlocks, barColumns, type BarRowOptions } from './bar-rows.js'
 import { barBlocksOnThread } from './bar-rows-thread.js'
@@ -10,15 +9,7 @@ import type { CsvFile } from './csv-reader.js'
 import type { ImportProgress } from './import-file.js'
 import { BarSpill } from './spill.js'
 
-export interface BarImportOptions {
-  readonly period: StoredPeriod
-  /** For files without a symbol column. */
-  readonly symbol?: string
-  /** Whether minute times are bar starts or bar ends (end-stamped 09:31 is the 09:30 bar). */
-  readonly stamp: 'start' | 'end'
-  /** Prices (not amount) are divided by this, e.g. 10000 for LEAN's deci-cents. */
-  readonly priceScale: number
-  readonly outsideSessions: 'abort' | 'skip'
+export interface BarImportOptions extends BarRowOptions {
   /** Record close[d-1] / prev_close[d] wherever prev_close differs from the previous close. */
   readonly deriveExFactors: boolean
   /** The file's bars replace the stored ones of each of its symbols in the file's time range of that symbol. */

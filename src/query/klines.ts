@@ -107,14 +107,14 @@ async function fillPrevClose(
   // Minute bars: a day's first bar takes that day's daily prev_close when there is a daily bar.
   const zone = market.zone
   // The days' bars and one more before them in one read (the window's days are at most `days` bars):
-  // a bar before the first day is there only as the bar before, so its own prev_close is never used.
+  // a bar before the first day is there only as the bar before, so its own prev_close is never used;
+  // fewer than `days + 1` bars means there is no bar before them to read.
   const firstDay = zone.localDay(raw.timestamp[0])
   const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
   const daily = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
   const dayPrevClose = new Map<number, number>()
   if (barCount(daily)) {
-    const leading = daily.timestamp[0] < zone.midnightUtc(firstDay)
-    const dailyFilled = leading ? fillDailyPrevClose(daily, events) : await fillPrevClose(store, symbol, '1d', daily, events, market)
+    const dailyFilled = fillDailyPrevClose(daily, events)
     for (let i = 0; i < barCount(dailyFilled); i++) dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
   }
   return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)

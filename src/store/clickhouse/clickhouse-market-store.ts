@@ -25,17 +25,19 @@ export const DEFAULT_GRACE_MS = 120_000
 const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_000 }
 const SLACK_MS = 10 * 86_400_000
 /**
- * Daily histories held in memory per data version: a minute read is followed by two daily reads (the
- * days' prev_close and the day before), each a round trip of several ms, while a whole daily history
- * is one granule on the server (a few thousand rows, 64 bytes each here).
- */
-/**
  * Between these many bars a read ships its whole window (a few more rows) instead of having the server
  * sort and cut it; bigger reads come in several blocks read in parallel, out of order, so the server sorts.
  */
 const WHOLE_WINDOW_LIMITS = [1000, 50_000] as const
-const BAR_COLUMNS = 'ts, pscale, open, high, low, close, prev_close, vscale, volume, amount'
-export const DAILY_CACHE_BYTES = 64 * 1024 * 1024
+/** The value columns of a bar as read (the newest import's, per timestamp, when imports overlap). */
+const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volume, amount'
+const READ_COLUMNS = `ts, ${VALUE_COLUMNS}`
+/**
+ * Daily histories held in memory per data version: a minute read is followed by two daily reads (the
+ * days' prev_close and the day before), each a round trip of several ms, while a whole daily history
+ * is one granule on the server (a few thousand rows, 64 bytes each here).
+ */
+const DAILY_CACHE_BYTES = 64 * 1024 * 1024
 const BYTES_PER_BAR = 8 * 8
 
 type InstrumentTuple = [string, string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number | null, string | null, number | null]
@@ -111,18 +113,18 @@ export class ClickHouseMarketStore implements MarketStore {
         if (overlapping(hit, start, to)) {
           bars = decodeBars(
             await this.#t.entry.bytes(`SELECT * FROM (SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
-               SELECT ts, argMax((pscale, open, high, low, close, prev_close, vscale, volume, amount), (import_id, seq)) AS r
+               SELECT ts, argMax((${VALUE_COLUMNS}), (import_id, seq)) AS r
                FROM bars WHERE ${range} GROUP BY ts ORDER BY ts DESC LIMIT ${sql.int(q.limit)})) ORDER BY ts FORMAT RowBinary`),
           )
         } else if (q.limit >= WHOLE_WINDOW_LIMITS[0] && q.limit <= WHOLE_WINDOW_LIMITS[1]) {
           // A plain range scan, ordered and cut here: the window holds little more than `limit` rows, and
           // sorting them on the server cost more than shipping them (bench/store.bench.ts). Decompressed
           // blocks are kept in the server's uncompressed cache for the next read of the same hot range.
-          const rows = decodeBars(await this.#t.entry.bytes(`SELECT ${BAR_COLUMNS} FROM bars WHERE ${range} SETTINGS use_uncompressed_cache = 1 FORMAT RowBinary`))
+          const rows = decodeBars(await this.#t.entry.bytes(`SELECT ${READ_COLUMNS} FROM bars WHERE ${range} SETTINGS use_uncompressed_cache = 1 FORMAT RowBinary`))
           bars = newest(sortedByTime(rows), q.limit)
         } else {
           bars = decodeBars(
-            await this.#t.entry.bytes(`SELECT * FROM (SELECT ${BAR_COLUMNS} FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}) ORDER BY ts FORMAT RowBinary`),
+            await this.#t.entry.bytes(`SELECT * FROM (SELECT ${READ_COLUMNS} FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}) ORDER BY ts FORMAT RowBinary`),
           )
         }
       }

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { Topology } from './schema.js'
+import { hiddenBy } from './snapshot.js'
 
 export interface CompactionReport {
   /** Committed rows removed because a newer committed row of their key exists. */
@@ -22,8 +23,8 @@ interface Tomb {
   kind: 'bars' | 'ex_factors' | 'instruments'
   symbol: string
   period: string
-  from: string
-  to: string
+  fromTs: string
+  toTs: string
   importId: string
   seq: string
 }
@@ -37,11 +38,10 @@ const META_KEYS = [
 
 const version = (id: string, seq: string) => `(${sql.int(id)}, ${sql.int(seq)})`
 
-/** `(kind-specific columns) AND (import_id, seq) < (D, q)`: the rows tombstone `t` hides. */
+/** The rows tombstone `t` hides in a table: its key's columns, then the readers' own predicate (snapshot.ts). */
 function hides(t: Tomb, withTs: boolean, withPeriod: boolean): string {
-  const range = withTs ? ` AND ts >= ${sql.int(t.from)} AND ts <= ${sql.int(t.to)}` : ''
   const period = withPeriod ? ` AND period = ${sql.str(t.period)}` : ''
-  return `(symbol = ${sql.str(t.symbol)}${period}${range} AND (import_id, seq) < ${version(t.importId, t.seq)})`
+  return `(symbol = ${sql.str(t.symbol)}${period} AND ${hiddenBy(t, withTs ? 'ts' : null)})`
 }
 
 /**
@@ -64,7 +64,7 @@ export async function compact(t: Topology, { graceMs, waitMs = 600_000 }: { grac
   const C = `import_id IN (${sql.list(committed)})`
   const O = `import_id IN (${sql.list(old)})`
   const tombs = (await meta.rows(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${O}`)).map(
-    ([kind, symbol, period, from, to, importId, seq]): Tomb => ({ kind: kind as Tomb['kind'], symbol: symbol!, period: period!, from: from!, to: to!, importId: importId!, seq: seq! }),
+    ([kind, symbol, period, from, to, importId, seq]): Tomb => ({ kind: kind as Tomb['kind'], symbol: symbol!, period: period!, fromTs: from!, toTs: to!, importId: importId!, seq: seq! }),
   )
 
   let supersededRows = 0

@@ -53,17 +53,19 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
 }
 
 /**
- * `AND NOT (...)` for each tombstone of a key: it hides the rows of older imports (and of earlier
- * operations of its own import) in its range, so a delete then a put in one import keeps the put.
+ * The rows a tombstone hides: those of older imports (and of earlier operations of its own import)
+ * in its range (when `tsColumn` is given), so a delete then a put in one import keeps the put. Reads
+ * leave them out (tombstoneFilter) and vacuum removes them (compaction.ts): one predicate for both.
  */
+export function hiddenBy(t: { readonly fromTs: number | string; readonly toTs: number | string; readonly importId: string; readonly seq: number | string }, tsColumn: string | null): string {
+  const range = tsColumn === null ? '' : `${tsColumn} >= ${sql.int(t.fromTs)} AND ${tsColumn} <= ${sql.int(t.toTs)} AND `
+  return `${range}(import_id, seq) < (${sql.int(t.importId)}, ${sql.int(t.seq)})`
+}
+
+/** `AND NOT (...)` for each tombstone of a key. */
 export function tombstoneFilter(list: readonly Tombstone[] | undefined, tsColumn: string | null): string {
   if (!list) return ''
-  return list
-    .map((t) => {
-      const range = tsColumn === null ? '' : `${tsColumn} >= ${sql.int(t.fromTs)} AND ${tsColumn} <= ${sql.int(t.toTs)} AND `
-      return ` AND NOT (${range}(import_id, seq) < (${sql.int(t.importId)}, ${sql.int(t.seq)}))`
-    })
-    .join('')
+  return list.map((t) => ` AND NOT (${hiddenBy(t, tsColumn)})`).join('')
 }
 
 /** The committed spans of one series, oldest import first. */
