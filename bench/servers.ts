@@ -1,0 +1,46 @@
+/** @module Child servers for the benches: `mdq serve` or the bare baseline, started on a free port and stopped by PID. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+
+export interface Server {
+  readonly child: ChildProcess
+  readonly url: string
+}
+
+const here = import.meta.dirname
+/** The built CLI, and bench/bare-server.ts, as paths a child process runs. */
+export const mdqBin = join(here, '..', '..', 'bin', 'mdq.js')
+export const bareServer = join(here, 'bare-server.js')
+
+/**
+ * Runs `node ...args` and resolves once it prints the port it listens on (mdq's log line, or the
+ * bare server's lone port number); rejects if it exits first.
+ */
+export function startServer(args: readonly string[]): Promise<Server> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`${args[0]} exited (${code}) before listening: ${out}`))
+    child.once('exit', onExit)
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d
+      const m = /127\.0\.0\.1:(\d+)/.exec(out) ?? /^(\d+)\s*$/m.exec(out)
+      if (!m) return
+      child.off('exit', onExit)
+      child.stdout!.removeAllListeners('data')
+      child.stdout!.resume()
+      resolve({ child, url: `http://127.0.0.1:${m[1]}` })
+    })
+  })
+}
+
+/** `mdq --db <db> serve` on a free port, with its flags. */
+export const startMdq = (db: string, flags: readonly string[] = []): Promise<Server> => startServer([mdqBin, '--db', db, 'serve', '--port', '0', ...flags])
+
+/** Stops a child server and waits for it to exit. */
+export async function stopServer(server: Server): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return
+  server.child.kill('SIGTERM')
+  await once(server.child, 'exit')
+}
