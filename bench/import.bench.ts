@@ -3,6 +3,9 @@
 // Baseline in the same run: reading the same file with fs and splitting it into lines. Prints the
 // import's rows/s and the peak RSS of its process (goals: >= 1M rows/s, <= 512 MB), as medians of
 // BENCH_IMPORT_ROUNDS rounds (default 3), the load average printed with each.
+// BENCH_IMPORT_ORDER=minute writes the rows interleaved minute by minute over the symbols (as a
+// vendor's whole-market 1m file comes), instead of one symbol after another; BENCH_IMPORT_SYMBOLS
+// sets the symbol count (default 40).
 import { execFileSync } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,45 +16,63 @@ import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { runWithPeakRss } from '../test/helpers/peak-rss.js'
-import { loadAverage, rate, row } from './measure.js'
+import { loadAverage, median, rate, row } from './measure.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
 const ROUNDS = Number(process.env.BENCH_IMPORT_ROUNDS ?? 3)
-const SYMBOLS = 40
+const SYMBOLS = Number(process.env.BENCH_IMPORT_SYMBOLS ?? 40)
+const BY_MINUTE = process.env.BENCH_IMPORT_ORDER === 'minute'
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-import-'))
 const csv = join(dir, 'bars.csv')
 const db = join(dir, 'bench.db')
 
+/** One symbol's 1m rows: a cent random walk, one line per call. */
+function symbolRows(s: number): (time: number) => string {
+  const symbol = `${String(600000 + s).padStart(6, '0')}.SH`
+  let price = 10 + s
+  let k = 0
+  return (time) => {
+    const open = price
+    price = Math.max(1, Math.round((price + (((k * 7919) % 7) - 3) / 100) * 100) / 100)
+    const high = Math.max(open, price) + 0.01
+    const low = Math.min(open, price) - 0.01
+    const volume = 100 + ((k++ * 31) % 900)
+    return `${symbol},${time},${open.toFixed(2)},${high.toFixed(2)},${low.toFixed(2)},${price.toFixed(2)},${volume},${(volume * 100 * price).toFixed(2)}`
+  }
+}
+
+/** The session minutes of SH trading days from 2010-01-04 on, as UTC ms, `n` of them. */
+function* minutes(n: number): Generator<number> {
+  const sh = MARKETS.SH
+  for (let d = daysFromCivil(2010, 1, 4), k = 0; ; d++) {
+    if (isoWeekday(d) >= 5) continue
+    const midnight = sh.zone.midnightUtc(d)
+    for (const session of sh.sessions) for (let m = session.open; m < session.close; m++, k++) {
+      if (k === n) return
+      yield midnight + m * 60_000
+    }
+  }
+}
+
 async function generate(): Promise<void> {
   const out = createWriteStream(csv)
   out.write('symbol,time,open,high,low,close,volume,amount\n')
-  const sh = MARKETS.SH
-  const perSymbol = Math.ceil(ROWS / SYMBOLS)
-  let written = 0
-  for (let s = 0; s < SYMBOLS && written < ROWS; s++) {
-    const symbol = `${String(600000 + s).padStart(6, '0')}.SH`
-    let price = 10 + s
-    let lines: string[] = []
-    for (let d = daysFromCivil(2010, 1, 4), k = 0; k < perSymbol && written < ROWS; d++) {
-      if (isoWeekday(d) >= 5) continue
-      const midnight = sh.zone.midnightUtc(d)
-      for (const session of sh.sessions) {
-        for (let m = session.open; m < session.close && k < perSymbol && written < ROWS; m++, k++, written++) {
-          const open = price
-          price = Math.max(1, Math.round((price + (((k * 7919) % 7) - 3) / 100) * 100) / 100)
-          const high = Math.max(open, price) + 0.01
-          const low = Math.min(open, price) - 0.01
-          const volume = 100 + ((k * 31) % 900)
-          lines.push(`${symbol},${midnight + m * 60_000},${open.toFixed(2)},${high.toFixed(2)},${low.toFixed(2)},${price.toFixed(2)},${volume},${(volume * 100 * price).toFixed(2)}`)
-          if (lines.length === 10_000) {
-            if (!out.write(lines.join('\n') + '\n')) await once(out, 'drain')
-            lines = []
-          }
-        }
-      }
-    }
-    if (lines.length && !out.write(lines.join('\n') + '\n')) await once(out, 'drain')
+  let lines: string[] = []
+  const emit = async (line: string) => {
+    lines.push(line)
+    if (lines.length < 10_000) return
+    if (!out.write(lines.join('\n') + '\n')) await once(out, 'drain')
+    lines = []
   }
+  const perSymbol = Math.ceil(ROWS / SYMBOLS)
+  const walks = Array.from({ length: SYMBOLS }, (_, s) => symbolRows(s))
+  let written = 0
+  if (BY_MINUTE) {
+    for (const time of minutes(perSymbol)) for (const walk of walks) if (written++ < ROWS) await emit(walk(time))
+  } else {
+    for (const walk of walks) for (const time of minutes(perSymbol)) if (written++ < ROWS) await emit(walk(time))
+  }
+  if (lines.length && !out.write(lines.join('\n') + '\n')) await once(out, 'drain')
   out.end()
   await once(out, 'finish')
 }
@@ -67,16 +88,8 @@ async function readLinesBaseline(): Promise<number> {
   return n
 }
 
-/** The middle value (the mean of the two middle ones for an even count). */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
-
-
 try {
-  console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
+  console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols ${BY_MINUTE ? 'interleaved minute by minute' : 'one after another'}, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
   await generate()
   const size = statSync(csv).size
   const baseMs: number[] = []

@@ -98,7 +98,28 @@ export function rowsOfBars(bars: Bars): BarRow[] {
   return rows
 }
 
-/** Two ascending series merged; at equal timestamps `incoming` wins. */
+/** Runs of up to this many bars are copied element by element: eight subarray views cost more than such a copy. */
+const SHORT_RUN = 16
+
+/** Copies bars [from, to) of `src` into `dst` from index `at`. */
+export function copyBars(src: Bars, from: number, to: number, dst: Bars, at: number): void {
+  if (to - from > SHORT_RUN) {
+    for (const f of BAR_FIELDS) dst[f].set(src[f].subarray(from, to), at)
+    return
+  }
+  for (let i = from; i < to; i++, at++) {
+    dst.timestamp[at] = src.timestamp[i]
+    dst.open[at] = src.open[i]
+    dst.high[at] = src.high[i]
+    dst.low[at] = src.low[i]
+    dst.close[at] = src.close[i]
+    dst.volume[at] = src.volume[i]
+    dst.amount[at] = src.amount[i]
+    dst.prevClose[at] = src.prevClose[i]
+  }
+}
+
+/** Two ascending series merged; at equal timestamps `incoming` wins. Copied in runs (appending new bars is one run of each). */
 export function mergeBars(existing: Bars, incoming: Bars): Bars {
   const a = existing.timestamp
   const b = incoming.timestamp
@@ -108,15 +129,23 @@ export function mergeBars(existing: Bars, incoming: Bars): Bars {
   let j = 0
   let k = 0
   while (i < a.length || j < b.length) {
-    const takeB = i >= a.length || (j < b.length && b[j] <= a[i])
-    const src = takeB ? incoming : existing
-    const at = takeB ? j : i
-    for (const f of BAR_FIELDS) out[f][k] = src[f][at]
-    if (takeB) {
-      if (i < a.length && a[i] === b[j]) i++
-      j++
-    } else i++
-    k++
+    if (j === b.length || (i < a.length && a[i] < b[j])) {
+      // Existing bars before the next incoming one.
+      const end = j === b.length ? a.length : lowerBound(a, b[j], i)
+      copyBars(existing, i, end, out, k)
+      k += end - i
+      i = end
+    } else {
+      // Incoming bars up to the next existing one, and the one at its time (which it replaces).
+      let end = i === a.length ? b.length : lowerBound(b, a[i], j)
+      if (i < a.length && end < b.length && b[end] === a[i]) {
+        end++
+        i++
+      }
+      copyBars(incoming, j, end, out, k)
+      k += end - j
+      j = end
+    }
   }
   return sliceBars(out, 0, k)
 }

@@ -1,5 +1,5 @@
 /** @module `mdq import bars`: CSV rows -> checked 1m/1d bars -> chunked writes inside one transaction. */
-import { allocBars, BAR_FIELDS, barCount, mergeBars, sliceBars, withoutRange, type Bars } from '../domain/bars.js'
+import { allocBars, BAR_FIELDS, barCount, copyBars, mergeBars, sliceBars, withoutRange, type Bars } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
@@ -52,7 +52,7 @@ class BarBuffer {
       for (const f of BAR_FIELDS) bigger[f].set(this.bars[f].subarray(0, this.n))
       this.bars = bigger
     }
-    for (const f of BAR_FIELDS) this.bars[f].set(src[f].subarray(from, to), this.n)
+    copyBars(src, from, to, this.bars, this.n)
     this.n = need
   }
   /** The buffered bars ascending, a later row winning over an earlier one at the same time. */

@@ -1,4 +1,4 @@
-/** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction. */
+/** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction, once, before it commits. */
 import { barCount } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { ROLLUP_PERIODS, buildRollups } from '../../domain/rollups.js'
@@ -20,6 +20,61 @@ export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs =
     deleteBarsWith(st, { symbol, period, fromMs: lo, toMs: hi })
     if (barCount(minute)) putBarsWith(st, symbol, period, buildRollups(minute, period, market))
   }
+}
+
+/** Local days rebuilt at once at commit: bounds the 1m bars held while rollups are built. */
+const SLICE_DAYS = 32
+
+/**
+ * The local days a write transaction touched with 1m puts and deletes, per symbol, rebuilt once
+ * before it commits. Rebuilding after every put costs a file interleaved minute by minute over many
+ * symbols a rebuild of the same day per small flush (an import flushes a few hundred rows of each
+ * symbol at a time); readers see only committed data, so none sees the rollups lag.
+ */
+export class TouchedDays {
+  /** Per symbol, [first, last] local days (infinite for an open bound), merged when they meet. */
+  readonly #days = new Map<string, [number, number][]>()
+
+  add(symbol: string, fromMs = -MAX_MS, toMs = MAX_MS): void {
+    if (fromMs > toMs) return
+    const zone = MARKETS[parseSymbol(symbol).exchange].zone
+    const lo = fromMs <= -MAX_MS ? -Infinity : zone.localDay(fromMs)
+    const hi = toMs >= MAX_MS ? Infinity : zone.localDay(toMs)
+    let list = this.#days.get(symbol)
+    if (!list) this.#days.set(symbol, (list = []))
+    const last = list.at(-1)
+    // Flushes of a file sorted by time touch the same or the next day: one range grows.
+    if (last && lo <= last[1] + 1 && hi >= last[0] - 1) {
+      last[0] = Math.min(last[0], lo)
+      last[1] = Math.max(last[1], hi)
+    } else list.push([lo, hi])
+  }
+
+  /** Rebuilds every touched day's rollups (SLICE_DAYS at a time) and forgets them. */
+  rebuild(st: ChunkStatements): void {
+    for (const [symbol, list] of this.#days) {
+      const zone = MARKETS[parseSymbol(symbol).exchange].zone
+      for (const [lo, hi] of merged(list)) {
+        if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
+          rebuildRollupsWith(st, symbol, Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS, Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS)
+          continue
+        }
+        for (let day = lo; day <= hi; day += SLICE_DAYS) rebuildRollupsWith(st, symbol, zone.midnightUtc(day), zone.midnightUtc(Math.min(day + SLICE_DAYS, hi + 1)) - 1)
+      }
+    }
+    this.#days.clear()
+  }
+}
+
+/** Day ranges sorted and merged where they overlap or meet. */
+function merged(list: readonly [number, number][]): [number, number][] {
+  const out: [number, number][] = []
+  for (const [lo, hi] of [...list].sort((a, b) => a[0] - b[0])) {
+    const last = out.at(-1)
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi)
+    else out.push([lo, hi])
+  }
+  return out
 }
 
 /** Migration 5's second half: rollups for every symbol with 1m bars, then the mark cleared (one transaction). */

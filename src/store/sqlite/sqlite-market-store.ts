@@ -10,7 +10,7 @@ import type { StoredUniverse } from '../../domain/universe.js'
 import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities, type StoreWriter, type WriteBatch } from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
-import { buildPendingRollups, rebuildRollupsWith } from './rollups.js'
+import { buildPendingRollups, TouchedDays } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { ChunkScrubber } from './scrub.js'
@@ -283,14 +283,21 @@ export class SqliteMarketStore implements MarketStore {
     db.exec('BEGIN IMMEDIATE')
     this.#writing = true
     let open = true
+    const touched = new TouchedDays()
     const finish = (sql: 'COMMIT' | 'ROLLBACK') => {
       if (!open) return
       open = false
       this.#writing = false
       try {
-        if (sql === 'COMMIT') st.bumpGeneration.run()
+        if (sql === 'COMMIT') {
+          touched.rebuild(st)
+          st.bumpGeneration.run()
+        }
         db.exec(sql)
         if (db === this.#db) this.#version = undefined // data_version only counts other connections' commits
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK') // a commit that failed on the way leaves the store as it was
+        throw err
       } finally {
         if (db !== this.#db) db.close()
       }
@@ -307,7 +314,7 @@ export class SqliteMarketStore implements MarketStore {
         live()
         putBarsWith(st, symbol, period, bars)
         const n = bars.timestamp.length
-        if (period === '1m' && n > 0) rebuildRollupsWith(st, symbol, bars.timestamp[0], bars.timestamp[n - 1])
+        if (period === '1m' && n > 0) touched.add(symbol, bars.timestamp[0], bars.timestamp[n - 1])
       },
       putExFactors: async (symbol, events) => {
         live()
@@ -316,7 +323,7 @@ export class SqliteMarketStore implements MarketStore {
       deleteBars: async (range) => {
         live()
         deleteBarsWith(st, range)
-        if (range.period === '1m') rebuildRollupsWith(st, range.symbol, range.fromMs, range.toMs)
+        if (range.period === '1m') touched.add(range.symbol, range.fromMs, range.toMs)
       },
       deleteExFactors: async (range) => {
         live()
