@@ -155,18 +155,32 @@ try {
     times.onRead.push(performance.now() - t)
   }
   one.destroy()
+  // One window's answer bytes in-process (read, fill, adjust, JSON): what a request costs beyond HTTP and the pool.
+  const windowTasks = windows.map((w) => ({ kind: 'klines', symbol: SYMBOL, period: '1m', range: { count: 1000, endTime: Number(/end_time=(\d+)/.exec(w)![1]), adjust: 'forward' } }) as const)
+  for (const w of windowTasks) await answerBytes(store, contexts, w)
+  const window0 = process.cpuUsage()
+  for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
+  const windowCpu = process.cpuUsage(window0)
+  const windowMs = (windowCpu.user + windowCpu.system) / 1000 / (3 * windowTasks.length)
 
   // 1m windows at 32 connections, alternating with the bare server; the server's CPU per request from /proc.
-  const mdqLoads: (WrkLoad & { cpu: number })[] = []
-  const bareLoads: (WrkLoad & { cpu: number })[] = []
+  type Measured = WrkLoad & { cpu: number; mainCpu: number }
+  const mdqLoads: Measured[] = []
+  const bareLoads: Measured[] = []
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
   await wrkLoad(mdq.base, key, loadFiles, 1) // warm-up
   await wrkLoad(bare.base, key, loadFiles, 1)
+  // The main thread's share apart (HTTP, routing, hooks, the pool's hops); the rest is the query workers and V8's GC helpers.
+  const measured = async (server: { child: ChildProcess; base: string }): Promise<Measured> => {
+    const pid = server.child.pid!
+    const cpu0 = cpuMs(pid)
+    const main0 = cpuMs(pid, pid)
+    const l = await wrkLoad(server.base, key, loadFiles, SECONDS)
+    return { ...l, cpu: cpuMs(pid) - cpu0, mainCpu: cpuMs(pid, pid) - main0 }
+  }
   for (let r = 0; r < rounds; r++) {
-    let cpu0 = cpuMs(mdq.child.pid!)
-    mdqLoads.push({ ...(await wrkLoad(mdq.base, key, loadFiles, SECONDS)), cpu: cpuMs(mdq.child.pid!) - cpu0 })
-    cpu0 = cpuMs(bare.child.pid!)
-    bareLoads.push({ ...(await wrkLoad(bare.base, key, loadFiles, SECONDS)), cpu: cpuMs(bare.child.pid!) - cpu0 })
+    mdqLoads.push(await measured(mdq))
+    bareLoads.push(await measured(bare))
   }
   await store.close()
   console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`)
@@ -178,12 +192,13 @@ try {
   row('in-process: aggregate-on-read (base)', median(times.onRead).toFixed(1), '')
   // wrk gives each load's percentiles: the median round's are printed.
   const mid = (ls: WrkLoad[], of: (l: WrkLoad) => number, digits = 1) => median(ls.map(of)).toFixed(digits)
-  const perRequest = (ls: (WrkLoad & { cpu: number })[]) => (ls.reduce((a, l) => a + l.cpu, 0) / ls.reduce((a, l) => a + l.requests, 0)).toFixed(2)
-  console.log(`random 1,000-bar 1m windows at 32 connections, loaded by wrk: the median of ${rounds} rounds of ${SECONDS} s`)
-  row('', 'p50 ms', 'p99 ms', 'req/s', 'server CPU ms/request')
+  const perRequest = (ls: Measured[], of: (l: Measured) => number) => (ls.reduce((a, l) => a + of(l), 0) / ls.reduce((a, l) => a + l.requests, 0)).toFixed(2)
+  console.log(`random 1,000-bar 1m windows at 32 connections, loaded by wrk: the median of ${rounds} rounds of ${SECONDS} s; the server's CPU ms a request, all threads and the main thread's`)
+  row('', 'p50 ms', 'p99 ms', 'req/s', 'CPU ms/req', 'main thread')
   for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads]] as const) {
-    row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls))
+    row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu), perRequest(ls, (l) => l.mainCpu))
   }
+  row('in-process: one window\'s answer bytes', '', '', '', windowMs.toFixed(2))
 } finally {
   for (const c of children) c.kill('SIGTERM')
   rmSync(dir, { recursive: true, force: true })
