@@ -2,7 +2,8 @@
 // - 10,000 60m bars (forward) from stored rollups, over HTTP and in-process, against a bare node:http
 //   server sending the same bytes and against aggregating the 624,000 1m bars on read in-process (the
 //   path a store without rollups takes);
-// - random 1,000-bar 1m windows (400 drawn once) at 32 connections against the bare server.
+// - random 1,000-bar 1m windows (400 drawn once) at 32 connections against the bare server, both loaded
+//   by wrk (bench/wrk.ts: a C client, so the shared cores go to the servers rather than to a node:http client).
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -20,9 +21,10 @@ import { SymbolContexts } from '../src/query/symbol-context.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { seededRandom } from '../src/demo/demo-data.js'
 import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
-import { anyOf, captureBodies, fixedPaths } from './captured-paths.js'
+import { captureBodies, fixedPaths } from './captured-paths.js'
 import { walk } from './full-market-store.js'
 import { cpuMs, median, row } from './measure.js'
+import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
 import { aggregatingOnRead } from '../test/helpers/aggregating-on-read.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21)
@@ -38,7 +40,6 @@ const DAYS = 2600 // x 240 CN minutes = 624,000 1m bars: 10,400 60m bars
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-uncached-'))
 const db = join(dir, 'uncached.db')
 const here = import.meta.dirname
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
 
 async function buildStore(): Promise<{ key: string; minutes: number[] }> {
   const days = tradingDays('SH', 16000, DAYS)
@@ -64,13 +65,16 @@ async function buildStore(): Promise<{ key: string; minutes: number[] }> {
 function startChild(args: string[]): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
-  child.stdout!.on('data', (d) => (out += d))
+  const keep = (d: Buffer) => (out += d)
+  child.stdout!.on('data', keep)
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)))
     const poll = setInterval(() => {
       const m = /127\.0\.0\.1:(\d+)/.exec(out) ?? /^(\d+)\s*$/m.exec(out)
       if (m) {
         clearInterval(poll)
+        // The request log lines that follow are drained, not kept: a bench that held them grew a string all run.
+        child.stdout!.off('data', keep).resume()
         resolve({ child, base: `http://127.0.0.1:${m[1]}` })
       }
     }, 20)
@@ -89,35 +93,16 @@ function get(agent: Agent, url: string, key: string): Promise<Buffer> {
   })
 }
 
-/** 32 connections, each looping requests for SECONDS; latencies in ms. */
-async function load(base: string, key: string, path: () => string, seconds = SECONDS): Promise<{ lat: number[]; perS: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 32 })
-  const lat: number[] = []
-  const end = performance.now() + seconds * 1000
-  const t0 = performance.now()
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (performance.now() < end) {
-        const t = performance.now()
-        await get(agent, base + path(), key)
-        lat.push(performance.now() - t)
-      }
-    }),
-  )
-  agent.destroy()
-  return { lat, perS: (lat.length / (performance.now() - t0)) * 1000 }
-}
-
-
 const children: ChildProcess[] = []
 try {
+  requireWrk()
   const { key, minutes } = await buildStore()
   const loadAtStart = loadavg()[0].toFixed(1)
   const mdq = await startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', '0', '--rate-limit', 'off'])
   children.push(mdq.child)
   // 400 windows drawn once; both servers answer random picks of them (the bare one with mdq's bytes).
   const windows = fixedPaths(400, 42, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`)
-  const windowPath = anyOf(windows)
+  const loadFiles = wrkFiles(dir, windows)
   const hourPath = `/v1/klines?symbol=${SYMBOL}&period=60m&count=10000&adjust=forward`
   const bodies = await captureBodies(mdq.base, key, [...windows, hourPath], join(dir, 'bodies.json'))
   const nulls = windows.map((w) => bodies[w]).filter((b) => b.includes('null')).length
@@ -170,18 +155,32 @@ try {
     times.onRead.push(performance.now() - t)
   }
   one.destroy()
+  // One window's answer bytes in-process (read, fill, adjust, JSON): what a request costs beyond HTTP and the pool.
+  const windowTasks = windows.map((w) => ({ kind: 'klines', symbol: SYMBOL, period: '1m', range: { count: 1000, endTime: Number(/end_time=(\d+)/.exec(w)![1]), adjust: 'forward' } }) as const)
+  for (const w of windowTasks) await answerBytes(store, contexts, w)
+  const window0 = process.cpuUsage()
+  for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
+  const windowCpu = process.cpuUsage(window0)
+  const windowMs = (windowCpu.user + windowCpu.system) / 1000 / (3 * windowTasks.length)
 
-  // 1m windows at 32 connections, alternating with the bare server.
-  const mdqLoads: { lat: number[]; perS: number; cpu: number }[] = []
-  const bareLoads: { lat: number[]; perS: number; cpu: number }[] = []
+  // 1m windows at 32 connections, alternating with the bare server; the server's CPU per request from /proc.
+  type Measured = WrkLoad & { cpu: number; mainCpu: number }
+  const mdqLoads: Measured[] = []
+  const bareLoads: Measured[] = []
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
-  await load(mdq.base, key, windowPath, 1) // warm-up
-  await load(bare.base, key, windowPath, 1)
+  await wrkLoad(mdq.base, key, loadFiles, 1) // warm-up
+  await wrkLoad(bare.base, key, loadFiles, 1)
+  // The main thread's share apart (HTTP, routing, hooks, the pool's hops); the rest is the query workers and V8's GC helpers.
+  const measured = async (server: { child: ChildProcess; base: string }): Promise<Measured> => {
+    const pid = server.child.pid!
+    const cpu0 = cpuMs(pid)
+    const main0 = cpuMs(pid, pid)
+    const l = await wrkLoad(server.base, key, loadFiles, SECONDS)
+    return { ...l, cpu: cpuMs(pid) - cpu0, mainCpu: cpuMs(pid, pid) - main0 }
+  }
   for (let r = 0; r < rounds; r++) {
-    let cpu0 = cpuMs(mdq.child.pid!)
-    mdqLoads.push({ ...(await load(mdq.base, key, windowPath)), cpu: cpuMs(mdq.child.pid!) - cpu0 })
-    cpu0 = cpuMs(bare.child.pid!)
-    bareLoads.push({ ...(await load(bare.base, key, windowPath)), cpu: cpuMs(bare.child.pid!) - cpu0 })
+    mdqLoads.push(await measured(mdq))
+    bareLoads.push(await measured(bare))
   }
   await store.close()
   console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`)
@@ -191,11 +190,15 @@ try {
   row('in-process: the answer bytes', median(times.bytes).toFixed(1), '', (bytesCpu / ROUNDS).toFixed(1))
   row('in-process: the bars (stored rollups)', median(times.rollups).toFixed(1), '')
   row('in-process: aggregate-on-read (base)', median(times.onRead).toFixed(1), '')
-  const all = (ls: { lat: number[] }[]) => ls.flatMap((l) => l.lat)
-  const perRequest = (ls: { lat: number[]; cpu: number }[]) => (ls.reduce((a, l) => a + l.cpu, 0) / ls.reduce((a, l) => a + l.lat.length, 0)).toFixed(2)
-  row('random 1,000-bar 1m windows, 32 conns', 'p50 ms', 'p99 ms', 'req/s', 'server CPU ms/request')
-  row('mdq', pct(all(mdqLoads), 0.5).toFixed(1), pct(all(mdqLoads), 0.99).toFixed(1), median(mdqLoads.map((l) => l.perS)).toFixed(0), perRequest(mdqLoads))
-  row('bare node:http, same bytes (baseline)', pct(all(bareLoads), 0.5).toFixed(1), pct(all(bareLoads), 0.99).toFixed(1), median(bareLoads.map((l) => l.perS)).toFixed(0), perRequest(bareLoads))
+  // wrk gives each load's percentiles: the median round's are printed.
+  const mid = (ls: WrkLoad[], of: (l: WrkLoad) => number, digits = 1) => median(ls.map(of)).toFixed(digits)
+  const perRequest = (ls: Measured[], of: (l: Measured) => number) => (ls.reduce((a, l) => a + of(l), 0) / ls.reduce((a, l) => a + l.requests, 0)).toFixed(2)
+  console.log(`random 1,000-bar 1m windows at 32 connections, loaded by wrk: the median of ${rounds} rounds of ${SECONDS} s; the server's CPU ms a request, all threads and the main thread's`)
+  row('', 'p50 ms', 'p99 ms', 'req/s', 'CPU ms/req', 'main thread')
+  for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads]] as const) {
+    row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu), perRequest(ls, (l) => l.mainCpu))
+  }
+  row('in-process: one window\'s answer bytes', '', '', '', windowMs.toFixed(2))
 } finally {
   for (const c of children) c.kill('SIGTERM')
   rmSync(dir, { recursive: true, force: true })

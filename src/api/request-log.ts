@@ -3,6 +3,8 @@
  * no encoding (`api%5Fkey=`, `;api_key=`, `&amp;api_key=`) carries an API key past the redaction.
  */
 
+import { LRUCache } from 'lru-cache'
+
 /** Anything shaped like an mdq key (`mdq_` + base64url), wherever it is. */
 const KEY_LIKE = /mdq_[A-Za-z0-9_-]*/gi
 /** Parameter names that hold a secret, however spelled (`api_key`, `apiKey`, `amp;api_key`, `x-api-key`). */
@@ -25,8 +27,24 @@ function decode(text: string): string {
 
 const mask = (text: string) => text.replace(KEY_LIKE, '[REDACTED]')
 
+/** A URL in which nothing could be redacted: no escape (so nothing decodes), no key-like text, no secret-like name anywhere. */
+const NOTHING_SECRET = /^(?!.*(%|mdq_|key|token|secret|auth))/is
+/**
+ * Logged forms of recent URLs that hold nothing secret (so none is kept here), bounded in characters:
+ * clients repeat their requests, and the rebuild below is per-request work on the main thread.
+ */
+const plain = new LRUCache<string, string>({ maxSize: 1 << 20, sizeCalculation: (logged, url) => url.length + logged.length })
+
 /** The path and query of `url` for logs: decoded, key-like text masked, secret-named parameters redacted. */
 export function loggedUrl(url: string): string {
+  const known = plain.get(url)
+  if (known !== undefined) return known
+  const logged = redacted(url)
+  if (NOTHING_SECRET.test(url)) plain.set(url, logged)
+  return logged
+}
+
+function redacted(url: string): string {
   const q = url.indexOf('?')
   const path = mask(decode(q < 0 ? url : url.slice(0, q)))
   if (q < 0) return path

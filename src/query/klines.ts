@@ -11,6 +11,7 @@ import { DAY_MS, HOUR_MS } from '../domain/time-zone.js'
 import { isRollupPeriod, rollupsAdjustExactly } from '../domain/rollups.js'
 import type { MarketStore } from '../store/market-store.js'
 import { readRollupKlines } from './rollup-klines.js'
+import { dayPrevCloses, type DailyPrevCloses } from './daily-prev-close.js'
 import type { SymbolContexts } from './symbol-context.js'
 
 export interface KlinesQuery {
@@ -55,7 +56,7 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
   const to = q.endTime ?? 8.64e15
   const derived = q.period !== base
   if (isRollupPeriod(q.period) && store.capabilities.storedRollups && rollupsAdjustExactly(ctx.events, market.zone, q.adjust)) {
-    const fill = (raw: Bars) => fillPrevClose(store, symbol, '1m', raw, ctx.events, market)
+    const fill = (raw: Bars) => fillPrevClose(store, symbol, '1m', raw, ctx.events, market, undefined, ctx.dailyPrevCloses)
     const fromRollups = await readRollupKlines(store, symbol, q.period, market, { events: ctx.events, gaps: ctx.gaps, fill }, q)
     if (fromRollups) return fromRollups
   }
@@ -69,7 +70,7 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
     const extra = barCount(read) > limit
     const raw = extra ? sliceBars(read, 1, barCount(read)) : read
     const before = extra ? { timestamp: read.timestamp[0], close: read.close[0] } : undefined
-    const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market, before)
+    const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market, before, ctx.dailyPrevCloses)
     const adjusted = adjustBars(filled, ctx.events, q.adjust, q.adjust.endsWith('additive') ? await ctx.gaps() : undefined, filled)
     bars = aggregate(adjusted, q.period, market)
     // Enough when the store had no more, or when one more bucket than asked shows the earliest is whole.
@@ -91,6 +92,7 @@ async function fillPrevClose(
   events: readonly ExFactorEvent[],
   market: Market,
   known?: { timestamp: number; close: number },
+  daily?: () => Promise<DailyPrevCloses>,
 ): Promise<Bars> {
   const n = barCount(raw)
   if (n === 0) return raw
@@ -111,10 +113,11 @@ async function fillPrevClose(
   // fewer than `days + 1` bars means there is no bar before them to read.
   const firstDay = zone.localDay(raw.timestamp[0])
   const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
-  const daily = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
+  if (daily) return fillMinutePrevClose(raw, events, zone, dayPrevCloses(await daily(), zone, raw.timestamp[n - 1], days + 1), before)
+  const dailyBars = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
   const dayPrevClose = new Map<number, number>()
-  if (barCount(daily)) {
-    const dailyFilled = fillDailyPrevClose(daily, events)
+  if (barCount(dailyBars)) {
+    const dailyFilled = fillDailyPrevClose(dailyBars, events)
     for (let i = 0; i < barCount(dailyFilled); i++) dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
   }
   return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)

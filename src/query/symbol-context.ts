@@ -1,12 +1,19 @@
 /** @module Per-symbol facts every kline query needs (known?, events, additive gaps), cached per data version. */
+import { LRUCache } from 'lru-cache'
 import { gapsOf, type ExFactorEvent } from '../domain/ex-factors.js'
 import type { MarketStore } from '../store/market-store.js'
+import { DAILY_PREV_CLOSE_BYTES_PER_BAR, loadDailyPrevCloses, type DailyPrevCloses } from './daily-prev-close.js'
 
 export interface SymbolContext {
   readonly events: readonly ExFactorEvent[]
   /** Additive gap per event: P_e from the last daily close before the ex-date (else the last 1m close). */
   gaps(): Promise<Float64Array>
+  /** The daily prev_close of the whole daily history (for minute bars' day-first bars), held in a bounded cache. */
+  dailyPrevCloses(): Promise<DailyPrevCloses>
 }
+
+/** Bytes of daily prev_close histories held per SymbolContexts (per thread): 20 years of 250 days is 120 KB a symbol. */
+const DAILY_CACHE_BYTES = 32 << 20
 
 /**
  * Caches contexts while the store's data version stays the same; any import (from any process)
@@ -15,12 +22,19 @@ export interface SymbolContext {
 export class SymbolContexts {
   #version = ''
   readonly #cache = new Map<string, Promise<SymbolContext | undefined>>()
+  /** Apart from the contexts, and bounded: only symbols with minute queries load one, and a thread may serve thousands. */
+  readonly #daily = new LRUCache<string, DailyPrevCloses, readonly ExFactorEvent[]>({
+    maxSize: DAILY_CACHE_BYTES,
+    sizeCalculation: (d) => Math.max(1, d.timestamp.length * DAILY_PREV_CLOSE_BYTES_PER_BAR),
+    fetchMethod: (symbol, _stale, { context }) => loadDailyPrevCloses(this.store, symbol, context),
+  })
   constructor(private readonly store: MarketStore) {}
 
   async get(symbol: string): Promise<SymbolContext | undefined> {
     const version = await this.store.dataVersion()
     if (version !== this.#version) {
       this.#cache.clear()
+      this.#daily.clear()
       this.#version = version
     }
     let ctx = this.#cache.get(symbol)
@@ -39,6 +53,7 @@ export class SymbolContexts {
     return {
       events,
       gaps: () => (gaps ??= this.#gaps(symbol, events)),
+      dailyPrevCloses: async () => (await this.#daily.fetch(symbol, { context: events }))!,
     }
   }
 

@@ -1,5 +1,6 @@
-// A 1m window's prev_close is what filling the whole history gives: the store is read for the window
-// and for just its days' daily bars (plus one before), never for the whole daily history.
+// A 1m window's prev_close is what filling the whole history gives: the store is read for the window,
+// and its days' daily prev_close come from the symbol's daily history filled once per data version
+// (query/daily-prev-close.ts), as reading just those days' daily bars (plus one before) gave.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
@@ -26,6 +27,8 @@ describe('1m windows: prev_close', () => {
       withDaily: fc.boolean(),
       dailyFrom: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
       dailyHoles: fc.array(fc.nat({ max: 39 }), { maxLength: 10 }),
+      // Daily bars whose prev_close was imported (kept, never filled).
+      dailyImported: fc.array(fc.nat({ max: 39 }), { maxLength: 5 }),
       minuteHoles: fc.array(fc.nat({ max: 999 }), { maxLength: 40 }),
       events: fc.array(fc.record({ day: fc.nat(), f: fc.double({ min: 0.2, max: 10, noNaN: true }) }), { maxLength: 3 }),
       // Windows starting at a day's first bar (that bar takes the day's daily prev_close) or anywhere.
@@ -44,7 +47,8 @@ describe('1m windows: prev_close', () => {
         const dailyDrop = new Set(c.dailyHoles)
         const dailyTs = dayStarts.filter((_, i) => i >= Math.floor(c.dailyFrom * c.days) && !dailyDrop.has(i))
         const daily = walkBars(dailyTs, c.dailySeed)
-        daily.prevClose.fill(NaN)
+        const imported = new Set(c.dailyImported)
+        for (let i = 0; i < daily.prevClose.length; i++) if (!imported.has(i)) daily.prevClose[i] = NaN
         const events = [...new Map(c.events.map((e) => [dayStarts[e.day % dayStarts.length], e.f]))]
           .map(([timestamp, exFactor]) => ({ timestamp, exFactor }))
           .sort((a, b) => a.timestamp - b.timestamp)

@@ -1,0 +1,79 @@
+/**
+ * @module A load from `wrk` (C, epoll): random picks of fixed paths with the API key, so the client
+ * costs the shared cores far less than a node:http client in the bench process and the server is
+ * measured more truly. wrk is a Debian package (`apt-get install wrk`); a bench that needs it fails
+ * clearly without it.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+/** What one wrk run measured: latencies in ms over every request it completed. */
+export interface WrkLoad {
+  readonly requests: number
+  readonly perS: number
+  readonly p50: number
+  readonly p99: number
+}
+
+/**
+ * The script: each request a random pick of the paths file's lines, with the key and no compression
+ * (as the node:http client sent); at the end one JSON line of wrk's own figures. Any error or
+ * non-2xx answer is counted, and the load then fails (a 404 or 401 would measure the wrong bytes).
+ */
+const SCRIPT = `
+local paths = {}
+function init(args)
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  wrk.headers["X-API-Key"] = args[2]
+  wrk.headers["Accept-Encoding"] = "identity"
+  math.randomseed(tonumber(args[3]))
+end
+function request()
+  return wrk.format("GET", paths[math.random(#paths)])
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+`
+
+/** Throws a clear error when wrk is not installed (benches are not run in CI; the README says how to get it). */
+export function requireWrk(): void {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' })
+  } catch (err) {
+    // wrk --version exits 1 after printing its usage: only a missing binary is an error.
+    if ((err as { code?: string }).code === 'ENOENT') throw new Error('this bench needs wrk (apt-get install -y wrk)')
+  }
+}
+
+/** Writes the script and the paths into `dir`; returns the arguments of each load. */
+export function wrkFiles(dir: string, paths: readonly string[]): { script: string; paths: string } {
+  const files = { script: join(dir, 'random-paths.lua'), paths: join(dir, 'paths.txt') }
+  writeFileSync(files.script, SCRIPT)
+  writeFileSync(files.paths, paths.join('\n') + '\n')
+  return files
+}
+
+let seed = 1
+
+/** `connections` keep-alive connections on one wrk thread for `seconds`. */
+export function wrkLoad(base: string, key: string, files: { script: string; paths: string }, seconds: number, connections = 32): Promise<WrkLoad> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', files.script, base, '--', files.paths, key, String(seed++)]
+  const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('exit', (code) => {
+      const line = /^WRK (.*)$/m.exec(out)
+      if (code !== 0 || !line) return reject(new Error(`wrk exited ${code}: ${out}`))
+      const r = JSON.parse(line[1]) as { requests: number; us: number; p50: number; p99: number; errors: number }
+      if (r.errors > 0) return reject(new Error(`wrk: ${r.errors} of ${r.requests} requests failed or were not 2xx: ${out}`))
+      resolve({ requests: r.requests, perS: r.requests / (r.us / 1e6), p50: r.p50 / 1000, p99: r.p99 / 1000 })
+    })
+  })
+}
