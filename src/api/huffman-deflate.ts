@@ -178,7 +178,7 @@ function writeHeader(w: BitWriter, lengths: Uint8Array): void {
 const bound = (n: number) => Math.ceil((n * MAX_BITS) / 8) + (Math.ceil(n / BLOCK) + 1) * 320 + 16
 
 const freq = new Uint32Array(257)
-/** Where a deflate is written before its exact copy is taken: one per thread, kept up to SCRATCH_KEPT bytes (a bulk task's piece is ~15 MB deflated). */
+/** Where a deflate is written before its exact copy is taken: one per thread, kept up to SCRATCH_KEPT bytes (a one-symbol task of the bulk pull: ~650 KB of room for ~150 KB deflated). */
 let scratch: Uint8Array = new Uint8Array(0)
 const SCRATCH_KEPT = 64 << 20
 
