@@ -1,11 +1,13 @@
-// How a worker deflates its piece of a gzip batch (src/api/gzip-member.ts): Huffman codes only
-// (PIECE_DEFLATE) against deflate level 1 (the baseline, @fastify/compress's level), on the JSON the
+// How a worker deflates its piece of a gzip batch (src/api/gzip-member.ts): Huffman codes only, in JS
+// (huffman-deflate.ts) and by zlib (Z_HUFFMAN_ONLY, what it replaced), against deflate level 1 (the
+// baseline, @fastify/compress's level), on the JSON the
 // workers write for a bulk pull (full-market store, 2 symbols x 20 years of forward-adjusted daily
 // bars a piece), beside the time it takes to compute that JSON. Alternating rounds, medians.
 // Run: npm run bench -- deflate   (BENCH_ROUNDS=5; MDQ_BENCH_SYMBOLS as for the bulk bench)
 import { performance } from 'node:perf_hooks'
 import { constants as zlib, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib'
-import { GZIP_LEVEL, PIECE_DEFLATE } from '../src/api/compression.js'
+import { GZIP_LEVEL } from '../src/api/compression.js'
+import { rawHuffmanDeflate } from '../src/api/huffman-deflate.js'
 import { JsonBytes } from '../src/api/json-bytes.js'
 import { batchPieces } from '../src/api/query-runner.js'
 import { openStores } from '../src/cli/open-stores.js'
@@ -34,9 +36,11 @@ async function compute(): Promise<{ pieces: Buffer[]; ms: number }> {
   return { pieces, ms: performance.now() - t0 }
 }
 
-const variants: [string, ZlibOptions][] = [
-  [`deflate level ${GZIP_LEVEL} (baseline)`, { level: GZIP_LEVEL }],
-  ['Huffman only (PIECE_DEFLATE)', PIECE_DEFLATE],
+const zlibDeflate = (options: ZlibOptions) => (p: Buffer) => deflateRawSync(p, { ...options, finishFlush: zlib.Z_SYNC_FLUSH })
+const variants: [string, (p: Buffer) => Buffer][] = [
+  [`deflate level ${GZIP_LEVEL} (baseline)`, zlibDeflate({ level: GZIP_LEVEL })],
+  ['zlib Huffman only', zlibDeflate({ level: GZIP_LEVEL, strategy: zlib.Z_HUFFMAN_ONLY })],
+  ['JS Huffman only (rawHuffmanDeflate)', rawHuffmanDeflate],
 ]
 const times = { compute: [] as number[], crc: [] as number[], deflate: variants.map(() => [] as number[]) }
 const sizes = variants.map(() => 0)
@@ -49,10 +53,10 @@ for (let round = 0; round < ROUNDS; round++) {
   let t0 = performance.now()
   for (const p of pieces) crc32(p)
   times.crc.push(performance.now() - t0)
-  for (const [v, [, options]] of variants.entries()) {
+  for (const [v, [, deflate]] of variants.entries()) {
     t0 = performance.now()
     sizes[v] = 0
-    for (const p of pieces) sizes[v] += deflateRawSync(p, { ...options, finishFlush: zlib.Z_SYNC_FLUSH }).length
+    for (const p of pieces) sizes[v] += deflate(p).length
     times.deflate[v].push(performance.now() - t0)
   }
 }
@@ -68,4 +72,4 @@ for (const [v, [name]] of variants.entries()) {
   const ms = median(times.deflate[v])
   row(name, ms.toFixed(1), (plain / 1e3 / ms).toFixed(0), (sizes[v] / plain).toFixed(3), (ms / computeMs).toFixed(2))
 }
-console.log(`Huffman only: ${(median(times.deflate[0]) / median(times.deflate[1])).toFixed(2)}x the speed of level ${GZIP_LEVEL}, ${(sizes[1] / sizes[0]).toFixed(3)} of its bytes`)
+for (const v of [1, 2]) console.log(`${variants[v][0]}: ${(median(times.deflate[0]) / median(times.deflate[v])).toFixed(2)}x the speed of level ${GZIP_LEVEL}, ${(sizes[v] / sizes[0]).toFixed(3)} of its bytes`)

@@ -11,13 +11,6 @@ const ENCODINGS: readonly Encoding[] = ['br', 'gzip']
  */
 export const GZIP_LEVEL = 1
 export const BROTLI_QUALITY = 1
-/**
- * How a worker deflates its piece of a streamed batch (gzip-member.ts): Huffman codes only, no string
- * matching. On the columns' JSON (digits, commas, dots) it gives 0.435 of the bytes against 0.404 at
- * level 1, at 2.6 times the speed (`npm run bench -- deflate`): level 1 took 1.8 times as long as
- * computing the JSON, Huffman coding 0.7 times, so a gzip pull stays near the plain one's bars/s.
- */
-export const PIECE_DEFLATE = { level: GZIP_LEVEL, strategy: zlib.Z_HUFFMAN_ONLY }
 /** @fastify/compress's options: the same levels for answers computed per request and for streams. */
 export const compressOptions = {
   threshold: 1024,

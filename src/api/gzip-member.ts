@@ -1,9 +1,10 @@
 /** @module One gzip member from raw deflate pieces made anywhere (worker threads): each piece deflated on its own, joined in order, CRC-32s combined. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Readable } from 'node:stream'
-import { constants as zlib, crc32, deflateRawSync } from 'node:zlib'
-import { acceptedEncoding, PIECE_DEFLATE } from './compression.js'
+import { crc32 } from 'node:zlib'
+import { acceptedEncoding } from './compression.js'
 import { crc32Combine } from './gzip-crc.js'
+import { rawHuffmanDeflate } from './huffman-deflate.js'
 
 /**
  * Bytes as a raw deflate stream that ends on a sync flush (byte-aligned, no final block), with the
@@ -15,9 +16,19 @@ export interface DeflatedPiece {
   readonly length: number
 }
 
-/** `plain` deflated as PIECE_DEFLATE says, on its own (a piece is about 0.7 MB: starting without a history costs a few hundred bytes). */
-export function deflatePiece(plain: Buffer): DeflatedPiece {
-  return { deflated: deflateRawSync(plain, { ...PIECE_DEFLATE, finishFlush: zlib.Z_SYNC_FLUSH }), crc: crc32(plain), length: plain.length }
+/**
+ * The bytes of `plain` (one Buffer, or pieces in order) deflated on their own, Huffman codes only
+ * (huffman-deflate.ts; a piece is about 0.7 MB: starting without a history costs a few hundred bytes).
+ */
+export function deflatePiece(plain: Uint8Array | readonly Uint8Array[]): DeflatedPiece {
+  const pieces = plain instanceof Uint8Array ? [plain] : plain
+  let crc = 0
+  let length = 0
+  for (const p of pieces) {
+    crc = crc32(p, crc)
+    length += p.length
+  }
+  return { deflated: rawHuffmanDeflate(pieces), crc, length }
 }
 
 /** ID1 ID2, CM = deflate, no flags, MTIME 0, XFL 4 (fastest, as zlib marks level 1), OS 3 (Unix). */

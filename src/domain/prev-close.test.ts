@@ -30,6 +30,9 @@ describe('prev_close filling', () => {
     const expected = Array.from(cut.timestamp, (t, i) => (i === 0 ? before.close / factorBetween(events, before.timestamp, t) : cut.close[i - 1] / factorBetween(events, cut.timestamp[i - 1], t)))
     assert.deepEqual(Array.from(out.prevClose), expected)
     assert.ok(cut.prevClose.every(Number.isNaN), 'the input column is left as it was')
+    const owned = fillDailyPrevClose(cut, events, before, true)
+    assert.equal(owned.prevClose, cut.prevClose, 'inPlace: the caller\'s own column, filled')
+    assert.deepEqual(Array.from(cut.prevClose), expected)
   })
   it('minute: previous 1m close inside a day; a day start takes the daily prev_close, else close / ex-factor', () => {
     const sh = MARKETS.SH

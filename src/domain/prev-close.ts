@@ -17,12 +17,13 @@ export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: 
 /**
  * Daily bars with every NaN prev_close replaced by the reference price: the previous bar's raw
  * close over the ex-factors of events since it. `before` is the bar preceding bars[0] in the store
- * (none: the first bar of a history has its open as prev_close).
+ * (none: the first bar of a history has its open as prev_close). `inPlace`: fill the caller's own
+ * column (freshly read bars) instead of a copy.
  */
-export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[], before?: { timestamp: number; close: number }): Bars {
+export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[], before?: { timestamp: number; close: number }, inPlace = false): Bars {
   const n = barCount(daily)
   const { timestamp, close, open } = daily
-  const prevClose = daily.prevClose.slice() // a copy: the caller's column stays as it was
+  const prevClose = inPlace ? daily.prevClose : daily.prevClose.slice()
   // Events with timestamp <= the previous bar's are behind every later bar: `next` walks them once (O(n + events)).
   let next = 0
   for (let i = 0; i < n; i++) {
@@ -36,7 +37,7 @@ export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[]
     while (next < events.length && events[next].timestamp <= prevTs) next++
     prevClose[i] = prevRaw / factorBetween(events, prevTs, timestamp[i], next)
   }
-  return { ...daily, prevClose }
+  return inPlace ? daily : { ...daily, prevClose }
 }
 
 /**

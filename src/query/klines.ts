@@ -105,7 +105,8 @@ async function fillPrevClose(
     const prior = await store.readBars({ symbol, period: base, toMs: raw.timestamp[0] - 1, limit: 1 })
     if (barCount(prior)) before = { timestamp: prior.timestamp[0], close: prior.close[0] }
   }
-  if (base === '1d') return fillDailyPrevClose(raw, events, before)
+  // The bars were just read for this answer (adjustBars then adjusts them in place too).
+  if (base === '1d') return fillDailyPrevClose(raw, events, before, true)
   // Minute bars: a day's first bar takes that day's daily prev_close when there is a daily bar.
   const zone = market.zone
   // The days' bars and one more before them in one read (the window's days are at most `days` bars):
@@ -117,7 +118,7 @@ async function fillPrevClose(
   const dailyBars = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
   const dayPrevClose = new Map<number, number>()
   if (barCount(dailyBars)) {
-    const dailyFilled = fillDailyPrevClose(dailyBars, events)
+    const dailyFilled = fillDailyPrevClose(dailyBars, events, undefined, true)
     for (let i = 0; i < barCount(dailyFilled); i++) dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
   }
   return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)

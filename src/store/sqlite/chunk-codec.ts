@@ -214,7 +214,8 @@ function readVarint(blob: Uint8Array, at: number): number {
     mul *= 128
   } while (b >= 128)
   varintEnd = at
-  return z % 2 === 0 ? z / 2 : -(z + 1) / 2
+  // The sign is the first byte's low bit: `z % 2` on a double is a call to fmod (a tenth of a daily read, in the amounts).
+  return b0 & 1 ? -(z + 1) / 2 : z / 2
 }
 
 /** Where the bar count starts: after the version byte, and after the checksum from version 2 on. */
