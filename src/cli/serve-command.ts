@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander'
 import pino from 'pino'
 import { buildApp } from '../api/app.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
-import { MemoryRateLimiter, RedisRateLimiter } from '../auth/rate-limiter.js'
+import { MemoryRateLimiter, REDIS_COMMAND_TIMEOUT_MS, RedisRateLimiter } from '../auth/rate-limiter.js'
 import { parseRate, positiveInt } from './keys-command.js'
 import { buildDemo } from './demo-command.js'
 import { DEFAULT_STORE, openKeyStore, openStores, parseStoreUrl, sqliteStoreExists } from './open-stores.js'
@@ -25,6 +25,8 @@ export interface ServeConfig {
   /** Share the budget between instances through Redis; absent = in memory. */
   readonly redisUrl?: string
   readonly redisFailure: 'open' | 'closed'
+  /** How long one rate-limit check may wait for Redis before the failure policy answers, in ms. */
+  readonly redisTimeout: number
   /** Worker threads for uncached klines queries; 0 = in the main thread. */
   readonly workers: number
 }
@@ -54,7 +56,7 @@ export const SHUTDOWN_GRACE_MS = 10_000
 /** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
 export async function serve(config: ServeConfig): Promise<void> {
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
-  const limiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()
+  const limiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout) : new MemoryRateLimiter()
   if (config.rateLimit === 0) await limiter.close()
   // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
@@ -119,7 +121,8 @@ export function registerServe(program: Command): void {
       .addOption(new Option('--redis-url <url>', 'share rate limits between instances through Redis').env('REDIS_URL'))
       .addOption(new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)').env('MDQ_WORKERS').default(defaultWorkers(), 'one per core').argParser(workerCount))
       .addOption(new Option('--redis-failure <mode>', 'when Redis is unreachable: serve unlimited (open) or answer 503 (closed)').env('MDQ_REDIS_FAILURE').default('open').choices(['open', 'closed']))
-  type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed'; workers: number }
+      .addOption(new Option('--redis-timeout <ms>', 'how long a rate-limit check waits for Redis before --redis-failure answers').env('MDQ_REDIS_TIMEOUT_MS').default(REDIS_COMMAND_TIMEOUT_MS).argParser(positiveInt))
+  type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed'; redisTimeout: number; workers: number }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
     await serve({ ...storeUrls(program), ...o })

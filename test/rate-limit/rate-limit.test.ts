@@ -156,7 +156,8 @@ describe('rate limiting through Redis', () => {
     const urls: string[] = []
     try {
       for (let i = 0; i < 2; i++) {
-        const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--redis-url', redis!.url, '--rate-limit', '1/min', '--burst', '50', '--cache-mb', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+        // A patient timeout: on a loaded machine a check slower than the default 250 ms would fail open and let a 51st through.
+        const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--redis-url', redis!.url, '--redis-timeout', String(PATIENT_REDIS_MS), '--rate-limit', '1/min', '--burst', '50', '--cache-mb', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
         children.push(child)
         let out = ''
         child.stdout!.on('data', (d) => (out += d))
