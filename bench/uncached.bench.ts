@@ -6,7 +6,6 @@
 //   by wrk (bench/wrk.ts: a C client, so the shared cores go to the servers rather than to a node:http client).
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
@@ -23,6 +22,7 @@ import { seededRandom } from '../src/demo/demo-data.js'
 import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
 import { captureBodies, fixedPaths } from './captured-paths.js'
 import { walk } from './full-market-store.js'
+import { bareServer, startMdq, startServer, stopServer, type Server } from './servers.js'
 import { cpuMs, median, row } from './measure.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
 import { aggregatingOnRead } from '../test/helpers/aggregating-on-read.js'
@@ -39,7 +39,6 @@ const SYMBOL = '600000.SH'
 const DAYS = 2600 // x 240 CN minutes = 624,000 1m bars: 10,400 60m bars
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-uncached-'))
 const db = join(dir, 'uncached.db')
-const here = import.meta.dirname
 
 async function buildStore(): Promise<{ key: string; minutes: number[] }> {
   const days = tradingDays('SH', 16000, DAYS)
@@ -62,25 +61,6 @@ async function buildStore(): Promise<{ key: string; minutes: number[] }> {
   return { key, minutes }
 }
 
-function startChild(args: string[]): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  let out = ''
-  const keep = (d: Buffer) => (out += d)
-  child.stdout!.on('data', keep)
-  return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)))
-    const poll = setInterval(() => {
-      const m = /127\.0\.0\.1:(\d+)/.exec(out) ?? /^(\d+)\s*$/m.exec(out)
-      if (m) {
-        clearInterval(poll)
-        // The request log lines that follow are drained, not kept: a bench that held them grew a string all run.
-        child.stdout!.off('data', keep).resume()
-        resolve({ child, base: `http://127.0.0.1:${m[1]}` })
-      }
-    }, 20)
-  })
-}
-
 function get(agent: Agent, url: string, key: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': 'identity' } }, (res) => {
@@ -93,23 +73,23 @@ function get(agent: Agent, url: string, key: string): Promise<Buffer> {
   })
 }
 
-const children: ChildProcess[] = []
+const servers: Server[] = []
 try {
   requireWrk()
   const { key, minutes } = await buildStore()
   const loadAtStart = loadavg()[0].toFixed(1)
-  const mdq = await startChild([join(here, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', '0', '--rate-limit', 'off'])
-  children.push(mdq.child)
+  const mdq = await startMdq(db, ['--cache-mb', '0', '--rate-limit', 'off'])
+  servers.push(mdq)
   // 400 windows drawn once; both servers answer random picks of them (the bare one with mdq's bytes).
   const windows = fixedPaths(400, 42, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`)
   const loadFiles = wrkFiles(dir, windows)
   const hourPath = `/v1/klines?symbol=${SYMBOL}&period=60m&count=10000&adjust=forward`
-  const bodies = await captureBodies(mdq.base, key, [...windows, hourPath], join(dir, 'bodies.json'))
+  const bodies = await captureBodies(mdq.url, key, [...windows, hourPath], join(dir, 'bodies.json'))
   const nulls = windows.map((w) => bodies[w]).filter((b) => b.includes('null')).length
   if (nulls > 0) throw new Error(`${nulls} of ${windows.length} windows hold a null: the generated prices are broken`)
   const one = new Agent({ keepAlive: true, maxSockets: 1 })
-  const bare = await startChild([join(here, 'bare-server.js'), join(dir, 'bodies.json')])
-  children.push(bare.child)
+  const bare = await startServer([bareServer, join(dir, 'bodies.json')])
+  servers.push(bare)
 
   // 60m: HTTP (rollups) and in-process rollups vs in-process aggregate-on-read, alternating.
   const store = SqliteMarketStore.open(db, { readonly: true })
@@ -119,8 +99,8 @@ try {
   const contexts = new SymbolContexts(store)
   const task = { kind: 'klines', symbol: SYMBOL, period: '60m', range: { count: 10_000, adjust: 'forward' } } as const
   for (let r = 0; r < WARM_UP; r++) {
-    await get(one, mdq.base + hourPath, key)
-    await get(one, bare.base + hourPath, key)
+    await get(one, mdq.url + hourPath, key)
+    await get(one, bare.url + hourPath, key)
     await readKlines(store, new SymbolContexts(store), q)
     await answerBytes(store, contexts, task)
     await readKlines(onRead, new SymbolContexts(onRead), q)
@@ -133,11 +113,11 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     const cpu0 = cpuMs(mdq.child.pid!)
     const t = performance.now()
-    await get(one, mdq.base + hourPath, key)
+    await get(one, mdq.url + hourPath, key)
     times.http.push(performance.now() - t)
     serverCpu += cpuMs(mdq.child.pid!) - cpu0
     const t1 = performance.now()
-    await get(one, bare.base + hourPath, key)
+    await get(one, bare.url + hourPath, key)
     times.bare.push(performance.now() - t1)
   }
   for (let r = 0; r < ROUNDS; r++) {
@@ -168,14 +148,14 @@ try {
   const mdqLoads: Measured[] = []
   const bareLoads: Measured[] = []
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
-  await wrkLoad(mdq.base, key, loadFiles, 1) // warm-up
-  await wrkLoad(bare.base, key, loadFiles, 1)
+  await wrkLoad(mdq.url, key, loadFiles, 1) // warm-up
+  await wrkLoad(bare.url, key, loadFiles, 1)
   // The main thread's share apart (HTTP, routing, hooks, the pool's hops); the rest is the query workers and V8's GC helpers.
-  const measured = async (server: { child: ChildProcess; base: string }): Promise<Measured> => {
+  const measured = async (server: Server): Promise<Measured> => {
     const pid = server.child.pid!
     const cpu0 = cpuMs(pid)
     const main0 = cpuMs(pid, pid)
-    const l = await wrkLoad(server.base, key, loadFiles, SECONDS)
+    const l = await wrkLoad(server.url, key, loadFiles, SECONDS)
     return { ...l, cpu: cpuMs(pid) - cpu0, mainCpu: cpuMs(pid, pid) - main0 }
   }
   for (let r = 0; r < rounds; r++) {
@@ -200,6 +180,6 @@ try {
   }
   row('in-process: one window\'s answer bytes', '', '', '', windowMs.toFixed(2))
 } finally {
-  for (const c of children) c.kill('SIGTERM')
+  for (const server of servers) await stopServer(server)
   rmSync(dir, { recursive: true, force: true })
 }
