@@ -30,10 +30,11 @@ export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => 
 /**
  * CPU ms (user + system) a process has used so far, from /proc/PID/stat in clock ticks (USER_HZ: 100
  * on every Linux architecture Node runs on): a server's CPU per request moves far less with the
- * machine's load than its wall-clock latency does.
+ * machine's load than its wall-clock latency does. With `thread`, that thread's alone (the main
+ * thread's id is the pid).
  */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+export function cpuMs(pid: number, thread?: number): number {
+  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime (fields 14, 15)
 }
 
