@@ -101,6 +101,25 @@ describe('writtenStream', () => {
     assert.equal(made, 4, 'no piece made past the one that filled the destination')
   })
 
+  it('piped to a destination already destroyed (a client gone before the first piece), it stops at once', async () => {
+    let closed = false
+    async function* pieces() {
+      try {
+        for (;;) yield piece(1, 1000)
+      } finally {
+        closed = true
+      }
+    }
+    const dest = new HeldWrites()
+    dest.destroy()
+    await once(dest, 'close')
+    const reported: Buffer[] = []
+    const stream = writtenStream(pieces(), (p) => reported.push(p))
+    stream.pipe(dest)
+    await until(() => closed && stream.destroyed)
+    assert.deepEqual(reported, [])
+  })
+
   it('sends the same bytes as Readable.from over a real socket, each Buffer piece reported once', async () => {
     const pieces = Array.from({ length: 40 }, (_, i) => (i % 2 ? ',' : piece(i, 256 * 1024)))
     const got: Buffer[] = []

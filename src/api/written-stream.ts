@@ -62,6 +62,7 @@ class WrittenStream extends Readable {
 
   /** True on the destination's 'drain'; false when it closes or fails first, or this stream is destroyed. */
   #drained(dest: Writable): Promise<boolean> {
+    if (dest.destroyed || this.destroyed) return Promise.resolve(false) // its 'close' may be past
     return new Promise((resolve) => {
       const done = (drained: boolean) => () => {
         dest.off('drain', onDrain).off('close', onStop).off('error', onStop)
