@@ -55,6 +55,8 @@ function get(agent: Agent, url: string, key: string, encoding: string): Promise<
 interface Pull {
   ms: number
   cores: number
+  /** The main thread's CPU seconds (the rest is the workers' and V8's helper threads'). */
+  mainCpu: number
   bytes: number
 }
 
@@ -65,7 +67,9 @@ async function pull(server: { child: ChildProcess; url: string }, symbols: reado
   for (let i = 0; i < symbols.length; i += PER_REQUEST) batches.push(symbols.slice(i, i + PER_REQUEST).join(','))
   let next = 0
   let bytes = 0
-  const cpu0 = cpuMs(server.child.pid!) / 1000
+  const pid = server.child.pid!
+  const cpu0 = cpuMs(pid) / 1000
+  const main0 = cpuMs(pid, pid) / 1000
   const t0 = performance.now()
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
@@ -76,9 +80,10 @@ async function pull(server: { child: ChildProcess; url: string }, symbols: reado
     }),
   )
   const ms = performance.now() - t0
-  const cores = (cpuMs(server.child.pid!) / 1000 - cpu0) / (ms / 1000)
+  const cores = (cpuMs(pid) / 1000 - cpu0) / (ms / 1000)
+  const mainCpu = cpuMs(pid, pid) / 1000 - main0
   agent.destroy()
-  return { ms, cores, bytes }
+  return { ms, cores, mainCpu, bytes }
 }
 
 const stop = async (c: ChildProcess) => {
@@ -104,15 +109,17 @@ try {
     for (let round = 0; round < ROUNDS; round++) for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, market.symbols, market.key, encoding))
     const load = loadAverage()
     console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
-    // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server.
-    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'MB sent', 'vs baseline')
+    // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server;
+    // "main thread": the main thread's part of it (with --workers 0, all the work; with a pool, HTTP and the hand-off).
+    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'MB sent', 'vs baseline')
     const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
     const base = median(results[0].map(rate))
     const plain = median(results[1].map(rate))
     for (const [v, [name]] of variants.entries()) {
       const r = median(results[v].map(rate))
       const cpuPerM = median(results[v].map((x) => (x.cores * x.ms) / 1000 / (market.dailyBars / 1e6)))
-      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
+      const mainPerM = median(results[v].map((x) => x.mainCpu / (market.dailyBars / 1e6)))
+      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), mainPerM.toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
     }
     const gzip = median(results[2].map(rate))
     const cores = median(results[1].map((x) => x.cores))

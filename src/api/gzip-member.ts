@@ -74,9 +74,9 @@ export async function* gzipMember(pieces: AsyncIterable<DeflatedPiece | string>)
 /** Streams made by gzipStream: their reply is marked gzip by gzipOnSend (and @fastify/compress leaves them be). */
 const gzipped = new WeakSet<Readable>()
 
-/** The gzip member of the pieces, as a stream to send. */
-export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>): Readable {
-  const stream = Readable.from(gzipMember(pieces), { objectMode: false })
+/** The gzip member of the pieces, as a stream to send (made by `toStream`, by default Readable.from). */
+export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>, toStream = (bytes: AsyncIterable<Buffer>): Readable => Readable.from(bytes, { objectMode: false })): Readable {
+  const stream = toStream(gzipMember(pieces))
   gzipped.add(stream)
   return stream
 }

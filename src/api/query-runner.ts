@@ -38,6 +38,11 @@ export interface QueryRunner {
    * deflate in the main thread, where @fastify/compress's stream does as well.
    */
   readonly deflatedBatch?: (task: BatchTask) => AsyncIterable<DeflatedPiece | string>
+  /**
+   * Told that a Buffer piece of `batch` or `deflatedBatch` has been written out (and is referenced
+   * nowhere else): its memory may be used again. Absent when nothing is reused.
+   */
+  readonly written?: (piece: Buffer) => void
   /** Whether batch pieces are mostly Latin-1 text (kept as strings through the stream) rather than Buffers. */
   readonly textPieces: boolean
   /** Tasks waiting for a free worker (0 when run in the main thread). */

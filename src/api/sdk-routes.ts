@@ -19,6 +19,7 @@ import {
 } from './sdk-schemas.js'
 import type { BatchTask, QueryRunner } from './query-runner.js'
 import { instrumentWire, wireJson } from './wire.js'
+import { writtenStream } from './written-stream.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
@@ -35,8 +36,11 @@ function batchStream(req: FastifyRequest, runner: QueryRunner, task: BatchTask):
     yield* members
     yield '}}'
   }
-  if (runner.deflatedBatch && wantsGzip(req)) return gzipStream(json(runner.deflatedBatch(task)))
+  // A runner that reuses its pieces' memory is told when each was written (written-stream.ts).
+  const { written } = runner
+  if (runner.deflatedBatch && wantsGzip(req)) return gzipStream(json(runner.deflatedBatch(task)), written && ((bytes) => writtenStream(bytes, written)))
   // Other encodings, or a runner in the main thread: @fastify/compress compresses the stream as it goes.
+  if (written) return writtenStream(json(runner.batch(task)), written)
   // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
   return Readable.from(json(runner.batch(task)), { objectMode: false, ...(runner.textPieces && { encoding: 'latin1' }) })
 }

@@ -23,6 +23,13 @@ const TASKS_PER_WORKER = 2
  * held after the work is done; small, it is collected more often at little cost (few survivors).
  */
 const WORKER_YOUNG_MB = 4
+/**
+ * Answer memory kept for the workers once written, at most, in bytes (a 10,000-bar group is about
+ * 0.7 MB). Each batch task takes one such buffer back to its worker, which writes its answer there: so
+ * a bulk pull makes no new external memory in the main thread, whose growth was what started its
+ * major GCs (a mark-compact about every 150 ms, 1.7 GB of answers per full pull).
+ */
+const SPARE_BYTES = 16 << 20
 
 /** The default of --workers: one per core. */
 export const defaultWorkers = (): number => availableParallelism()
@@ -60,20 +67,34 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   })
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
+  /** Written answers' memory, for the workers to write batch groups into again (see SPARE_BYTES). */
+  const spares: ArrayBuffer[] = []
+  let spareBytes = 0
+  /** The memory of batch groups handed to a stream and not yet written: only these come back as spares. */
+  const streamed = new WeakSet<ArrayBufferLike>()
   /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
   const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
-    const result = await pool.run(task)
+    const spare = task.kind === 'klines-batch' || task.kind === 'intraday-batch' ? spares.pop() : undefined
+    if (spare) spareBytes -= spare.byteLength
+    const result = await (spare ? pool.run({ ...task, spare }, { transferList: [spare] }) : pool.run(task))
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
     return { bytes: asBuffer(result.bytes), ...(result.plain && { plain: result.plain }) }
   }
+  /** A batch group's result, its memory to come back through `written`. */
+  const streamedRun = async (task: WorkerTask) => {
+    const result = await run(task)
+    if (result) streamed.add(result.bytes.buffer)
+    return result
+  }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
   const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
+  const groupBytes = async (task: WorkerTask): Promise<Buffer> => (await streamedRun(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
   /** The task's bytes as a raw deflate piece, deflated by its worker (or, as above, in the main thread). */
   const deflated = async (task: WorkerTask): Promise<DeflatedPiece> => {
-    const result = await run({ ...task, deflate: true })
+    const result = await streamedRun({ ...task, deflate: true })
     if (result === undefined) return deflatePiece(await inMainThread(main!.store, main!.contexts, task))
     return { deflated: result.bytes, ...result.plain! }
   }
@@ -105,8 +126,14 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   }
   return {
     answer: (task: AnswerTask) => bytes(task),
-    batch: (task: BatchTask) => inOrder(task, bytes),
+    batch: (task: BatchTask) => inOrder(task, groupBytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
+    written(piece: Buffer) {
+      const memory = piece.buffer
+      if (!streamed.delete(memory) || !(memory instanceof ArrayBuffer) || spareBytes + memory.byteLength > SPARE_BYTES) return
+      spares.push(memory)
+      spareBytes += memory.byteLength
+    },
     textPieces: false,
     useMainStore: (store, contexts) => void (main = { store, contexts }),
     queueSize: () => pool.queueSize,

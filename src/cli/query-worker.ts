@@ -12,8 +12,11 @@ export interface WorkerConfig {
   readonly store: string
   readonly keys?: string
 }
-/** With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and plain length. */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean }
+/**
+ * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
+ * plain length. `spare`: memory of an earlier batch group, written out, for this or a later one.
+ */
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly spare?: ArrayBuffer }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -52,9 +55,35 @@ async function open(config: WorkerConfig) {
   return { store, contexts: new SymbolContexts(store) }
 }
 
-/** Copies pieces into one ArrayBuffer of its own: Node's small Buffers share a pool slab, which must never be transferred. */
-function own(pieces: readonly Buffer[]): Uint8Array {
-  const out = new Uint8Array(new ArrayBuffer(pieces.reduce((n, p) => n + p.length, 0)))
+/** Spare memory from the main thread (query-pool.ts), smallest first; at most MAX_SPARES are kept. */
+const spares: ArrayBuffer[] = []
+const MAX_SPARES = 4
+
+function keep(spare: ArrayBuffer): void {
+  spares.push(spare)
+  spares.sort((a, b) => a.byteLength - b.byteLength)
+  if (spares.length > MAX_SPARES) spares.shift()
+}
+
+/**
+ * Memory for a batch group's `length` bytes: the smallest spare that holds them, unless it is over 4
+ * times as large (a small answer must not hold a large buffer while it streams); else new memory with
+ * a quarter more room, so that the groups after it, of about its size, fit when it comes back.
+ */
+function groupMemory(length: number): ArrayBuffer {
+  const fit = spares.findIndex((s) => s.byteLength >= length)
+  if (fit >= 0 && spares[fit].byteLength <= 4 * length) return spares.splice(fit, 1)[0]
+  return new ArrayBuffer(Math.ceil((length * 1.25) / 65536) * 65536)
+}
+
+/**
+ * Copies pieces into one ArrayBuffer of its own (Node's small Buffers share a pool slab, which must
+ * never be transferred): a batch group's into memory made for reuse, an answer's (which the response
+ * cache may keep) into new memory of its exact size.
+ */
+function own(pieces: readonly Buffer[], group: boolean): Uint8Array {
+  const length = pieces.reduce((n, p) => n + p.length, 0)
+  const out = new Uint8Array(group ? groupMemory(length) : new ArrayBuffer(length), 0, length)
   let at = 0
   for (const p of pieces) {
     out.set(p, at)
@@ -72,12 +101,13 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
   try {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
+    if (task.spare) keep(task.spare)
     const { store, contexts } = await opened
     const before = await store.dataVersion()
     const pieces = await taskPieces(store, contexts, task)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const piece = task.deflate ? deflatePiece(pieces) : undefined
-    const bytes = own(piece ? [piece.deflated] : pieces)
+    const bytes = own(piece ? [piece.deflated] : pieces, task.kind === 'klines-batch' || task.kind === 'intraday-batch')
     const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {
