@@ -6,14 +6,13 @@
 // Run: npm run bench -- bulk   (BENCH_ROUNDS=3 alternating rounds, medians; MDQ_BENCH_SYMBOLS shrinks the store;
 // BENCH_ONLY=w1 runs the W1 part alone)
 import autocannon from 'autocannon'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fullMarketStore } from './full-market-store.js'
+import { bareServer, startMdq, startServer, stopServer, type Server } from './servers.js'
 import { cpuMs, loadAverage, median, row } from './measure.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -21,23 +20,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const W1_ONLY = process.env.BENCH_ONLY === 'w1'
 const CONNECTIONS = 8
 const PER_REQUEST = 100
-const here = import.meta.dirname
-const mdqBin = join(here, '..', '..', 'bin', 'mdq.js')
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-bulk-'))
-
-async function start(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  let out = ''
-  child.stdout!.on('data', (d) => (out += d))
-  while (!/127\.0\.0\.1:(\d+)/.test(out) && !/^(\d+)\s*$/m.test(out)) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${out}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  const port = (/127\.0\.0\.1:(\d+)/.exec(out) ?? /^(\d+)\s*$/m.exec(out))![1]
-  child.stdout!.resume()
-  return { child, url: `http://127.0.0.1:${port}` }
-}
-
 
 /** One GET; resolves with the body's byte length (the client neither parses nor decompresses: its CPU is the server's too). */
 function get(agent: Agent, url: string, key: string, encoding: string): Promise<number> {
@@ -61,7 +44,7 @@ interface Pull {
 }
 
 /** Every symbol's whole forward-adjusted daily history, 100 a request, over 8 keep-alive connections. */
-async function pull(server: { child: ChildProcess; url: string }, symbols: readonly string[], key: string, encoding: string): Promise<Pull> {
+async function pull(server: Server, symbols: readonly string[], key: string, encoding: string): Promise<Pull> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
   const batches: string[] = []
   for (let i = 0; i < symbols.length; i += PER_REQUEST) batches.push(symbols.slice(i, i + PER_REQUEST).join(','))
@@ -86,15 +69,11 @@ async function pull(server: { child: ChildProcess; url: string }, symbols: reado
   return { ms, cores, mainCpu, bytes }
 }
 
-const stop = async (c: ChildProcess) => {
-  c.kill('SIGTERM')
-  await once(c, 'exit')
-}
 
 try {
   const market = await fullMarketStore()
   const workers = availableParallelism()
-  const serve = (flags: string[]) => start([mdqBin, '--db', market.db, 'serve', '--port', '0', '--rate-limit', 'off', ...flags])
+  const serve = (flags: string[]) => startMdq(market.db, ['--rate-limit', 'off', ...flags])
   if (!W1_ONLY) {
     const pooled = await serve(['--cache-mb', '0', '--workers', String(workers)])
     const inThread = await serve(['--cache-mb', '0', '--workers', '0'])
@@ -126,8 +105,8 @@ try {
     console.log(`goal bars/s >= 3M: ${plain >= 3e6 ? 'met' : 'missed'} (${(plain / 1e6).toFixed(2)}M)`)
     console.log(`goal server CPU >= 1.7 of 2 cores: ${cores >= 1.7 ? 'met' : 'missed'} (${cores.toFixed(2)})`)
     console.log(`goal gzip >= 0.7 of plain: ${gzip / plain >= 0.7 ? 'met' : 'missed'} (${(gzip / plain).toFixed(2)})`)
-    await stop(inThread.child)
-    await stop(pooled.child)
+    await stopServer(inThread)
+    await stopServer(pooled)
   }
 
   // W1 cached: mdq (a pool of one worker per core, cache on) against a bare node:http server with the same bytes.
@@ -135,7 +114,7 @@ try {
   const mdq = await serve(['--workers', String(workers)])
   const body = await (await fetch(mdq.url + w1, { headers: { 'x-api-key': market.key } })).text()
   writeFileSync(join(dir, 'bodies.json'), JSON.stringify({ [w1]: body }))
-  const bare = await start([join(here, 'bare-server.js'), join(dir, 'bodies.json')])
+  const bare = await startServer([bareServer, join(dir, 'bodies.json')])
   const cannon = (url: string, seconds: number) => autocannon({ url: url + w1, connections: 32, duration: seconds, headers: { 'x-api-key': market.key } })
   await cannon(bare.url, 1)
   await cannon(mdq.url, 1)
@@ -152,8 +131,8 @@ try {
   row('bare node:http (same bytes)', median(rps.bare).toFixed(0), '1.00')
   row('mdq', median(rps.mdq).toFixed(0), (median(rps.mdq) / median(rps.bare)).toFixed(2))
   console.log(`goal W1 >= 0.6 of bare: ${median(rps.mdq) / median(rps.bare) >= 0.6 ? 'met' : 'missed'}`)
-  await stop(mdq.child)
-  await stop(bare.child)
+  await stopServer(mdq)
+  await stopServer(bare)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
