@@ -5,7 +5,8 @@
 // BENCH_IMPORT_ROUNDS rounds (default 3), the load average printed with each.
 // BENCH_IMPORT_ORDER=minute writes the rows interleaved minute by minute over the symbols (as a
 // vendor's whole-market 1m file comes), instead of one symbol after another; BENCH_IMPORT_SYMBOLS
-// sets the symbol count (default 40).
+// sets the symbol count (default 40). BENCH_IMPORT_MDQ=<path to another checkout's bin/mdq.js> imports
+// with that build instead (a before/after comparison on the same file).
 import { execFileSync } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,6 +23,7 @@ const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000_000)
 const ROUNDS = Number(process.env.BENCH_IMPORT_ROUNDS ?? 3)
 const SYMBOLS = Number(process.env.BENCH_IMPORT_SYMBOLS ?? 40)
 const BY_MINUTE = process.env.BENCH_IMPORT_ORDER === 'minute'
+const MDQ = process.env.BENCH_IMPORT_MDQ ?? join(import.meta.dirname, '..', '..', 'bin', 'mdq.js')
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-import-'))
 const csv = join(dir, 'bars.csv')
 const db = join(dir, 'bench.db')
@@ -89,7 +91,7 @@ async function readLinesBaseline(): Promise<number> {
 }
 
 try {
-  console.log(`import bench: ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols ${BY_MINUTE ? 'interleaved minute by minute' : 'one after another'}, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
+  console.log(`import bench (${MDQ}): ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols ${BY_MINUTE ? 'interleaved minute by minute' : 'one after another'}, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
   await generate()
   const size = statSync(csv).size
   const baseMs: number[] = []
@@ -103,7 +105,7 @@ try {
     await readLinesBaseline()
     baseMs.push(performance.now() - t0)
     t0 = performance.now()
-    const run = await runWithPeakRss([], [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'import', 'bars', csv, '--period', '1m'])
+    const run = await runWithPeakRss([], [MDQ, '--db', db, 'import', 'bars', csv, '--period', '1m'])
     importMs.push(performance.now() - t0)
     if (run.status !== 0) throw new Error(`import failed: ${run.stderr}`)
     out = run.stdout
