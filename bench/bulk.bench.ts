@@ -40,6 +40,8 @@ interface Pull {
   cores: number
   /** The main thread's CPU seconds (the rest is the workers' and V8's helper threads'). */
   mainCpu: number
+  /** The cores this bench process (the client: 8 connections reading the answers) used meanwhile, on the same machine. */
+  clientCores: number
   bytes: number
 }
 
@@ -53,6 +55,7 @@ async function pull(server: Server, symbols: readonly string[], key: string, enc
   const pid = server.child.pid!
   const cpu0 = cpuMs(pid) / 1000
   const main0 = cpuMs(pid, pid) / 1000
+  const client0 = process.cpuUsage()
   const t0 = performance.now()
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
@@ -65,8 +68,10 @@ async function pull(server: Server, symbols: readonly string[], key: string, enc
   const ms = performance.now() - t0
   const cores = (cpuMs(pid) / 1000 - cpu0) / (ms / 1000)
   const mainCpu = cpuMs(pid, pid) / 1000 - main0
+  const client = process.cpuUsage(client0)
+  const clientCores = (client.user + client.system) / 1000 / ms
   agent.destroy()
-  return { ms, cores, mainCpu, bytes }
+  return { ms, cores, mainCpu, clientCores, bytes }
 }
 
 
@@ -90,7 +95,8 @@ try {
     console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
     // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server;
     // "main thread": the main thread's part of it (with --workers 0, all the work; with a pool, HTTP and the hand-off).
-    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'MB sent', 'vs baseline')
+    // "client cores": this process reading the answers on the same 2 cores; server + client near 2 means the machine is full.
+    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'client cores', 'MB sent', 'vs baseline')
     const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
     const base = median(results[0].map(rate))
     const plain = median(results[1].map(rate))
@@ -98,7 +104,7 @@ try {
       const r = median(results[v].map(rate))
       const cpuPerM = median(results[v].map((x) => (x.cores * x.ms) / 1000 / (market.dailyBars / 1e6)))
       const mainPerM = median(results[v].map((x) => x.mainCpu / (market.dailyBars / 1e6)))
-      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), mainPerM.toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
+      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), mainPerM.toFixed(2), median(results[v].map((x) => x.clientCores)).toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
     }
     const gzip = median(results[2].map(rate))
     const cores = median(results[1].map((x) => x.cores))

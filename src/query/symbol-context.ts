@@ -23,10 +23,13 @@ export class SymbolContexts {
   #version = ''
   readonly #cache = new Map<string, Promise<SymbolContext | undefined>>()
   /** Apart from the contexts, and bounded: only symbols with minute queries load one, and a thread may serve thousands. */
-  readonly #daily = new LRUCache<string, DailyPrevCloses, readonly ExFactorEvent[]>({
+  // Keyed by data version and symbol: a load still running when an import clears the cache resolves
+  // for the query that asked (ignoreFetchAbort) and is stored under its old version, never read again.
+  readonly #daily = new LRUCache<string, DailyPrevCloses, { symbol: string; events: readonly ExFactorEvent[] }>({
     maxSize: DAILY_CACHE_BYTES,
     sizeCalculation: (d) => Math.max(1, d.timestamp.length * DAILY_PREV_CLOSE_BYTES_PER_BAR),
-    fetchMethod: (symbol, _stale, { context }) => loadDailyPrevCloses(this.store, symbol, context),
+    fetchMethod: (_key, _stale, { context }) => loadDailyPrevCloses(this.store, context.symbol, context.events),
+    ignoreFetchAbort: true,
   })
   constructor(private readonly store: MarketStore) {}
 
@@ -50,10 +53,11 @@ export class SymbolContexts {
     const events = (await this.store.readExFactors([symbol])).get(symbol)
     if (!events) return undefined
     let gaps: Promise<Float64Array> | undefined
+    const dailyKey = `${this.#version} ${symbol}`
     return {
       events,
       gaps: () => (gaps ??= this.#gaps(symbol, events)),
-      dailyPrevCloses: async () => (await this.#daily.fetch(symbol, { context: events }))!,
+      dailyPrevCloses: async () => (await this.#daily.fetch(dailyKey, { context: { symbol, events } }))!,
     }
   }
 

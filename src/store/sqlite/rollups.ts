@@ -1,4 +1,4 @@
-/** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction, once, before it commits. */
+/** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction, a month of days at a time or before it commits. */
 import { barCount } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { ROLLUP_PERIODS, buildRollups } from '../../domain/rollups.js'
@@ -22,18 +22,22 @@ export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs =
   }
 }
 
-/** Local days rebuilt at once at commit: bounds the 1m bars held while rollups are built. */
+/** A symbol's touched days are rebuilt as soon as they number this many: bounds the 1m bars a rebuild holds. */
 const SLICE_DAYS = 32
 
 /**
- * The local days a write transaction touched with 1m puts and deletes, per symbol, rebuilt once
- * before it commits. Rebuilding after every put costs a file interleaved minute by minute over many
- * symbols a rebuild of the same day per small flush (an import flushes a few hundred rows of each
- * symbol at a time); readers see only committed data, so none sees the rollups lag.
+ * The local days a write transaction touched with 1m puts and deletes, per symbol, their rollups
+ * rebuilt once SLICE_DAYS of them wait (and the rest before the commit). Rebuilding after every put
+ * cost a file interleaved minute by minute over many symbols a rebuild of the same day per small
+ * flush (an import flushes a few hundred rows of each symbol at a time); a file sorted by symbol
+ * flushes months at a time, rebuilt at once, while its parse thread reads on. Readers see only
+ * committed data, so none sees rollups that lag the 1m bars.
  */
 export class TouchedDays {
   /** Per symbol, [first, last] local days (infinite for an open bound), merged when they meet. */
   readonly #days = new Map<string, [number, number][]>()
+
+  constructor(private readonly st: ChunkStatements) {}
 
   add(symbol: string, fromMs = -MAX_MS, toMs = MAX_MS): void {
     if (fromMs > toMs) return
@@ -48,21 +52,22 @@ export class TouchedDays {
       last[0] = Math.min(last[0], lo)
       last[1] = Math.max(last[1], hi)
     } else list.push([lo, hi])
+    if (list.reduce((days, [l, h]) => days + h - l + 1, 0) >= SLICE_DAYS) this.#rebuild(symbol)
   }
 
-  /** Rebuilds every touched day's rollups (SLICE_DAYS at a time) and forgets them. */
-  rebuild(st: ChunkStatements): void {
-    for (const [symbol, list] of this.#days) {
-      const zone = MARKETS[parseSymbol(symbol).exchange].zone
-      for (const [lo, hi] of merged(list)) {
-        if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
-          rebuildRollupsWith(st, symbol, Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS, Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS)
-          continue
-        }
-        for (let day = lo; day <= hi; day += SLICE_DAYS) rebuildRollupsWith(st, symbol, zone.midnightUtc(day), zone.midnightUtc(Math.min(day + SLICE_DAYS, hi + 1)) - 1)
-      }
+  /** Rebuilds every touched day's rollups and forgets them (before the commit). */
+  rebuildAll(): void {
+    for (const symbol of [...this.#days.keys()]) this.#rebuild(symbol)
+  }
+
+  #rebuild(symbol: string): void {
+    const zone = MARKETS[parseSymbol(symbol).exchange].zone
+    // Each range is at most SLICE_DAYS days plus one write's: rebuilt whole (slices of it rewrote the
+    // rollup chunks they share, 60m chunks spanning months, once per slice).
+    for (const [lo, hi] of merged(this.#days.get(symbol) ?? [])) {
+      rebuildRollupsWith(this.st, symbol, Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS, Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS)
     }
-    this.#days.clear()
+    this.#days.delete(symbol)
   }
 }
 

@@ -283,14 +283,14 @@ export class SqliteMarketStore implements MarketStore {
     db.exec('BEGIN IMMEDIATE')
     this.#writing = true
     let open = true
-    const touched = new TouchedDays()
+    const touched = new TouchedDays(st)
     const finish = (sql: 'COMMIT' | 'ROLLBACK') => {
       if (!open) return
       open = false
       this.#writing = false
       try {
         if (sql === 'COMMIT') {
-          touched.rebuild(st)
+          touched.rebuildAll()
           st.bumpGeneration.run()
         }
         db.exec(sql)
