@@ -95,8 +95,8 @@ try {
     console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
     // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server;
     // "main thread": the main thread's part of it (with --workers 0, all the work; with a pool, HTTP and the hand-off).
-    // "client cores": this process reading the answers on the same 2 cores; server + client near 2 means the machine is full.
-    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'client cores', 'MB sent', 'vs baseline')
+    // "client": the cores of this process reading the answers on the same 2 cores; server + client near 2 means the machine is full.
+    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'client', 'MB sent', 'vs baseline')
     const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
     const base = median(results[0].map(rate))
     const plain = median(results[1].map(rate))
