@@ -24,6 +24,9 @@ export type BatchTask =
   | { readonly kind: 'klines-batch'; readonly symbols: readonly string[]; readonly period: Period; readonly range: Range }
   | { readonly kind: 'intraday-batch'; readonly symbols: readonly string[]; readonly period: MinutePeriod; readonly count?: number }
 
+/** Whether a task is a batch group (its bytes stream, and their memory can be used again once written). */
+export const isBatchTask = (task: AnswerTask | BatchTask): task is BatchTask => task.kind === 'klines-batch' || task.kind === 'intraday-batch'
+
 export type StoreReadObserver = (operation: string, seconds: number) => void
 
 /** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */
@@ -92,7 +95,7 @@ export async function* batchPieces<T extends Buffer | string>(store: MarketStore
 
 /** The bytes of any task (an answer, or a batch group's members) as Buffers: what a worker computes, and the pool's main-thread fallback. */
 export async function taskPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask | BatchTask): Promise<Buffer[]> {
-  if (task.kind === 'klines' || task.kind === 'intraday') return [await answerBytes(store, contexts, task)]
+  if (!isBatchTask(task)) return [await answerBytes(store, contexts, task)]
   const pieces: Buffer[] = []
   for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
   return pieces

@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
-import { fromErrorData, taskPieces, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
@@ -75,26 +75,21 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
   const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
-    const spare = task.kind === 'klines-batch' || task.kind === 'intraday-batch' ? spares.pop() : undefined
+    const batch = isBatchTask(task)
+    const spare = batch ? spares.pop() : undefined
     if (spare) spareBytes -= spare.byteLength
     const result = await (spare ? pool.run({ ...task, spare }, { transferList: [spare] }) : pool.run(task))
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
+    if (batch) streamed.add(result.bytes.buffer) // its memory comes back through `written`
     return { bytes: asBuffer(result.bytes), ...(result.plain && { plain: result.plain }) }
-  }
-  /** A batch group's result, its memory to come back through `written`. */
-  const streamedRun = async (task: WorkerTask) => {
-    const result = await run(task)
-    if (result) streamed.add(result.bytes.buffer)
-    return result
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
   const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
-  const groupBytes = async (task: WorkerTask): Promise<Buffer> => (await streamedRun(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
   /** The task's bytes as a raw deflate piece, deflated by its worker (or, as above, in the main thread). */
   const deflated = async (task: WorkerTask): Promise<DeflatedPiece> => {
-    const result = await streamedRun({ ...task, deflate: true })
+    const result = await run({ ...task, deflate: true })
     if (result === undefined) return deflatePiece(await inMainThread(main!.store, main!.contexts, task))
     return { deflated: result.bytes, ...result.plain! }
   }
@@ -126,7 +121,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   }
   return {
     answer: (task: AnswerTask) => bytes(task),
-    batch: (task: BatchTask) => inOrder(task, groupBytes),
+    batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {
       const memory = piece.buffer

@@ -2,7 +2,7 @@
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
 import { deflatePiece } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
-import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import { errorData, isBatchTask, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -107,7 +107,7 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     const pieces = await taskPieces(store, contexts, task)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const piece = task.deflate ? deflatePiece(pieces) : undefined
-    const bytes = own(piece ? [piece.deflated] : pieces, task.kind === 'klines-batch' || task.kind === 'intraday-batch')
+    const bytes = own(piece ? [piece.deflated] : pieces, isBatchTask(task))
     const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {

@@ -51,7 +51,7 @@ export function concatBars(parts: readonly Bars[]): Bars {
   const out = allocBars(n)
   let at = 0
   for (const p of parts) {
-    for (const f of BAR_FIELDS) out[f].set(p[f], at)
+    copyBars(p, 0, barCount(p), out, at)
     at += barCount(p)
   }
   return out

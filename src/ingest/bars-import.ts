@@ -49,7 +49,7 @@ class BarBuffer {
       let size = this.bars.timestamp.length * 2
       while (size < need) size *= 2
       const bigger = allocBars(size)
-      for (const f of BAR_FIELDS) bigger[f].set(this.bars[f].subarray(0, this.n))
+      copyBars(this.bars, 0, this.n, bigger, 0)
       this.bars = bigger
     }
     copyBars(src, from, to, this.bars, this.n)

@@ -22,10 +22,12 @@ export const DAILY_PREV_CLOSE_BYTES_PER_BAR = 24
 
 export async function loadDailyPrevCloses(store: MarketStore, symbol: string, events: readonly ExFactorEvent[]): Promise<DailyPrevCloses> {
   const daily = await store.readBars({ symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER })
-  const filled = fillDailyPrevClose(daily, events)
   const alone = new Float64Array(barCount(daily))
   for (let i = 0; i < alone.length; i++) alone[i] = Number.isNaN(daily.prevClose[i]) ? daily.open[i] : daily.prevClose[i]
-  return { timestamp: Float64Array.from(daily.timestamp), prevClose: Float64Array.from(filled.prevClose), alone }
+  // Filled in the fresh read (the imported values are in `alone` already), then two columns copied out
+  // of its one buffer, so the cache holds 24 bytes a bar, not the read's 64.
+  fillDailyPrevClose(daily, events, undefined, true)
+  return { timestamp: daily.timestamp.slice(), prevClose: daily.prevClose.slice(), alone }
 }
 
 /**

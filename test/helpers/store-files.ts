@@ -1,7 +1,7 @@
 /** @module Test helpers around store files: temp dirs, a logical dump, running the CLI. */
 import Database from 'better-sqlite3'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MARKETS } from '../../src/domain/market.js'
@@ -58,4 +58,13 @@ export function minuteCsv(path: string, symbol: string, days: number, volume: nu
   }
   writeFileSync(path, lines.join('\n') + '\n')
   return n
+}
+
+/** A copy of the store at `db`, written to `path`, with 600519.SH's daily chunks zeroed (their checksums fail on read). */
+export function damagedCopy(db: string, path: string): string {
+  copyFileSync(db, path)
+  const sqlite = new Database(path)
+  sqlite.prepare("UPDATE chunks SET data = zeroblob(length(data)) WHERE symbol = '600519.SH' AND period = '1d'").run()
+  sqlite.close()
+  return path
 }

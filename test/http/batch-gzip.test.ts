@@ -2,7 +2,6 @@
 // in a pool of 2 workers (each group deflated in its worker, one gzip member): gunzipped, the same
 // bytes as the plain answer; br and x-no-compression keep @fastify/compress; a failing group cuts
 // the gzip answer as it cuts the plain one.
-import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { copyFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
@@ -15,7 +14,7 @@ import { openStores } from '../../src/cli/open-stores.js'
 import { poolRunner } from '../../src/cli/query-pool.js'
 import { SymbolContexts } from '../../src/query/symbol-context.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
-import { runMdq, tempDir } from '../helpers/store-files.js'
+import { damagedCopy, runMdq, tempDir } from '../helpers/store-files.js'
 
 const { dir, cleanup } = tempDir()
 /** The demo store's symbols: with count=10000, one symbol a worker task, so ten groups. */
@@ -137,11 +136,7 @@ describe('a group that fails in a worker, with gzip', () => {
   })
 
   it('a damaged chunk in the last group: the gzip answer is cut, as the plain one, after a part of the healthy symbols\' answer', async () => {
-    const corrupt = join(dir, 'corrupt.db')
-    copyFileSync(db, corrupt)
-    const sqlite = new Database(corrupt)
-    sqlite.prepare("UPDATE chunks SET data = zeroblob(length(data)) WHERE symbol = '600519.SH' AND period = '1d'").run()
-    sqlite.close()
+    const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
     const corruptPool = poolRunner(2, { store: corrupt })
     runners.push(corruptPool)
     const s = await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool })

@@ -5,29 +5,20 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import type { AppOptions } from '../../src/api/app.js'
-import { PATIENT_REDIS_MS, RedisServer } from '../helpers/redis.js'
+import { PATIENT_REDIS_MS } from '../helpers/redis.js'
 import { redisServer, Requirements } from '../helpers/requirements.js'
-import { demoDb, newKey, rawRequest, startServer, type TestServer } from '../helpers/server.js'
-import { minuteCsv, runMdq, tempDir } from '../helpers/store-files.js'
+import { newKey, rawRequest, startServer, type TestServer } from '../helpers/server.js'
+import { minuteCsv, runMdq } from '../helpers/store-files.js'
 import { metricSum } from '../security/harness.js'
+import { demoAndRedis } from '../helpers/demo-and-redis.js'
 import { until } from '../helpers/wait.js'
 
-const { dir, cleanup } = tempDir()
-let db: string
-let redis: RedisServer | undefined
 const needRedis = new Requirements(redisServer())
-before(async () => {
-  db = await demoDb(dir)
-  if (needRedis.met) redis = await RedisServer.start()
-})
-after(async () => {
-  await redis?.stop()
-  cleanup()
-})
+const env = demoAndRedis(needRedis)
 
 type Raw = Awaited<ReturnType<typeof rawRequest>>
 const answered = (s: TestServer) => s.app.fastAnswers?.answered ?? 0
@@ -62,8 +53,8 @@ async function sequence(s: TestServer, key: string): Promise<Raw[]> {
 
 describe('fast path for cached answers', () => {
   it('answers exactly as the full path: status, headers and body bytes, identity, gzip and br, with and without If-None-Match', async () => {
-    const fast = await startServer(db, { rateLimit: generous(new MemoryRateLimiter()) })
-    const full = await startServer(db, { rateLimit: generous(new MemoryRateLimiter()), fastPath: false })
+    const fast = await startServer(env.db, { rateLimit: generous(new MemoryRateLimiter()) })
+    const full = await startServer(env.db, { rateLimit: generous(new MemoryRateLimiter()), fastPath: false })
     try {
       const a = await sequence(fast, fast.key)
       const b = await sequence(full, full.key)
@@ -94,14 +85,14 @@ describe('fast path for cached answers', () => {
   })
 
   it('a key revoked in another process is refused on a held URL within the contract test bound (600 ms)', async () => {
-    const server = await startServer(db)
+    const server = await startServer(env.db)
     try {
       const key = await newKey(server.keys, 'fast-revoke')
       const path = '/v1/klines?symbol=600519.SH&period=1d&count=100&adjust=forward'
       for (let i = 0; i < 2; i++) assert.equal((await rawRequest(server.url + path, { 'X-API-Key': key })).status, 200)
       assert.equal(answered(server), 1, 'the URL is held: the second request was answered by the fast path')
       const id = (await server.keys.listKeys()).find((k) => k.name === 'fast-revoke')!.id
-      assert.equal(runMdq(['--db', db, 'keys', 'revoke', String(id)]).status, 0)
+      assert.equal(runMdq(['--db', env.db, 'keys', 'revoke', String(id)]).status, 0)
       await sleep(600)
       const refused = await rawRequest(server.url + path, { 'X-API-Key': key })
       assert.equal(refused.status, 401)
@@ -116,7 +107,7 @@ describe('fast path for cached answers', () => {
   })
 
   const exactLimit = async (limiter: RateLimiter) => {
-    const server = await startServer(db, { rateLimit: { limiter, defaults: { ratePerMin: 1, burst: 40 }, failOpen: false } })
+    const server = await startServer(env.db, { rateLimit: { limiter, defaults: { ratePerMin: 1, burst: 40 }, failOpen: false } })
     try {
       const path = '/v1/klines?symbol=600519.SH&period=1d&count=100&adjust=forward'
       const get = () => rawRequest(server.url + path, { 'X-API-Key': server.key })
@@ -140,16 +131,16 @@ describe('fast path for cached answers', () => {
     }
   }
   it('rate limits stay exact through the fast path (memory): N served, then 429 with Retry-After, one token per request', () => exactLimit(new MemoryRateLimiter()))
-  needRedis.it('rate limits stay exact through the fast path (Redis): N served, then 429 with Retry-After, one token per request', () => exactLimit(new RedisRateLimiter(redis!.url, 'fast:', PATIENT_REDIS_MS)))
+  needRedis.it('rate limits stay exact through the fast path (Redis): N served, then 429 with Retry-After, one token per request', () => exactLimit(new RedisRateLimiter(env.redis!.url, 'fast:', PATIENT_REDIS_MS)))
 
   needRedis.it('a limiter outage on a held URL goes through Fastify (fail-open serves and counts it); once back, limits are exact again', async () => {
-    const server = await startServer(db, { rateLimit: { limiter: new RedisRateLimiter(redis!.url, 'fast-outage:', PATIENT_REDIS_MS), defaults: { ratePerMin: 1, burst: 5 }, failOpen: true } })
+    const server = await startServer(env.db, { rateLimit: { limiter: new RedisRateLimiter(env.redis!.url, 'fast-outage:', PATIENT_REDIS_MS), defaults: { ratePerMin: 1, burst: 5 }, failOpen: true } })
     try {
       const path = '/v1/klines?symbol=600519.SH&period=1d&count=100&adjust=forward'
       const get = (key: string) => rawRequest(server.url + path, { 'X-API-Key': key })
       for (let i = 0; i < 2; i++) assert.equal((await get(server.key)).status, 200)
       assert.equal(answered(server), 1)
-      await redis!.stop()
+      await env.redis!.stop()
       for (let i = 0; i < 4; i++) {
         const r = await get(server.key)
         assert.equal(r.status, 200, 'fail-open serves')
@@ -157,7 +148,7 @@ describe('fast path for cached answers', () => {
       }
       assert.equal(answered(server), 1, 'the outage went to Fastify')
       assert.equal(metricSum(await (await fetch(`${server.url}/metrics`)).text(), 'mdq_rate_limiter_errors_total'), 4)
-      await redis!.start()
+      await env.redis!.start()
       const probe = await newKey(server.keys, 'outage-probe')
       await until(async () => (await get(probe)).headers['ratelimit-remaining'] !== undefined, 'limiting to answer again', { everyMs: 100 })
       const fresh = await newKey(server.keys, 'outage-after')
@@ -171,10 +162,10 @@ describe('fast path for cached answers', () => {
   })
 
   it('an import (a new data version) is never answered from the old entry', async () => {
-    const live = join(dir, 'live.db')
-    minuteCsv(join(dir, 'v1.csv'), '600000.SH', 3, 1)
-    minuteCsv(join(dir, 'v2.csv'), '600000.SH', 3, 2)
-    assert.equal(runMdq(['--db', live, 'import', 'bars', join(dir, 'v1.csv'), '--period', '1m']).status, 0)
+    const live = join(env.dir, 'live.db')
+    minuteCsv(join(env.dir, 'v1.csv'), '600000.SH', 3, 1)
+    minuteCsv(join(env.dir, 'v2.csv'), '600000.SH', 3, 2)
+    assert.equal(runMdq(['--db', live, 'import', 'bars', join(env.dir, 'v1.csv'), '--period', '1m']).status, 0)
     const server = await startServer(live)
     try {
       const path = '/v1/klines?symbol=600000.SH&period=1m&count=5'
@@ -186,7 +177,7 @@ describe('fast path for cached answers', () => {
       for (let i = 0; i < 3; i++) assert.deepEqual((await volumes()).volume, [1, 1, 1, 1, 1])
       assert.equal(answered(server), 2, 'held after the first')
       const before = await volumes()
-      const imported = runMdq(['--db', live, 'import', 'bars', join(dir, 'v2.csv'), '--period', '1m'])
+      const imported = runMdq(['--db', live, 'import', 'bars', join(env.dir, 'v2.csv'), '--period', '1m'])
       assert.equal(imported.status, 0, imported.stderr)
       const fresh = await volumes()
       assert.deepEqual(fresh.volume, [2, 2, 2, 2, 2], 'the first request after the import sees the new data')
@@ -202,7 +193,7 @@ describe('fast path for cached answers', () => {
   it('logs one line per request, the same fields as the full path, never the key', async () => {
     const lines: string[] = []
     const stream = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(...chunk.toString().split('\n').filter(Boolean)), done()) })
-    const server = await startServer(db, { logger: { level: 'info', stream } })
+    const server = await startServer(env.db, { logger: { level: 'info', stream } })
     try {
       const path = '/v1/klines?symbol=600519.SH&period=1d&count=100&adjust=forward'
       for (let i = 0; i < 4; i++) assert.equal((await rawRequest(server.url + path, { 'X-API-Key': server.key })).status, 200)

@@ -1,5 +1,4 @@
 // The worker pool (mdq serve --workers N) answers byte for byte what the main thread answers, errors included.
-import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +9,7 @@ import { ADJUSTS } from '../../src/domain/adjust.js'
 import { PERIODS } from '../../src/domain/period.js'
 import { spawnServe } from '../helpers/serve-process.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
-import { runMdq, tempDir } from '../helpers/store-files.js'
+import { damagedCopy, runMdq, tempDir } from '../helpers/store-files.js'
 
 const { dir, cleanup } = tempDir()
 let db: string
@@ -87,11 +86,7 @@ describe('the query worker pool', () => {
     }
 
     // One chunk's bytes overwritten: whatever the main thread answers (status and body), the pool answers too.
-    const corrupt = join(dir, 'corrupt.db')
-    copyFileSync(db, corrupt)
-    const sqlite = new Database(corrupt)
-    sqlite.prepare("UPDATE chunks SET data = zeroblob(length(data)) WHERE symbol = '600519.SH' AND period = '1d'").run()
-    sqlite.close()
+    const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
     const corruptPool = poolRunner(1, { store: corrupt })
     const [a, b] = [await startServer(corrupt, { responseCacheBytes: 0 }), await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool })]
     try {

@@ -7,30 +7,21 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import type { Quota } from '../../src/auth/token-bucket.js'
-import { PATIENT_REDIS_MS, RedisServer } from '../helpers/redis.js'
+import { PATIENT_REDIS_MS } from '../helpers/redis.js'
 import { redisServer, requires } from '../helpers/requirements.js'
+import { demoAndRedis } from '../helpers/demo-and-redis.js'
 import { until } from '../helpers/wait.js'
-import { demoDb, newKey, startServer, type TestServer } from '../helpers/server.js'
-import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
+import { newKey, startServer, type TestServer } from '../helpers/server.js'
+import { MDQ_BIN, runMdq } from '../helpers/store-files.js'
 
-const { dir, cleanup } = tempDir()
-let db: string
-let redis: RedisServer | undefined
 const needRedis = requires(redisServer())
-before(async () => {
-  db = await demoDb(dir)
-  if (needRedis.met) redis = await RedisServer.start()
-})
-after(async () => {
-  await redis?.stop()
-  cleanup()
-})
+const env = demoAndRedis(needRedis)
 
 const KLINES = '/v1/klines?symbol=600519.SH&count=5'
 const get = (base: string, key: string, path = KLINES) => fetch(base + path, { headers: { 'X-API-Key': key } })
 
 async function limitedServer(limiter: RateLimiter, defaults: Quota, failOpen = true): Promise<TestServer> {
-  return startServer(db, { rateLimit: { limiter, defaults, failOpen }, responseCacheBytes: 0 })
+  return startServer(env.db, { rateLimit: { limiter, defaults, failOpen }, responseCacheBytes: 0 })
 }
 
 /**
@@ -126,10 +117,10 @@ describe('rate limiting, in memory', () => {
   })
 
   it('`mdq keys create --rate --burst` and `keys set-rate` from another process apply to a running server', async () => {
-    const key = runMdq(['--db', db, 'keys', 'create', '--name', 'cli-quota', '--rate', '1/min', '--burst', '2']).stdout.trim()
+    const key = runMdq(['--db', env.db, 'keys', 'create', '--name', 'cli-quota', '--rate', '1/min', '--burst', '2']).stdout.trim()
     assert.deepEqual([(await get(server.url, key)).status, (await get(server.url, key)).status, (await get(server.url, key)).status], [200, 200, 429])
     const id = (await server.keys.listKeys()).find((k) => k.name === 'cli-quota')!.id
-    assert.equal(runMdq(['--db', db, 'keys', 'set-rate', String(id), '--rate', '1/min', '--burst', '5']).status, 0)
+    assert.equal(runMdq(['--db', env.db, 'keys', 'set-rate', String(id), '--rate', '1/min', '--burst', '5']).status, 0)
     await sleep(600) // the key cache holds a key for 500 ms; a timer never fires early
     const r = await get(server.url, key)
     assert.equal(r.headers.get('ratelimit-limit'), '5')
@@ -142,7 +133,7 @@ describe('rate limiting, in memory', () => {
 
 describe('rate limiting through Redis', () => {
   needRedis.it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
-    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test1:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 50 })
+    const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test1:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 50 })
     try {
       assert.deepEqual(await burst([server.url], await newKey(server.keys, 'redis-burst')), { 200: 50, 429: 150 })
     } finally {
@@ -151,13 +142,13 @@ describe('rate limiting through Redis', () => {
   })
 
   needRedis.it('two `mdq serve` processes sharing one Redis share one budget: exactly 50 of 200', async () => {
-    const key = runMdq(['--db', db, 'keys', 'create', '--name', 'shared']).stdout.trim()
+    const key = runMdq(['--db', env.db, 'keys', 'create', '--name', 'shared']).stdout.trim()
     const children: ChildProcess[] = []
     const urls: string[] = []
     try {
       for (let i = 0; i < 2; i++) {
         // A patient timeout: on a loaded machine a check slower than the default 250 ms would fail open and let a 51st through.
-        const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--redis-url', redis!.url, '--redis-timeout', String(PATIENT_REDIS_MS), '--rate-limit', '1/min', '--burst', '50', '--cache-mb', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+        const child = spawn(process.execPath, [MDQ_BIN(), '--db', env.db, 'serve', '--port', '0', '--redis-url', env.redis!.url, '--redis-timeout', String(PATIENT_REDIS_MS), '--rate-limit', '1/min', '--burst', '50', '--cache-mb', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
         children.push(child)
         let out = ''
         child.stdout!.on('data', (d) => (out += d))
@@ -173,7 +164,7 @@ describe('rate limiting through Redis', () => {
   })
 
   needRedis.it('refills at the configured rate, as measured between two refusals (Redis clock)', async () => {
-    const server = await limitedServer(new RedisRateLimiter(redis!.url, 'test3:', PATIENT_REDIS_MS), { ratePerMin: 1200, burst: 200 })
+    const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test3:', PATIENT_REDIS_MS), { ratePerMin: 1200, burst: 200 })
     try {
       await assertRefillRate(server.url, await newKey(server.keys, 'redis-refill'))
     } finally {
@@ -182,18 +173,18 @@ describe('rate limiting through Redis', () => {
   })
 
   needRedis.it('Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns', async () => {
-    const open = await limitedServer(new RedisRateLimiter(redis!.url, 'test4:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, true)
-    const closed = await limitedServer(new RedisRateLimiter(redis!.url, 'test5:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, false)
+    const open = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test4:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, true)
+    const closed = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test5:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, false)
     try {
       const k1 = await newKey(open.keys, 'open')
       assert.equal((await get(open.url, k1)).status, 200)
-      await redis!.stop()
+      await env.redis!.stop()
       for (let i = 0; i < 6; i++) assert.equal((await get(open.url, k1)).status, 200, 'fail-open serves beyond the burst')
       const k2 = await newKey(closed.keys, 'closed')
       const refused = await get(closed.url, k2)
       assert.equal(refused.status, 503)
       assert.deepEqual(await refused.json(), { code: 503, message: 'Rate limiting is unavailable right now; retry shortly.' })
-      await redis!.start()
+      await env.redis!.start()
       // ioredis reconnects by itself (no restart): wait until limiting answers again, then exhaust.
       await until(async () => (await get(closed.url, k2)).status !== 503, 'limiting to answer again', { everyMs: 100 })
       const statuses: number[] = []
