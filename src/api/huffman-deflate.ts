@@ -1,178 +1,12 @@
 /** @module Raw deflate with Huffman codes only (RFC 1951 dynamic blocks of literals, no string matching), written in JS: zlib's Z_HUFFMAN_ONLY without its per-byte symbol buffer. */
+import { BitWriter, writeHeader } from './deflate-bits.js'
+import { canonicalCodes, codeLengths, MAX_BITS } from './huffman-codes.js'
+
+export { canonicalCodes, codeLengths } from './huffman-codes.js'
 
 /** Bytes per block: each block gets the codes of its own bytes (a column of timestamps, of prices...). */
 const BLOCK = 1 << 15
-/** Deflate's longest literal/length code, and the longest code-length code. */
-const MAX_BITS = 15
-const MAX_CL_BITS = 7
 const END_OF_BLOCK = 256
-/** The order code-length code lengths are sent in (RFC 1951 3.2.7). */
-const CL_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
-
-/**
- * Huffman code lengths (at most `limit` bits) for `freq`: 0 for symbols that never occur. The tree
- * is built over the symbols sorted by weight (two queues: leaves, and nodes in the order made);
- * codes longer than `limit` are then cut to it and the Kraft sum restored by moving codes down
- * from shorter lengths (as miniz does), lengths going to the symbols by weight, heaviest first.
- */
-export function codeLengths(freq: ArrayLike<number>, limit: number): Uint8Array {
-  const n = freq.length
-  const lengths = new Uint8Array(n)
-  // Weight and symbol in one double (symbols < 512), so a native sort orders by weight, then symbol.
-  let m = 0
-  for (let s = 0; s < n; s++) if (freq[s] > 0) m++
-  if (m === 0) return lengths
-  const keys = new Float64Array(m)
-  for (let s = 0, k = 0; s < n; s++) if (freq[s] > 0) keys[k++] = freq[s] * 512 + s
-  keys.sort()
-  if (m === 1) {
-    lengths[keys[0] % 512] = 1 // a lone code still takes one bit (a decoder reads at least one)
-    return lengths
-  }
-  const weight = new Float64Array(2 * m - 1)
-  const parent = new Int32Array(2 * m - 1)
-  for (let i = 0; i < m; i++) weight[i] = Math.floor(keys[i] / 512)
-  let leaf = 0
-  let node = m
-  for (let made = m; made < 2 * m - 1; made++) {
-    for (let pick = 0; pick < 2; pick++) {
-      const child = leaf < m && (node >= made || weight[leaf] <= weight[node]) ? leaf++ : node++
-      weight[made] += weight[child]
-      parent[child] = made
-    }
-  }
-  // Depths from the root (the last node made) down; the count of leaves per depth, the longest cut to `limit`.
-  const depth = new Uint8Array(2 * m - 1)
-  const perLength = new Uint32Array(Math.max(limit, 64) + 1)
-  for (let i = 2 * m - 3; i >= 0; i--) {
-    depth[i] = Math.min(depth[parent[i]] + 1, 255)
-    if (i < m) perLength[Math.min(depth[i], limit)]++
-  }
-  let kraft = 0
-  for (let l = 1; l <= limit; l++) kraft += perLength[l] * 2 ** (limit - l)
-  for (; kraft > 2 ** limit; kraft--) {
-    // One code of the longest length moves down a level: it and a longer sibling replace one shorter code.
-    perLength[limit]--
-    for (let l = limit - 1; l > 0; l--) {
-      if (perLength[l] > 0) {
-        perLength[l]--
-        perLength[l + 1] += 2
-        break
-      }
-    }
-  }
-  // Lightest symbols (first in `keys`) take the longest codes.
-  let i = 0
-  for (let l = limit; l >= 1; l--) for (let c = perLength[l]; c > 0; c--) lengths[keys[i++] % 512] = l
-  return lengths
-}
-
-/** Canonical codes (RFC 1951 3.2.2) of `lengths`, bit-reversed: deflate sends a code's first bit first, and bits fill bytes from the lowest. */
-export function canonicalCodes(lengths: Uint8Array): Uint16Array {
-  const count = new Uint16Array(MAX_BITS + 1)
-  for (const l of lengths) count[l]++
-  count[0] = 0
-  const nextCode = new Uint16Array(MAX_BITS + 1)
-  for (let bits = 1, code = 0; bits <= MAX_BITS; bits++) {
-    code = (code + count[bits - 1]) << 1
-    nextCode[bits] = code
-  }
-  const codes = new Uint16Array(lengths.length)
-  for (let s = 0; s < lengths.length; s++) {
-    const l = lengths[s]
-    if (l === 0) continue
-    let c = nextCode[l]++
-    let r = 0
-    for (let b = 0; b < l; b++) {
-      r = (r << 1) | (c & 1)
-      c >>= 1
-    }
-    codes[s] = r
-  }
-  return codes
-}
-
-/** Bits appended from the lowest, flushed as whole bytes into `out` (sized by the caller). */
-class BitWriter {
-  acc = 0
-  bits = 0
-  at = 0
-  constructor(readonly out: Uint8Array) {}
-  /** `n` <= 16 bits of `value`. */
-  put(value: number, n: number): void {
-    this.acc |= value << this.bits
-    this.bits += n
-    while (this.bits >= 8) {
-      this.out[this.at++] = this.acc & 255
-      this.acc >>>= 8
-      this.bits -= 8
-    }
-  }
-  /** Pads to a whole byte with zero bits. */
-  align(): void {
-    if (this.bits > 0) this.put(0, 8 - this.bits)
-  }
-}
-
-/** The code lengths of both alphabets, run-length coded with symbols 16 (repeat previous 3-6), 17 (3-10 zeros), 18 (11-138 zeros): [symbol, extra bits value] pairs. */
-function runLengths(lengths: Uint8Array): number[] {
-  const out: number[] = []
-  for (let i = 0; i < lengths.length; ) {
-    const l = lengths[i]
-    let run = 1
-    while (i + run < lengths.length && lengths[i + run] === l) run++
-    i += run
-    if (l === 0) {
-      while (run >= 11) {
-        const r = Math.min(run, 138)
-        out.push(18, r - 11)
-        run -= r
-      }
-      if (run >= 3) {
-        out.push(17, run - 3)
-        run = 0
-      }
-      for (; run > 0; run--) out.push(0, 0)
-      continue
-    }
-    out.push(l, 0)
-    run--
-    while (run >= 3) {
-      const r = Math.min(run, 6)
-      out.push(16, r - 3)
-      run -= r
-    }
-    for (; run > 0; run--) out.push(l, 0)
-  }
-  return out
-}
-const EXTRA_BITS: Record<number, number> = { 16: 2, 17: 3, 18: 7 }
-
-/** The header of a dynamic block (not final) whose literal codes are `lengths` (257 entries, 256 = end of block), its distance codes two unused 1-bit codes (as zlib sends). */
-function writeHeader(w: BitWriter, lengths: Uint8Array): void {
-  const hlit = 257 // literals and end of block: no length codes
-  const all = new Uint8Array(hlit + 2)
-  all.set(lengths.subarray(0, hlit))
-  all[hlit] = 1
-  all[hlit + 1] = 1
-  const rle = runLengths(all)
-  const clFreq = new Uint32Array(19)
-  for (let i = 0; i < rle.length; i += 2) clFreq[rle[i]]++
-  const clLengths = codeLengths(clFreq, MAX_CL_BITS)
-  const clCodes = canonicalCodes(clLengths)
-  let hclen = 19
-  while (hclen > 4 && clLengths[CL_ORDER[hclen - 1]] === 0) hclen--
-  w.put(0b100, 3) // BFINAL 0, BTYPE 10 (dynamic)
-  w.put(hlit - 257, 5)
-  w.put(2 - 1, 5)
-  w.put(hclen - 4, 4)
-  for (let i = 0; i < hclen; i++) w.put(clLengths[CL_ORDER[i]], 3)
-  for (let i = 0; i < rle.length; i += 2) {
-    const sym = rle[i]
-    w.put(clCodes[sym], clLengths[sym])
-    if (sym >= 16) w.put(rle[i + 1], EXTRA_BITS[sym])
-  }
-}
 
 /** The most bytes rawHuffmanDeflate writes for `n` bytes: 15 bits a byte at worst, plus headers and the closing empty stored block. */
 const bound = (n: number) => Math.ceil((n * MAX_BITS) / 8) + (Math.ceil(n / BLOCK) + 1) * 320 + 16
@@ -212,7 +46,7 @@ function count(piece: Uint8Array, from: number, to: number, full: boolean, seed:
  * `full`). A byte that occurs only between samples may then have no code: printable ASCII gets a
  * long one anyway, anything else makes writeBlock fail, and the block is redone from a full count.
  */
-function blockCodes(spans: readonly Span[], full: boolean): { lengths: Uint8Array; codes: Uint16Array } {
+function blockCodes(spans: readonly Span[], full: boolean): Uint8Array {
   freq.fill(0)
   let seed = 1
   for (const span of spans) seed = count(span.piece, span.from, span.to, full, seed)
@@ -220,45 +54,102 @@ function blockCodes(spans: readonly Span[], full: boolean): { lengths: Uint8Arra
   // seldom needs the full count.
   if (!full) for (let c = 0x20; c < 0x7f; c++) if (freq[c] === 0) freq[c] = 1
   freq[END_OF_BLOCK] = 1
-  const lengths = codeLengths(freq, MAX_BITS)
-  return { lengths, codes: canonicalCodes(lengths) }
+  return codeLengths(freq, MAX_BITS)
+}
+
+/** A byte value's code in the current block: its length in the low 4 bits, the code (bit-reversed) above them; NO_CODE when it has none. */
+const single = new Int32Array(256)
+const NO_CODE = 1 << 30
+/**
+ * Two bytes' codes in one, by the first byte | the second << 8, for the bytes of codes of 8 bits or
+ * less (the digits, commas and dots of JSON numbers): the length in the low 5 bits, the two codes
+ * above them; 0 for pairs coded a byte at a time.
+ */
+const pairs = new Int32Array(1 << 16)
+/** At most so many bytes get pairs (the first of codes <= 8 bits): the table is filled anew each block. */
+const PAIRED = 32
+/** The entries of `pairs` set for the current block, to clear for the next. */
+const paired = new Int32Array(PAIRED * PAIRED)
+let pairedCount = 0
+
+/** `single` and `pairs` for a block whose literal codes are `codes`, of `lengths`. */
+function setCodes(lengths: Uint8Array, codes: Uint16Array): void {
+  for (let c = 0; c < 256; c++) single[c] = lengths[c] === 0 ? NO_CODE : lengths[c] | (codes[c] << 4)
+  for (let k = 0; k < pairedCount; k++) pairs[paired[k]] = 0
+  const short: number[] = []
+  for (let c = 0; c < 256 && short.length < PAIRED; c++) if (lengths[c] > 0 && lengths[c] <= 8) short.push(c)
+  pairedCount = 0
+  for (const a of short) {
+    for (const b of short) {
+      const k = a | (b << 8)
+      pairs[k] = ((codes[a] | (codes[b] << lengths[a])) << 5) | (lengths[a] + lengths[b])
+      paired[pairedCount++] = k
+    }
+  }
 }
 
 /**
- * The hot loop: codes of piece[from, to) appended to w, or false at a byte without a code (w then
- * partly written: the caller restores it). Fewer than 16 bits wait in `acc` between bytes, so a
- * 15-bit code never reaches its sign bit.
+ * The hot loop: codes of piece[from, to) appended to w, or false if a byte had no code (w then
+ * holds garbage: the caller restores it). Four bytes are read at once and coded as two pairs when
+ * both have an entry, else one byte is coded alone. Fewer than 16 bits wait in `acc` between
+ * steps, so a pair's 16 never reach its sign bit; the next two bytes of output are written every
+ * step and kept (`at` moved on) when 16 bits are full: no branch the data decides.
  */
-function encode(w: BitWriter, piece: Uint8Array, from: number, to: number, lengths: Uint8Array, codes: Uint16Array): boolean {
-  const out = w.out
+function encode(w: BitWriter, piece: Uint8Array, from: number, to: number): boolean {
+  const input = new DataView(piece.buffer, piece.byteOffset, piece.length)
+  const view = w.view
   let acc = w.acc
   let bits = w.bits
   let at = w.at
-  for (let i = from; i < to; i++) {
-    const c = piece[i]
-    const len = lengths[c]
-    if (len === 0) return false
-    acc |= codes[c] << bits
-    bits += len
-    if (bits >= 16) {
-      out[at++] = acc & 255
-      out[at++] = (acc >>> 8) & 255
-      acc >>>= 16
-      bits -= 16
+  let seen = 0
+  for (let i = from; i < to; ) {
+    if (i + 4 <= to) {
+      const word = input.getInt32(i, true)
+      const e0 = pairs[word & 0xffff]
+      const e1 = pairs[word >>> 16]
+      if (e0 !== 0 && e1 !== 0) {
+        acc |= (e0 >>> 5) << bits
+        bits += e0 & 31
+        view.setUint16(at, acc, true)
+        let full = bits >>> 4 // 0 or 1: bits < 32
+        at += full << 1
+        acc >>>= full << 4
+        bits &= 15
+        acc |= (e1 >>> 5) << bits
+        bits += e1 & 31
+        view.setUint16(at, acc, true)
+        full = bits >>> 4
+        at += full << 1
+        acc >>>= full << 4
+        bits &= 15
+        i += 4
+        continue
+      }
     }
+    const e = single[piece[i++]]
+    seen |= e
+    acc |= (e >>> 4) << bits
+    bits += e & 15
+    view.setUint16(at, acc, true)
+    const full = bits >>> 4
+    at += full << 1
+    acc >>>= full << 4
+    bits &= 15
   }
   w.acc = acc
   w.bits = bits
   w.at = at
-  return true
+  return (seen & NO_CODE) === 0
 }
 
 /** One block (header, bytes, end of block); false, with nothing kept, when a byte has no code. */
-function writeBlock(w: BitWriter, spans: readonly Span[], lengths: Uint8Array, codes: Uint16Array): boolean {
+function writeBlock(w: BitWriter, spans: readonly Span[], lengths: Uint8Array): boolean {
   const { acc, bits, at } = w
+  const codes = canonicalCodes(lengths)
+  setCodes(lengths, codes)
   writeHeader(w, lengths)
   for (const span of spans) {
-    if (!encode(w, span.piece, span.from, span.to, lengths, codes)) {
+    if (!encode(w, span.piece, span.from, span.to)) {
       w.acc = acc
       w.bits = bits
       w.at = at
@@ -285,11 +176,7 @@ export function rawHuffmanDeflate(pieces: Uint8Array | readonly Uint8Array[]): B
   let spans: Span[] = []
   let size = 0 // bytes in spans
   const flush = () => {
-    const sampled = blockCodes(spans, false)
-    if (!writeBlock(w, spans, sampled.lengths, sampled.codes)) {
-      const counted = blockCodes(spans, true)
-      writeBlock(w, spans, counted.lengths, counted.codes)
-    }
+    if (!writeBlock(w, spans, blockCodes(spans, false))) writeBlock(w, spans, blockCodes(spans, true))
     spans = []
     size = 0
   }
@@ -306,7 +193,7 @@ export function rawHuffmanDeflate(pieces: Uint8Array | readonly Uint8Array[]): B
   // An empty stored block: BFINAL 0, BTYPE 00, padding, LEN 0, NLEN 0xffff.
   w.put(0, 3)
   w.align()
-  const out = w.out
+  const out = target
   out[w.at++] = 0
   out[w.at++] = 0
   out[w.at++] = 0xff
