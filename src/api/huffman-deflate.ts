@@ -4,8 +4,11 @@ import { canonicalCodes, codeLengths, MAX_BITS } from './huffman-codes.js'
 
 export { canonicalCodes, codeLengths } from './huffman-codes.js'
 
-/** Bytes per block: each block gets the codes of its own bytes (a column of timestamps, of prices...). */
-const BLOCK = 1 << 15
+/**
+ * Bytes per block: each block gets the codes of its own bytes (a column of timestamps, of prices...).
+ * 64 KB: half the blocks of 32 KB for 0.2% more bytes on the bulk pull's JSON; 128 KB would mix columns (2% more).
+ */
+const BLOCK = 1 << 16
 const END_OF_BLOCK = 256
 
 /** The most bytes rawHuffmanDeflate writes for `n` bytes: 15 bits a byte at worst, plus headers and the closing empty stored block. */
@@ -24,8 +27,8 @@ interface Span {
 }
 
 /**
- * Counts piece[from, to) into `freq`: every byte when `full`, else a sample of about one byte in 4.5
- * at pseudo-random steps of 1 to 8 (a fixed step would see the same columns of fixed-width numbers:
+ * Counts piece[from, to) into `freq`: every byte when `full`, else a sample of about one byte in 8.5
+ * at pseudo-random steps of 1 to 16 (a fixed step would see the same columns of fixed-width numbers:
  * with 8-byte prices and a step of 4, never a comma). `seed` carries the generator across spans.
  */
 function count(piece: Uint8Array, from: number, to: number, full: boolean, seed: number): number {
@@ -34,7 +37,7 @@ function count(piece: Uint8Array, from: number, to: number, full: boolean, seed:
     return seed
   }
   let r = seed
-  for (let i = from; i < to; i += 1 + (r >>> 29)) {
+  for (let i = from; i < to; i += 1 + (r >>> 28)) {
     freq[piece[i]]++
     r = (Math.imul(r, 1664525) + 1013904223) | 0
   }
@@ -90,47 +93,63 @@ function setCodes(lengths: Uint8Array, codes: Uint16Array): void {
 
 /**
  * The hot loop: codes of piece[from, to) appended to w, or false if a byte had no code (w then
- * holds garbage: the caller restores it). Four bytes are read at once and coded as two pairs when
- * both have an entry, else one byte is coded alone. Fewer than 16 bits wait in `acc` between
- * steps, so a pair's 16 never reach its sign bit; the next two bytes of output are written every
- * step and kept (`at` moved on) when 16 bits are full: no branch the data decides.
+ * holds garbage: the caller restores it). Eight bytes are read at once and coded as four pairs
+ * when all four have an entry, else one byte is coded alone and the next eight read. Fewer than 16
+ * bits wait in `acc` between steps, so a pair's 16 never reach its sign bit; the next two bytes of
+ * output are written every step and kept (`at` moved on) when 16 bits are full: no branch the data decides.
  */
 function encode(w: BitWriter, piece: Uint8Array, from: number, to: number): boolean {
   const input = new DataView(piece.buffer, piece.byteOffset, piece.length)
-  const view = w.view
+  const out = w.view
   let acc = w.acc
   let bits = w.bits
   let at = w.at
   let seen = 0
-  for (let i = from; i < to; ) {
-    if (i + 4 <= to) {
-      const word = input.getInt32(i, true)
-      const e0 = pairs[word & 0xffff]
-      const e1 = pairs[word >>> 16]
-      if (e0 !== 0 && e1 !== 0) {
-        acc |= (e0 >>> 5) << bits
-        bits += e0 & 31
-        view.setUint16(at, acc, true)
-        let full = bits >>> 4 // 0 or 1: bits < 32
-        at += full << 1
-        acc >>>= full << 4
-        bits &= 15
-        acc |= (e1 >>> 5) << bits
-        bits += e1 & 31
-        view.setUint16(at, acc, true)
-        full = bits >>> 4
-        at += full << 1
-        acc >>>= full << 4
-        bits &= 15
-        i += 4
-        continue
-      }
+  let i = from
+  for (;;) {
+    for (const end = to - 7; i < end; i += 8) {
+      const low = input.getInt32(i, true)
+      const high = input.getInt32(i + 4, true)
+      const e0 = pairs[low & 0xffff]
+      const e1 = pairs[low >>> 16]
+      const e2 = pairs[high & 0xffff]
+      const e3 = pairs[high >>> 16]
+      if (e0 === 0 || e1 === 0 || e2 === 0 || e3 === 0) break
+      acc |= (e0 >>> 5) << bits
+      bits += e0 & 31
+      out.setUint16(at, acc, true)
+      let full = bits >>> 4 // 0 or 1: bits < 32
+      at += full << 1
+      acc >>>= full << 4
+      bits &= 15
+      acc |= (e1 >>> 5) << bits
+      bits += e1 & 31
+      out.setUint16(at, acc, true)
+      full = bits >>> 4
+      at += full << 1
+      acc >>>= full << 4
+      bits &= 15
+      acc |= (e2 >>> 5) << bits
+      bits += e2 & 31
+      out.setUint16(at, acc, true)
+      full = bits >>> 4
+      at += full << 1
+      acc >>>= full << 4
+      bits &= 15
+      acc |= (e3 >>> 5) << bits
+      bits += e3 & 31
+      out.setUint16(at, acc, true)
+      full = bits >>> 4
+      at += full << 1
+      acc >>>= full << 4
+      bits &= 15
     }
+    if (i >= to) break
     const e = single[piece[i++]]
     seen |= e
     acc |= (e >>> 4) << bits
     bits += e & 15
-    view.setUint16(at, acc, true)
+    out.setUint16(at, acc, true)
     const full = bits >>> 4
     at += full << 1
     acc >>>= full << 4
