@@ -60,8 +60,8 @@ export function codeLengths(freq: ArrayLike<number>, limit: number): Uint8Array 
     if (i < m) perLength[Math.min(depth[i], limit)]++
   }
   let kraft = 0
-  for (let l = 1; l <= limit; l++) kraft += perLength[l] * 2 ** (limit - l)
-  for (; kraft > 2 ** limit; kraft--) {
+  for (let l = 1; l <= limit; l++) kraft += perLength[l] << (limit - l)
+  for (const most = 1 << limit; kraft > most; kraft--) {
     // One code of the longest length moves down a level: it and a longer sibling replace one shorter code.
     perLength[limit]--
     for (let l = limit - 1; l > 0; l--) {
