@@ -19,8 +19,10 @@ export interface DeflatedPiece {
 /**
  * The bytes of `plain` (one Buffer, or pieces in order) deflated on their own, Huffman codes only
  * (huffman-deflate.ts; a piece is about 0.7 MB: starting without a history costs a few hundred bytes).
+ * With `borrow`, `deflated` is the coder's scratch memory, good until its next call in this thread
+ * (rawHuffmanDeflate): for a caller that copies it at once.
  */
-export function deflatePiece(plain: Uint8Array | readonly Uint8Array[]): DeflatedPiece {
+export function deflatePiece(plain: Uint8Array | readonly Uint8Array[], options: { readonly borrow?: boolean } = {}): DeflatedPiece {
   const pieces = plain instanceof Uint8Array ? [plain] : plain
   let crc = 0
   let length = 0
@@ -28,7 +30,7 @@ export function deflatePiece(plain: Uint8Array | readonly Uint8Array[]): Deflate
     crc = crc32(p, crc)
     length += p.length
   }
-  return { deflated: rawHuffmanDeflate(pieces), crc, length }
+  return { deflated: rawHuffmanDeflate(pieces, options), crc, length }
 }
 
 /** ID1 ID2, CM = deflate, no flags, MTIME 0, XFL 4 (fastest, as zlib marks level 1), OS 3 (Unix). */

@@ -15,8 +15,8 @@ const END_OF_BLOCK = 256
 const bound = (n: number) => Math.ceil((n * MAX_BITS) / 8) + (Math.ceil(n / BLOCK) + 1) * 320 + 16
 
 const freq = new Uint32Array(257)
-/** Where a deflate is written before its exact copy is taken: one per thread, kept up to SCRATCH_KEPT bytes (a one-symbol task of the bulk pull: ~650 KB of room for ~150 KB deflated). */
-let scratch: Uint8Array = new Uint8Array(0)
+/** Where a deflate is written before its exact copy is taken: one per thread, kept up to SCRATCH_KEPT bytes (a one-symbol task of the bulk pull: ~1.3 MB of room for ~300 KB deflated). */
+let scratch = Buffer.alloc(0)
 const SCRATCH_KEPT = 64 << 20
 
 /** Byte ranges [from, to) of pieces (pieces[k]), for blocks that span the pieces' boundaries. */
@@ -183,8 +183,10 @@ function writeBlock(w: BitWriter, spans: readonly Span[], lengths: Uint8Array): 
  * The bytes of `pieces`, in order, as raw deflate: dynamic-Huffman blocks of about BLOCK literals
  * (no string matching, as zlib's Z_HUFFMAN_ONLY), ending on an empty stored block (as zlib's
  * Z_SYNC_FLUSH: byte-aligned and not final), so that such outputs can be joined in order.
+ * A copy of its own, or with `borrow` a view of this thread's scratch memory, good until the next
+ * call: for a caller that copies it at once (a worker, into the memory it moves), one copy fewer.
  */
-export function rawHuffmanDeflate(pieces: Uint8Array | readonly Uint8Array[]): Buffer {
+export function rawHuffmanDeflate(pieces: Uint8Array | readonly Uint8Array[], { borrow = false } = {}): Buffer {
   const list = pieces instanceof Uint8Array ? [pieces] : pieces
   let total = 0
   for (const p of list) total += p.length
@@ -212,10 +214,10 @@ export function rawHuffmanDeflate(pieces: Uint8Array | readonly Uint8Array[]): B
   // An empty stored block: BFINAL 0, BTYPE 00, padding, LEN 0, NLEN 0xffff.
   w.put(0, 3)
   w.align()
-  const out = target
-  out[w.at++] = 0
-  out[w.at++] = 0
-  out[w.at++] = 0xff
-  out[w.at++] = 0xff
-  return Buffer.from(out.subarray(0, w.at)) // a copy: the scratch is written again by the next call
+  target[w.at++] = 0
+  target[w.at++] = 0
+  target[w.at++] = 0xff
+  target[w.at++] = 0xff
+  const deflated = target.subarray(0, w.at)
+  return borrow ? deflated : Buffer.from(deflated) // a copy: the scratch is written again by the next call
 }

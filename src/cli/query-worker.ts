@@ -106,7 +106,7 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     const before = await store.dataVersion()
     const pieces = await taskPieces(store, contexts, task)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
-    const piece = task.deflate ? deflatePiece(pieces) : undefined
+    const piece = task.deflate ? deflatePiece(pieces, { borrow: true }) : undefined // copied by `own` below, before the next task can deflate
     const bytes = own(piece ? [piece.deflated] : pieces, isBatchTask(task))
     const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
