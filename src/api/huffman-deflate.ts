@@ -27,18 +27,24 @@ interface Span {
 }
 
 /**
- * Counts piece[from, to) into `freq`: every byte when `full`, else a sample of about one byte in 8.5
- * at pseudo-random steps of 1 to 16 (a fixed step would see the same columns of fixed-width numbers:
- * with 8-byte prices and a step of 4, never a comma). `seed` carries the generator across spans.
+ * Counts piece[from, to) into `freq`: every byte when `full`, else samples of 4 bytes (one 32-bit
+ * read) at pseudo-random steps of 4 to 67 bytes, about one byte in 9 (a fixed step would see the
+ * same columns of fixed-width numbers: with 8-byte prices and a step of 4, never a comma). `seed`
+ * carries the generator across spans.
  */
 function count(piece: Uint8Array, from: number, to: number, full: boolean, seed: number): number {
   if (full) {
     for (let i = from; i < to; i++) freq[piece[i]]++
     return seed
   }
+  const input = new DataView(piece.buffer, piece.byteOffset, piece.length)
   let r = seed
-  for (let i = from; i < to; i += 1 + (r >>> 28)) {
-    freq[piece[i]]++
+  for (let i = from; i < to - 3; i += 4 + (r >>> 26)) {
+    const word = input.getInt32(i, true)
+    freq[word & 255]++
+    freq[(word >>> 8) & 255]++
+    freq[(word >>> 16) & 255]++
+    freq[word >>> 24]++
     r = (Math.imul(r, 1664525) + 1013904223) | 0
   }
   return r
