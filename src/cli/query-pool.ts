@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
-import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
@@ -64,25 +64,29 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     concurrentTasksPerWorker: TASKS_PER_WORKER,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
     workerData: config,
+    // Piscina's run and wait-time histograms (its own, per task): mdq does not read them.
+    recordTiming: false,
   })
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
-  /** Written answers' memory, for the workers to write batch groups into again (see SPARE_BYTES). */
+  /** Written answers' memory, for the workers to write batch groups and handed-back answers into again (see SPARE_BYTES). */
   const spares: ArrayBuffer[] = []
   let spareBytes = 0
-  /** The memory of batch groups handed to a stream and not yet written: only these come back as spares. */
+  /** The memory of batch groups and handed-back answers not yet written: only these come back as spares. */
   const streamed = new WeakSet<ArrayBufferLike>()
   /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
   const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
-    const batch = isBatchTask(task)
-    const spare = batch ? spares.pop() : undefined
+    // A batch group's memory always comes back through `written`; an answer's when its caller says so.
+    const reuse = isBatchTask(task) || task.reuse === true
+    const spare = reuse ? spares.pop() : undefined
     if (spare) spareBytes -= spare.byteLength
-    const result = await (spare ? pool.run({ ...task, spare }, { transferList: [spare] }) : pool.run(task))
+    const sent = { ...task, reuse, ...(spare && { spare }) }
+    const result = await (spare ? pool.run(sent, { transferList: [spare] }) : pool.run(sent))
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
-    if (batch) streamed.add(result.bytes.buffer) // its memory comes back through `written`
+    if (reuse) streamed.add(result.bytes.buffer) // its memory comes back through `written`
     return { bytes: asBuffer(result.bytes), ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
@@ -120,7 +124,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     }
   }
   return {
-    answer: (task: AnswerTask) => bytes(task),
+    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {

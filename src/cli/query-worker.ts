@@ -2,7 +2,7 @@
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
 import { deflatePiece } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
-import { errorData, isBatchTask, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -14,9 +14,11 @@ export interface WorkerConfig {
 }
 /**
  * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
- * plain length. `spare`: memory of an earlier batch group, written out, for this or a later one.
+ * plain length. `reuse`: the bytes' memory comes back once written (a batch group's always does), so
+ * they are written into memory made for reuse. `spare`: such memory, written out, for this task or a
+ * later one.
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly spare?: ArrayBuffer }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -66,9 +68,10 @@ function keep(spare: ArrayBuffer): void {
 }
 
 /**
- * Memory for a batch group's `length` bytes: the smallest spare that holds them, unless it is over 4
- * times as large (a small answer must not hold a large buffer while it streams); else new memory with
- * a quarter more room, so that the groups after it, of about its size, fit when it comes back.
+ * Memory for `length` bytes that come back once written (a batch group's, or an answer's): the smallest
+ * spare that holds them, unless it is over 4 times as large (a small answer must not hold a large
+ * buffer while it streams); else new memory with a quarter more room, so that the tasks after it, of
+ * about its size, fit when it comes back.
  */
 function groupMemory(length: number): ArrayBuffer {
   const fit = spares.findIndex((s) => s.byteLength >= length)
@@ -78,12 +81,12 @@ function groupMemory(length: number): ArrayBuffer {
 
 /**
  * Copies pieces into one ArrayBuffer of its own (Node's small Buffers share a pool slab, which must
- * never be transferred): a batch group's into memory made for reuse, an answer's (which the response
+ * never be transferred): into memory made for reuse when it comes back, else (an answer the response
  * cache may keep) into new memory of its exact size.
  */
-function own(pieces: readonly Buffer[], group: boolean): Uint8Array {
+function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   const length = pieces.reduce((n, p) => n + p.length, 0)
-  const out = new Uint8Array(group ? groupMemory(length) : new ArrayBuffer(length), 0, length)
+  const out = new Uint8Array(reuse ? groupMemory(length) : new ArrayBuffer(length), 0, length)
   let at = 0
   for (const p of pieces) {
     out.set(p, at)
@@ -107,7 +110,7 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     const pieces = await taskPieces(store, contexts, task)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const piece = task.deflate ? deflatePiece(pieces) : undefined
-    const bytes = own(piece ? [piece.deflated] : pieces, isBatchTask(task))
+    const bytes = own(piece ? [piece.deflated] : pieces, task.reuse === true)
     const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {
