@@ -1,4 +1,4 @@
-// Without a response cache, the worker pool writes /v1/klines answers into the memory of answers
+// Without a response cache, the worker pool writes /v1/klines and /v1/klines/intraday answers into the memory of answers
 // already sent (query-pool.ts, routes.ts `handedBack`), given back once the response has finished.
 // Answers computed in reused memory, many at once and of many sizes, must be byte-equal to the main
 // thread's, plain and gzipped, also after a 304; with a cache nothing is handed back. (When the memory
@@ -29,7 +29,9 @@ const WINDOWS = Array.from({ length: 24 }, (_, i) => {
 })
 /** Daily answers of 0.5 to 0.7 MB beside them: memory of every size comes back and is reused. */
 const DAILY = [10_000, 9000, 8000].flatMap((count) => ['none', 'backward'].map((adjust) => `/v1/klines?symbol=${SYMBOL}&period=1d&count=${count}&adjust=${adjust}`))
-const CONCURRENT = [...WINDOWS, ...DAILY]
+/** The intraday route hands its answers back too. */
+const INTRADAY = ['1m', '5m', '30m'].map((period) => `/v1/klines/intraday?symbol=${SYMBOL}&period=${period}`)
+const CONCURRENT = [...WINDOWS, ...DAILY, ...INTRADAY]
 
 const { dir, cleanup } = tempDir()
 let inThread: TestServer
@@ -72,18 +74,20 @@ after(async () => {
   cleanup()
 })
 
-const decoded = (body: Buffer, encoding: string) => (encoding === 'gzip' ? gunzipSync(body) : body)
+/** The body as sent: small answers go out plain whatever the client accepts. */
+const decoded = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunzipSync(body) : body)
 
-describe('klines answers from the worker pool, their memory reused once written (no response cache)', () => {
+describe('klines and intraday answers from the worker pool, their memory reused once written (no response cache)', () => {
   for (const encoding of ['identity', 'gzip']) {
-    it(`Accept-Encoding: ${encoding}: 4 rounds of 24 windows and 6 daily histories at once, each equal to the main thread's bytes`, async () => {
+    it(`Accept-Encoding: ${encoding}: 4 rounds of 24 windows, 6 daily histories and 3 intraday answers at once, each equal to the main thread's bytes`, async () => {
       const reportedBefore = reported
       const headers = { 'X-API-Key': pooled.key, 'Accept-Encoding': encoding }
       for (let round = 0; round < 4; round++) {
         const answers = await Promise.all(CONCURRENT.map((path) => rawRequest(pooled.url + path, headers).then((a) => ({ path, ...a }))))
         for (const a of answers) {
           assert.equal(a.status, 200)
-          assert.ok(decoded(a.body, encoding).equals(reference.get(a.path)!), `${a.path} differs from the main thread's answer`)
+          if (encoding === 'gzip' && DAILY.includes(a.path)) assert.equal(a.headers['content-encoding'], 'gzip', `${a.path} was not gzipped`)
+          assert.ok(decoded(a.body, a.headers['content-encoding']).equals(reference.get(a.path)!), `${a.path} differs from the main thread's answer`)
         }
       }
       // The server hears of its last writes a moment after the client has read them.
