@@ -1,11 +1,11 @@
-/** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
+/** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
-import { Piscina } from 'piscina'
 import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
 import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
+import { WorkerPool } from './worker-pool.js'
 
 /**
  * Bars per worker task of a batch, at most: a task's symbols are as many as `count` bars each fit in
@@ -50,22 +50,16 @@ const inMainThread = async (store: MarketStore, contexts: SymbolContexts, task: 
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
-  const pool = new Piscina<WorkerTask, WorkerResult>({
-    filename: new URL('./query-worker.js', import.meta.url).href,
-    minThreads: workers,
-    maxThreads: workers,
-    idleTimeout: Infinity,
-    // Piscina's default parks an idle worker in Atomics.wait, which stops its event loop between tasks:
-    // the store's background timers (ClickHouse health pings, snapshot polling) then never ran, and a
-    // worker that saw an outage answered 503 forever. Message-passing keeps each worker's loop running.
-    atomics: 'disabled',
+  // Each worker's event loop keeps running between tasks (it waits on its port, never in Atomics.wait):
+  // the store's background timers (ClickHouse health pings, snapshot polling) must run there.
+  const pool = new WorkerPool<WorkerTask, WorkerResult>({
+    filename: new URL('./query-worker.js', import.meta.url),
+    threads: workers,
     // A second task waits in each worker's own queue: a worker that finishes one starts the next at
     // once, not after a round trip through a main thread that may be busy or descheduled.
-    concurrentTasksPerWorker: TASKS_PER_WORKER,
+    tasksPerThread: TASKS_PER_WORKER,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
     workerData: config,
-    // Piscina's run and wait-time histograms (its own, per task): mdq does not read them.
-    recordTiming: false,
   })
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
@@ -82,7 +76,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     const spare = reuse ? spares.pop() : undefined
     if (spare) spareBytes -= spare.byteLength
     const sent = { ...task, reuse, ...(spare && { spare }) }
-    const result = await (spare ? pool.run(sent, { transferList: [spare] }) : pool.run(sent))
+    const result = await pool.run(sent, spare ? [spare] : [])
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import

@@ -1,5 +1,5 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
-import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
+import { workerData } from 'node:worker_threads'
 import { deflatePiece } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
 import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
@@ -7,6 +7,7 @@ import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { openStores } from './open-stores.js'
+import { serveTasks, type TaskResult } from './worker-pool.js'
 
 export interface WorkerConfig {
   readonly store: string
@@ -96,11 +97,9 @@ function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
-function moved(result: WorkerBytes & { reads: readonly StoreRead[] }): WorkerResult {
-  return move({ [transferableSymbol]: [result.bytes.buffer], [valueSymbol]: result } as never) as never
-}
+const moved = (result: WorkerBytes & { reads: readonly StoreRead[] }): TaskResult<WorkerResult> => ({ result, transfer: [result.bytes.buffer as ArrayBuffer] })
 
-export default async function run(task: WorkerTask): Promise<WorkerResult> {
+async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   try {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
@@ -114,7 +113,9 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {
-    if (err instanceof MdqError) return { error: errorData(err), reads: reads.splice(0) }
+    if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err
   }
 }
+
+serveTasks(run)
