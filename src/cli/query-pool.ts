@@ -123,9 +123,12 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {
       const memory = piece.buffer
-      if (!streamed.delete(memory) || !(memory instanceof ArrayBuffer) || spareBytes + memory.byteLength > SPARE_BYTES) return
+      if (!streamed.delete(memory) || !(memory instanceof ArrayBuffer) || memory.byteLength > SPARE_BYTES) return
       spares.push(memory)
       spareBytes += memory.byteLength
+      // Over the bound, the oldest go: the latest answers' sizes are what the next tasks need (refusing
+      // the new kept 16 MB of earlier large answers' memory, and no window's came back).
+      while (spareBytes > SPARE_BYTES) spareBytes -= spares.shift()!.byteLength
     },
     textPieces: false,
     useMainStore: (store, contexts) => void (main = { store, contexts }),

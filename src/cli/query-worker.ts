@@ -58,13 +58,17 @@ async function open(config: WorkerConfig) {
   return { store, contexts: new SymbolContexts(store) }
 }
 
-/** Spare memory from the main thread (query-pool.ts), smallest first; at most MAX_SPARES are kept. */
+/**
+ * Spare memory from the main thread (query-pool.ts), oldest first; at most MAX_SPARES are kept, the
+ * oldest dropped: the sizes of the latest tasks are what the next ones need. (Dropping the smallest
+ * kept four 0.8 MB spares of earlier 10,000-bar answers forever and dropped every 128 KB one a window
+ * brought back, so each window took new memory.)
+ */
 const spares: ArrayBuffer[] = []
 const MAX_SPARES = 4
 
 function keep(spare: ArrayBuffer): void {
   spares.push(spare)
-  spares.sort((a, b) => a.byteLength - b.byteLength)
   if (spares.length > MAX_SPARES) spares.shift()
 }
 
@@ -75,7 +79,8 @@ function keep(spare: ArrayBuffer): void {
  * about its size, fit when it comes back.
  */
 function groupMemory(length: number): ArrayBuffer {
-  const fit = spares.findIndex((s) => s.byteLength >= length)
+  let fit = -1
+  for (let i = 0; i < spares.length; i++) if (spares[i].byteLength >= length && (fit < 0 || spares[i].byteLength < spares[fit].byteLength)) fit = i
   if (fit >= 0 && spares[fit].byteLength <= 4 * length) return spares.splice(fit, 1)[0]
   return new ArrayBuffer(Math.ceil((length * 1.25) / 65536) * 65536)
 }
