@@ -29,10 +29,21 @@ export const isBatchTask = (task: AnswerTask | BatchTask): task is BatchTask => 
 
 export type StoreReadObserver = (operation: string, seconds: number) => void
 
+/** How the caller uses an answer's bytes. */
+export interface AnswerUse {
+  /**
+   * The caller hands the bytes to `written` once sent, and keeps them nowhere (no response cache):
+   * they may then be written into memory used again, which spares the main thread's GC the memory
+   * of every answer moved to it (each one counted as new external memory: a mark-compact every
+   * 100-300 ms under load).
+   */
+  readonly handedBack?: boolean
+}
+
 /** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */
 export interface QueryRunner {
   /** The whole JSON answer of /v1/klines or /v1/klines/intraday. */
-  answer(task: AnswerTask): Promise<Buffer>
+  answer(task: AnswerTask, use?: AnswerUse): Promise<Buffer>
   /** The members of a batch answer's `data` object (`"SYM":{...}` joined by commas), in order, a few symbols at a time. */
   batch(task: BatchTask): AsyncIterable<Buffer | string>
   /**
@@ -42,8 +53,9 @@ export interface QueryRunner {
    */
   readonly deflatedBatch?: (task: BatchTask) => AsyncIterable<DeflatedPiece | string>
   /**
-   * Told that a Buffer piece of `batch` or `deflatedBatch` has been written out (and is referenced
-   * nowhere else): its memory may be used again. Absent when nothing is reused.
+   * Told that a Buffer piece of `batch` or `deflatedBatch`, or an answer asked with `handedBack`, has
+   * been written out (and is referenced nowhere else): its memory may be used again. Absent when
+   * nothing is reused.
    */
   readonly written?: (piece: Buffer) => void
   /** Whether batch pieces are mostly Latin-1 text (kept as strings through the stream) rather than Buffers. */
@@ -63,6 +75,11 @@ export interface QueryRunner {
 
 /** The bytes of one answer task. */
 export async function answerBytes(store: MarketStore, contexts: SymbolContexts, task: AnswerTask): Promise<Buffer> {
+  return Buffer.concat(await answerPieces(store, contexts, task))
+}
+
+/** The bytes of one answer task in the pieces they were written in (a worker copies them once, into the memory it hands over). */
+async function answerPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask): Promise<Buffer[]> {
   const bars =
     task.kind === 'klines'
       ? await readKlines(store, contexts, { symbol: task.symbol, period: task.period, ...task.range })
@@ -71,7 +88,7 @@ export async function answerBytes(store: MarketStore, contexts: SymbolContexts, 
   out.ascii('{"data":')
   writeKlinesColumns(out, bars, klinesFormat(task.period, task.kind === 'klines' ? task.range.adjust : 'none'))
   out.ascii('}')
-  return Buffer.concat(out.take())
+  return out.take()
 }
 
 /**
@@ -95,7 +112,7 @@ export async function* batchPieces<T extends Buffer | string>(store: MarketStore
 
 /** The bytes of any task (an answer, or a batch group's members) as Buffers: what a worker computes, and the pool's main-thread fallback. */
 export async function taskPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask | BatchTask): Promise<Buffer[]> {
-  if (!isBatchTask(task)) return [await answerBytes(store, contexts, task)]
+  if (!isBatchTask(task)) return answerPieces(store, contexts, task)
   const pieces: Buffer[] = []
   for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
   return pieces

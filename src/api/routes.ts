@@ -1,13 +1,13 @@
 /** @module The /v1 data routes: each is a schema plus one call into query/. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, onRequestAsyncHookHandler } from 'fastify'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
-import type { QueryRunner } from './query-runner.js'
+import type { AnswerUse, QueryRunner } from './query-runner.js'
 import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SearchQuery, SymbolsQuery } from './schemas.js'
@@ -44,6 +44,19 @@ export function checkRange(start?: number, end?: number): void {
   if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
 }
 
+/**
+ * An answer whose memory goes back to the runner once the response is written (or was not needed:
+ * a 304), when nothing else keeps it: no response cache. A response that never finishes (the client
+ * left) leaves its memory to the GC.
+ */
+export async function handedBack(reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
+  const written = runner.written
+  if (written === undefined || cache.maxBytes > 0) return answer({})
+  const body = await answer({ handedBack: true })
+  reply.raw.once('finish', () => written(body))
+  return body
+}
+
 export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, cache, limit, runner }) => {
   const limited = (operation: LimitedOperation) => (limit ? { onRequest: limit(operation) } : {})
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
@@ -55,7 +68,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       return sendWithEtag(req, reply, store, cache, () =>
-        runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }),
+        handedBack(reply, runner, cache, (use) => runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }, use)),
       )
     },
   )

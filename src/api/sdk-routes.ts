@@ -11,7 +11,7 @@ import { quoteSymbols, readQuotes, type QuotesRequest } from '../query/quotes.js
 import { sendJson, sendWithEtag } from './etag.js'
 import { gzipOnSend, gzipStream, wantsGzip } from './gzip-member.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
-import { checkRange, errors, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
+import { checkRange, errors, handedBack, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
 import { RateLimitResponse } from './schemas.js'
 import {
   ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
@@ -94,7 +94,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
     { ...klinesLimited, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
-      return sendWithEtag(req, reply, store, cache, () => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }))
+      return sendWithEtag(req, reply, store, cache, () => handedBack(reply, runner, cache, (use) => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use)))
     },
   )
 

@@ -1,11 +1,11 @@
-/** @module The worker pool behind --workers: uncached klines tasks run on every core (Piscina), answers come back as moved bytes. */
+/** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
-import { Piscina } from 'piscina'
 import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
-import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
+import { WorkerPool } from './worker-pool.js'
 
 /**
  * Bars per worker task of a batch, at most: a task's symbols are as many as `count` bars each fit in
@@ -50,39 +50,37 @@ const inMainThread = async (store: MarketStore, contexts: SymbolContexts, task: 
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
-  const pool = new Piscina<WorkerTask, WorkerResult>({
-    filename: new URL('./query-worker.js', import.meta.url).href,
-    minThreads: workers,
-    maxThreads: workers,
-    idleTimeout: Infinity,
-    // Piscina's default parks an idle worker in Atomics.wait, which stops its event loop between tasks:
-    // the store's background timers (ClickHouse health pings, snapshot polling) then never ran, and a
-    // worker that saw an outage answered 503 forever. Message-passing keeps each worker's loop running.
-    atomics: 'disabled',
+  // Each worker's event loop keeps running between tasks (it waits on its port, never in Atomics.wait):
+  // the store's background timers (ClickHouse health pings, snapshot polling) must run there.
+  const pool = new WorkerPool<WorkerTask, WorkerResult>({
+    filename: new URL('./query-worker.js', import.meta.url),
+    threads: workers,
     // A second task waits in each worker's own queue: a worker that finishes one starts the next at
     // once, not after a round trip through a main thread that may be busy or descheduled.
-    concurrentTasksPerWorker: TASKS_PER_WORKER,
+    tasksPerThread: TASKS_PER_WORKER,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
     workerData: config,
   })
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
-  /** Written answers' memory, for the workers to write batch groups into again (see SPARE_BYTES). */
+  /** Written answers' memory, for the workers to write batch groups and handed-back answers into again (see SPARE_BYTES). */
   const spares: ArrayBuffer[] = []
   let spareBytes = 0
-  /** The memory of batch groups handed to a stream and not yet written: only these come back as spares. */
+  /** The memory of batch groups and handed-back answers not yet written: only these come back as spares. */
   const streamed = new WeakSet<ArrayBufferLike>()
   /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
   const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
-    const batch = isBatchTask(task)
-    const spare = batch ? spares.pop() : undefined
+    // A batch group's memory always comes back through `written`; an answer's when its caller says so.
+    const reuse = isBatchTask(task) || task.reuse === true
+    const spare = reuse ? spares.pop() : undefined
     if (spare) spareBytes -= spare.byteLength
-    const result = await (spare ? pool.run({ ...task, spare }, { transferList: [spare] }) : pool.run(task))
+    const sent = { ...task, reuse, ...(spare && { spare }) }
+    const result = await pool.run(sent, spare ? [spare] : [])
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
-    if (batch) streamed.add(result.bytes.buffer) // its memory comes back through `written`
+    if (reuse) streamed.add(result.bytes.buffer) // its memory comes back through `written`
     return { bytes: asBuffer(result.bytes), ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
@@ -120,14 +118,17 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     }
   }
   return {
-    answer: (task: AnswerTask) => bytes(task),
+    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {
       const memory = piece.buffer
-      if (!streamed.delete(memory) || !(memory instanceof ArrayBuffer) || spareBytes + memory.byteLength > SPARE_BYTES) return
+      if (!streamed.delete(memory) || !(memory instanceof ArrayBuffer) || memory.byteLength > SPARE_BYTES) return
       spares.push(memory)
       spareBytes += memory.byteLength
+      // Over the bound, the oldest go: the latest answers' sizes are what the next tasks need (refusing
+      // the new kept 16 MB of earlier large answers' memory, and no window's came back).
+      while (spareBytes > SPARE_BYTES) spareBytes -= spares.shift()!.byteLength
     },
     textPieces: false,
     useMainStore: (store, contexts) => void (main = { store, contexts }),

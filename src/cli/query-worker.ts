@@ -1,12 +1,13 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
-import { move, transferableSymbol, valueSymbol, workerData } from 'piscina'
+import { workerData } from 'node:worker_threads'
 import { deflatePiece } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
-import { errorData, isBatchTask, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { openStores } from './open-stores.js'
+import { serveTasks, type TaskResult } from './worker-pool.js'
 
 export interface WorkerConfig {
   readonly store: string
@@ -14,9 +15,11 @@ export interface WorkerConfig {
 }
 /**
  * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
- * plain length. `spare`: memory of an earlier batch group, written out, for this or a later one.
+ * plain length. `reuse`: the bytes' memory comes back once written (a batch group's always does), so
+ * they are written into memory made for reuse. `spare`: such memory, written out, for this task or a
+ * later one.
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly spare?: ArrayBuffer }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -55,35 +58,41 @@ async function open(config: WorkerConfig) {
   return { store, contexts: new SymbolContexts(store) }
 }
 
-/** Spare memory from the main thread (query-pool.ts), smallest first; at most MAX_SPARES are kept. */
+/**
+ * Spare memory from the main thread (query-pool.ts), oldest first; at most MAX_SPARES are kept, the
+ * oldest dropped: the sizes of the latest tasks are what the next ones need. (Dropping the smallest
+ * kept four 0.8 MB spares of earlier 10,000-bar answers forever and dropped every 128 KB one a window
+ * brought back, so each window took new memory.)
+ */
 const spares: ArrayBuffer[] = []
 const MAX_SPARES = 4
 
 function keep(spare: ArrayBuffer): void {
   spares.push(spare)
-  spares.sort((a, b) => a.byteLength - b.byteLength)
   if (spares.length > MAX_SPARES) spares.shift()
 }
 
 /**
- * Memory for a batch group's `length` bytes: the smallest spare that holds them, unless it is over 4
- * times as large (a small answer must not hold a large buffer while it streams); else new memory with
- * a quarter more room, so that the groups after it, of about its size, fit when it comes back.
+ * Memory for `length` bytes that come back once written (a batch group's, or an answer's): the smallest
+ * spare that holds them, unless it is over 4 times as large (a small answer must not hold a large
+ * buffer while it streams); else new memory with a quarter more room, so that the tasks after it, of
+ * about its size, fit when it comes back.
  */
 function groupMemory(length: number): ArrayBuffer {
-  const fit = spares.findIndex((s) => s.byteLength >= length)
+  let fit = -1
+  for (let i = 0; i < spares.length; i++) if (spares[i].byteLength >= length && (fit < 0 || spares[i].byteLength < spares[fit].byteLength)) fit = i
   if (fit >= 0 && spares[fit].byteLength <= 4 * length) return spares.splice(fit, 1)[0]
   return new ArrayBuffer(Math.ceil((length * 1.25) / 65536) * 65536)
 }
 
 /**
  * Copies pieces into one ArrayBuffer of its own (Node's small Buffers share a pool slab, which must
- * never be transferred): a batch group's into memory made for reuse, an answer's (which the response
+ * never be transferred): into memory made for reuse when it comes back, else (an answer the response
  * cache may keep) into new memory of its exact size.
  */
-function own(pieces: readonly Buffer[], group: boolean): Uint8Array {
+function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   const length = pieces.reduce((n, p) => n + p.length, 0)
-  const out = new Uint8Array(group ? groupMemory(length) : new ArrayBuffer(length), 0, length)
+  const out = new Uint8Array(reuse ? groupMemory(length) : new ArrayBuffer(length), 0, length)
   let at = 0
   for (const p of pieces) {
     out.set(p, at)
@@ -93,11 +102,9 @@ function own(pieces: readonly Buffer[], group: boolean): Uint8Array {
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
-function moved(result: WorkerBytes & { reads: readonly StoreRead[] }): WorkerResult {
-  return move({ [transferableSymbol]: [result.bytes.buffer], [valueSymbol]: result } as never) as never
-}
+const moved = (result: WorkerBytes & { reads: readonly StoreRead[] }): TaskResult<WorkerResult> => ({ result, transfer: [result.bytes.buffer as ArrayBuffer] })
 
-export default async function run(task: WorkerTask): Promise<WorkerResult> {
+async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   try {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
@@ -107,11 +114,13 @@ export default async function run(task: WorkerTask): Promise<WorkerResult> {
     const pieces = await taskPieces(store, contexts, task)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const piece = task.deflate ? deflatePiece(pieces, { borrow: true }) : undefined // copied by `own` below, before the next task can deflate
-    const bytes = own(piece ? [piece.deflated] : pieces, isBatchTask(task))
+    const bytes = own(piece ? [piece.deflated] : pieces, task.reuse === true)
     const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {
-    if (err instanceof MdqError) return { error: errorData(err), reads: reads.splice(0) }
+    if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err
   }
 }
+
+serveTasks(run)
