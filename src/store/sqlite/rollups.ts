@@ -1,7 +1,7 @@
 /** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction, a month of days at a time or before it commits. */
 import { barCount } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
-import { ROLLUP_PERIODS, buildRollups } from '../../domain/rollups.js'
+import { ROLLUP_PERIODS, buildAllRollups } from '../../domain/rollups.js'
 import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith, type ChunkStatements } from './chunks.js'
 import type { Db } from './sqlite-db.js'
 import { readMinuteBars, type WrittenChunks } from './written-chunks.js'
@@ -17,10 +17,11 @@ export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs =
   const hi = toMs >= MAX_MS ? MAX_MS : zone.midnightUtc(zone.localDay(toMs) + 1) - 1
   const minute = written ? readMinuteBars(st, written, symbol, lo, hi) : readBarsWith(st, { symbol, period: '1m', fromMs: lo, toMs: hi, limit: Number.MAX_SAFE_INTEGER })
   const market = MARKETS[parseSymbol(symbol).exchange]
-  for (const period of ROLLUP_PERIODS) {
+  const rollups = buildAllRollups(minute, market)
+  ROLLUP_PERIODS.forEach((period, k) => {
     deleteBarsWith(st, { symbol, period, fromMs: lo, toMs: hi })
-    if (barCount(minute)) putBarsWith(st, symbol, period, buildRollups(minute, period, market))
-  }
+    if (barCount(minute)) putBarsWith(st, symbol, period, rollups[k])
+  })
 }
 
 /** A symbol's touched days are rebuilt as soon as they number this many: bounds the 1m bars a rebuild holds. */
