@@ -75,9 +75,10 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
   return out
 }
 
-function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, start: number, part: Bars, written?: WrittenChunks): void {
+/** `owned`: `part` is a fresh array of this module's (a merge), kept without a copy. */
+function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, start: number, part: Bars, written?: WrittenChunks, owned = false): void {
   const n = barCount(part)
-  if (period === '1m') written?.set(symbol, start, part)
+  if (period === '1m') written?.set(symbol, start, part, owned)
   if (n === 0) st.deleteChunk.run(symbol, period, start)
   else st.putChunk.run(symbol, period, start, part.timestamp[0], part.timestamp[n - 1], n, encodeChunk(part))
 }
@@ -97,7 +98,7 @@ export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPe
     const existing = kept ? undefined : st.chunkAt.get(symbol, period, start)
     if (kept) part = mergeBars(kept, part)
     else if (existing) part = mergeBars(decodeChunk(existing.data), part)
-    writeChunk(st, symbol, period, start, part, written)
+    writeChunk(st, symbol, period, start, part, written, part.timestamp.buffer !== bars.timestamp.buffer)
     from = to
   }
 }

@@ -17,8 +17,8 @@ export class WrittenChunks {
   readonly #parts = new Map<string, Bars>()
   #rows = 0
 
-  /** The chunk at `start` now holds `bars` (none: it was deleted). */
-  set(symbol: string, start: number, bars: Bars | undefined): void {
+  /** The chunk at `start` now holds `bars` (none: it was deleted); `owned`: no one else holds the arrays (no copy needed). */
+  set(symbol: string, start: number, bars: Bars | undefined, owned = false): void {
     const key = `${symbol}\0${start}`
     const old = this.#parts.get(key)
     if (old) {
@@ -26,9 +26,12 @@ export class WrittenChunks {
       this.#parts.delete(key)
     }
     if (!bars || barCount(bars) === 0) return
-    // A copy: the caller's arrays are its own to reuse once the write returns.
-    const own = allocBars(barCount(bars))
-    copyBars(bars, 0, barCount(bars), own, 0)
+    // Else a copy: the caller's arrays are its own to reuse once the write returns.
+    let own = bars
+    if (!owned) {
+      own = allocBars(barCount(bars))
+      copyBars(bars, 0, barCount(bars), own, 0)
+    }
     this.#parts.set(key, own)
     this.#rows += barCount(own)
     for (const [k, v] of this.#parts) {
