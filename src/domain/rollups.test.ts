@@ -43,4 +43,20 @@ describe('buildAllRollups', () => {
       { numRuns: 200 },
     )
   })
+
+  it('equals buildRollups on sparse series: one bar a day at the same minute, each day its own rollup bar', () => {
+    for (const exchange of ['SH', 'HK', 'US'] as const) {
+      const market = MARKETS[exchange]
+      const days = sessionMinutes(exchange, tradingDays(exchange, 19_000, 12))
+      const perDay = days.length / 12
+      for (const at of [0, 7, perDay - 1]) {
+        const minute = walkBars(days.filter((_, i) => i % perDay === at), [0.3, 0.8])
+        const all = buildAllRollups(minute, market)
+        ROLLUP_PERIODS.forEach((period, k) => {
+          assert.equal(barCount(all[k]), 12, `${exchange} ${period}`)
+          assertBitEqual(all[k], buildRollups(minute, period, market), `${exchange} ${period}`)
+        })
+      }
+    }
+  })
 })

@@ -62,6 +62,11 @@ export function buildAllRollups(minute: Bars, market: Market): Bars[] {
   const opens = new Uint8Array(n)
   const counts = new Array<number>(periods).fill(0)
   const lastStart = new Float64Array(periods)
+  // Per period, the last bucket computed as [lo, hi) of wallMs - anchor: a bar inside it, on the same
+  // day and session, has the same start (no division; an integer offset, so inside means same floor).
+  const bucketLo = new Float64Array(periods)
+  const bucketHi = new Float64Array(periods)
+  let lastAnchor = NaN
   let dayLo = Infinity
   let dayHi = -Infinity
   let wallBase = 0
@@ -87,14 +92,21 @@ export function buildAllRollups(minute: Bars, market: Market): Bars[] {
         break
       }
     }
+    const rel = wallMs - anchor
+    const sameSession = !newDay && anchor === lastAnchor && (rel | 0) === rel
+    lastAnchor = anchor
     let bits = 0
     for (let k = 0; k < periods; k++) {
-      const start = wallBase + anchor + Math.floor((wallMs - anchor) / bucketMs[k]) * bucketMs[k] - offset
+      if (sameSession && rel >= bucketLo[k] && rel < bucketHi[k]) continue
+      const q = Math.floor(rel / bucketMs[k])
+      const start = wallBase + anchor + q * bucketMs[k] - offset
       if (i === 0 || newDay || start !== lastStart[k]) {
         bits |= 1 << k
         counts[k]++
       }
       lastStart[k] = start
+      bucketLo[k] = q * bucketMs[k]
+      bucketHi[k] = bucketLo[k] + bucketMs[k]
     }
     opens[i] = bits
   }
