@@ -55,9 +55,14 @@ function sumAmounts(amount: Float64Array, bucketStart: Float64Array, out: Float6
     const first = i
     const start = bucketStart[i]
     while (i < n && bucketStart[i] === start) i++
-    const e = exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER, scaled, first, i)
-    out[j] = e === undefined ? floatSum(amount, first, i) : exactSum(scaled, first, i, e)
+    out[j] = bucketAmount(amount, first, i, scaled)
   }
+}
+
+/** One bucket's amount, bars [from, to), as sumAmounts sums it; `scaled` is scratch indexed as `amount`. */
+export function bucketAmount(amount: Float64Array, from: number, to: number, scaled: Float64Array): number {
+  const e = exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER, scaled, from, to)
+  return e === undefined ? floatSum(amount, from, to) : exactSum(scaled, from, to, e)
 }
 
 function floatSum(amount: Float64Array, from: number, to: number): number {

@@ -78,6 +78,28 @@ function splitLine(path: string, line: number, bytes: Buffer, at: number, end: n
   }
 }
 
+/**
+ * splitLine for a line known to end at `lf` (the LF's offset, or the bytes' end) with no field
+ * opening with a quote: a scan for commas only. Returns the field count, or -1 at a quoted field
+ * (splitLine reads that line). Most lines of a market-data file take this path.
+ */
+function splitPlainLine(bytes: Buffer, at: number, lf: number, bounds: Int32Array, base: number, cols: number): number {
+  let k = 0
+  let p = at
+  for (;;) {
+    const s = p
+    if (p < lf && bytes[p] === QUOTE) return -1
+    while (p < lf && bytes[p] !== COMMA) p++
+    if (k < cols) {
+      bounds[base + 2 * k] = s
+      bounds[base + 2 * k + 1] = p === lf && p > s && bytes[p - 1] === CR ? p - 1 : p
+    }
+    k++
+    if (p === lf) return k
+    p++ // past the comma
+  }
+}
+
 /** Splits the complete lines of a byte range into rows of exactly `columns` fields, counting lines. */
 export class CsvScanner {
   bounds: Int32Array
@@ -110,10 +132,18 @@ export class CsvScanner {
         continue
       }
       if (rows === this.lines.length) this.#grow()
-      const stop = splitLine(this.path, this.line + 1, bytes, at, end, final, this.bounds, rows * cols * 2, cols)
-      if (stop >= end && !final) break // unfinished: read again with the next chunk
+      // The line's end found natively (memchr), then its commas; `bytes` may hold stale bytes past `end`.
+      let lf = bytes.indexOf(LF, at)
+      if (lf < 0 || lf > end) lf = end
+      if (lf === end && !final) break // unfinished: read again with the next chunk
+      let k = splitPlainLine(bytes, at, lf, this.bounds, rows * cols * 2, cols)
+      let stop = lf
+      if (k < 0) {
+        stop = splitLine(this.path, this.line + 1, bytes, at, end, final, this.bounds, rows * cols * 2, cols)
+        if (stop >= end && !final) break
+        k = fieldCount
+      }
       const line = ++this.line
-      const k = fieldCount
       if (k < cols) throw new ImportError(this.path, line, 1, `this row has fewer fields than the header (${cols}); give every column, empty ones as ''`)
       if (k > cols) throw new ImportError(this.path, line, cols + 1, `this row has ${k} fields, more than the header's ${cols}`)
       this.lines[rows++] = line

@@ -81,4 +81,18 @@ describe('FieldReader reading straight from the bytes', () => {
     r.at(batchOfFields(['600000.XX']), 0)
     assert.throws(() => r.symbol(0), /unknown exchange 'XX'/)
   })
+
+  it('knows symbols met before by their bytes when every row changes symbol, also two whose bytes hash alike', () => {
+    const r = new FieldReader({ ...file, header: ['symbol'] })
+    // 'XAT.US' and 'XB5.US' hash alike (A*31+T = B*31+5); quoted and spaced forms are other bytes, the same symbol.
+    const rows = ['XAT.US', 'XB5.US', '600000.SH', 'XAT.US', '"600000.SH"', 'XB5.US', ' 600000.SH', '600000.SH', 'XB5.US', '00700.HK', 'XAT.US']
+    for (const text of [...rows, ...rows.reverse()]) {
+      r.at(batchOfFields([text]), 0)
+      assert.equal(r.symbol(0).symbol, text.replaceAll('"', '').trim(), text)
+    }
+    r.at(batchOfFields(['XAT.XX']), 0)
+    assert.throws(() => r.symbol(0), /unknown exchange 'XX'/)
+    r.at(batchOfFields(['XAT.US']), 0)
+    assert.equal(r.symbol(0).symbol, 'XAT.US')
+  })
 })

@@ -4,6 +4,7 @@ import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
 import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 import type { Db } from './sqlite-db.js'
+import type { WrittenChunks } from './written-chunks.js'
 
 interface ChunkRow {
   start_ms: number
@@ -21,6 +22,10 @@ export function chunkStatements(db: Db) {
     // start_ms > from - span bounds the index range: a chunk starting earlier ends before `from`.
     chunksDesc: db.prepare<[string, string, number, number, number], ChunkRow>(
       'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC',
+    ),
+    // The chunks of a range without their BLOBs (their overflow pages are not read).
+    chunkSpans: db.prepare<[string, string, number, number, number], Omit<ChunkRow, 'data'>>(
+      'SELECT start_ms, first_ms, last_ms, count FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms',
     ),
     chunkAt: db.prepare<[string, string, number], ChunkRow>('SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?'),
     putChunk: db.prepare<[string, string, number, number, number, number, Uint8Array]>(
@@ -70,13 +75,16 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
   return out
 }
 
-function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, start: number, part: Bars): void {
+/** `owned`: `part` is a fresh array of this module's (a merge), kept without a copy. */
+function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, start: number, part: Bars, written?: WrittenChunks, owned = false): void {
   const n = barCount(part)
+  if (period === '1m') written?.set(symbol, start, part, owned)
   if (n === 0) st.deleteChunk.run(symbol, period, start)
   else st.putChunk.run(symbol, period, start, part.timestamp[0], part.timestamp[n - 1], n, encodeChunk(part))
 }
 
-export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPeriod, bars: Bars): void {
+/** `written`: where the transaction's 1m chunks are kept for its rollup rebuild (written-chunks.ts). */
+export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPeriod, bars: Bars, written?: WrittenChunks): void {
   const ts = bars.timestamp
   for (let i = 1; i < ts.length; i++) if (!(ts[i] > ts[i - 1])) throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
   const span = CHUNK_SPAN_MS[period]
@@ -85,24 +93,29 @@ export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPe
     const start = Math.floor(ts[from] / span) * span
     const to = lowerBound(ts, start + span, from)
     let part = sliceBars(bars, from, to)
-    const existing = st.chunkAt.get(symbol, period, start)
-    if (existing) part = mergeBars(decodeChunk(existing.data), part)
-    writeChunk(st, symbol, period, start, part)
+    // A chunk this transaction wrote is merged as kept, not read and decoded again.
+    const kept = period === '1m' ? written?.get(symbol, start) : undefined
+    const existing = kept ? undefined : st.chunkAt.get(symbol, period, start)
+    if (kept) part = mergeBars(kept, part)
+    else if (existing) part = mergeBars(decodeChunk(existing.data), part)
+    writeChunk(st, symbol, period, start, part, written, part.timestamp.buffer !== bars.timestamp.buffer)
     from = to
   }
 }
 
 /** Chunks inside the range go whole; the (at most two) chunks it cuts are rewritten without it. */
-export function deleteBarsWith(st: ChunkStatements, range: Omit<BarRange, 'period'> & { readonly period: ChunkPeriod }): void {
+export function deleteBarsWith(st: ChunkStatements, range: Omit<BarRange, 'period'> & { readonly period: ChunkPeriod }, written?: WrittenChunks): void {
   const from = range.fromMs ?? -MAX_MS
   const to = range.toMs ?? MAX_MS
   if (from > to) return
   const rows = [...st.chunksDesc.iterate(range.symbol, range.period, to, from - CHUNK_SPAN_MS[range.period], from)]
   for (const row of rows) {
-    if (row.first_ms >= from && row.last_ms <= to) st.deleteChunk.run(range.symbol, range.period, row.start_ms)
-    else {
+    if (row.first_ms >= from && row.last_ms <= to) {
+      st.deleteChunk.run(range.symbol, range.period, row.start_ms)
+      if (range.period === '1m') written?.set(range.symbol, row.start_ms, undefined)
+    } else {
       const kept = withoutRange(decodeChunk(row.data), from, to)
-      if (barCount(kept) !== row.count) writeChunk(st, range.symbol, range.period, row.start_ms, kept)
+      if (barCount(kept) !== row.count) writeChunk(st, range.symbol, range.period, row.start_ms, kept, written)
     }
   }
 }

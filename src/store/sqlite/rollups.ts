@@ -1,25 +1,27 @@
 /** @module Rollup chunks kept in step with 1m chunks: rebuilt per touched local day inside the write's transaction, a month of days at a time or before it commits. */
 import { barCount } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
-import { ROLLUP_PERIODS, buildRollups } from '../../domain/rollups.js'
+import { ROLLUP_PERIODS, buildAllRollups } from '../../domain/rollups.js'
 import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith, type ChunkStatements } from './chunks.js'
 import type { Db } from './sqlite-db.js'
+import { readMinuteBars, type WrittenChunks } from './written-chunks.js'
 
 /**
  * Rebuilds the rollups of every local day that meets [fromMs, toMs] from the 1m bars now in the
  * transaction (call after each 1m put or delete). Open bounds stay open.
  */
-export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs = -MAX_MS, toMs = MAX_MS): void {
+export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs = -MAX_MS, toMs = MAX_MS, written?: WrittenChunks): void {
   if (fromMs > toMs) return
   const zone = MARKETS[parseSymbol(symbol).exchange].zone
   const lo = fromMs <= -MAX_MS ? -MAX_MS : zone.midnightUtc(zone.localDay(fromMs))
   const hi = toMs >= MAX_MS ? MAX_MS : zone.midnightUtc(zone.localDay(toMs) + 1) - 1
-  const minute = readBarsWith(st, { symbol, period: '1m', fromMs: lo, toMs: hi, limit: Number.MAX_SAFE_INTEGER })
+  const minute = written ? readMinuteBars(st, written, symbol, lo, hi) : readBarsWith(st, { symbol, period: '1m', fromMs: lo, toMs: hi, limit: Number.MAX_SAFE_INTEGER })
   const market = MARKETS[parseSymbol(symbol).exchange]
-  for (const period of ROLLUP_PERIODS) {
+  const rollups = buildAllRollups(minute, market)
+  ROLLUP_PERIODS.forEach((period, k) => {
     deleteBarsWith(st, { symbol, period, fromMs: lo, toMs: hi })
-    if (barCount(minute)) putBarsWith(st, symbol, period, buildRollups(minute, period, market))
-  }
+    if (barCount(minute)) putBarsWith(st, symbol, period, rollups[k])
+  })
 }
 
 /** A symbol's touched days are rebuilt as soon as they number this many: bounds the 1m bars a rebuild holds. */
@@ -37,7 +39,11 @@ export class TouchedDays {
   /** Per symbol, [first, last] local days (infinite for an open bound), merged when they meet. */
   readonly #days = new Map<string, [number, number][]>()
 
-  constructor(private readonly st: ChunkStatements) {}
+  constructor(
+    private readonly st: ChunkStatements,
+    /** The transaction's 1m chunks as written: rebuilds read them instead of decoding them again. */
+    private readonly written?: WrittenChunks,
+  ) {}
 
   add(symbol: string, fromMs = -MAX_MS, toMs = MAX_MS): void {
     if (fromMs > toMs) return
@@ -65,7 +71,7 @@ export class TouchedDays {
     // Each range is at most SLICE_DAYS days plus one write's: rebuilt whole (slices of it rewrote the
     // rollup chunks they share, 60m chunks spanning months, once per slice).
     for (const [lo, hi] of merged(this.#days.get(symbol) ?? [])) {
-      rebuildRollupsWith(this.st, symbol, Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS, Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS)
+      rebuildRollupsWith(this.st, symbol, Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS, Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS, this.written)
     }
     this.#days.delete(symbol)
   }

@@ -11,6 +11,7 @@ import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities
 import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
 import { buildPendingRollups, TouchedDays } from './rollups.js'
+import { WrittenChunks } from './written-chunks.js'
 import { MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { ChunkScrubber } from './scrub.js'
@@ -283,7 +284,8 @@ export class SqliteMarketStore implements MarketStore {
     db.exec('BEGIN IMMEDIATE')
     this.#writing = true
     let open = true
-    const touched = new TouchedDays(st)
+    const written = new WrittenChunks()
+    const touched = new TouchedDays(st, written)
     const finish = (sql: 'COMMIT' | 'ROLLBACK') => {
       if (!open) return
       open = false
@@ -312,7 +314,7 @@ export class SqliteMarketStore implements MarketStore {
       },
       putBars: async (symbol, period, bars) => {
         live()
-        putBarsWith(st, symbol, period, bars)
+        putBarsWith(st, symbol, period, bars, written)
         const n = bars.timestamp.length
         if (period === '1m' && n > 0) touched.add(symbol, bars.timestamp[0], bars.timestamp[n - 1])
       },
@@ -322,7 +324,7 @@ export class SqliteMarketStore implements MarketStore {
       },
       deleteBars: async (range) => {
         live()
-        deleteBarsWith(st, range)
+        deleteBarsWith(st, range, written)
         if (range.period === '1m') touched.add(range.symbol, range.fromMs, range.toMs)
       },
       deleteExFactors: async (range) => {
