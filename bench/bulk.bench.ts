@@ -3,6 +3,11 @@
 // same run, in the main thread (--workers 0, the baseline); the server's CPU use from /proc/PID/stat;
 // the same pull with `Accept-Encoding: gzip` (as the Python SDK sends it); and W1 (latest 100 daily
 // bars, cached) against a bare node:http server sending the same bytes.
+// The load comes from wrk (C; `apt-get install -y wrk`), taking the batches in turn for
+// BENCH_PULL_SECONDS: a node:http client in this process took 0.4 of the 2 cores the server needs.
+// One pull through node:http first checks every answer is a 200 and records each batch's bytes;
+// the bars wrk read are counted from its bytes along that list (wrk's bytes also hold the headers and
+// chunk sizes, a few kB against tens of MB a batch).
 // Run: npm run bench -- bulk   (BENCH_ROUNDS=3 alternating rounds, medians; MDQ_BENCH_SYMBOLS shrinks the store;
 // BENCH_ONLY=w1 runs the W1 part alone)
 import autocannon from 'autocannon'
@@ -14,15 +19,17 @@ import { performance } from 'node:perf_hooks'
 import { fullMarketStore } from './full-market-store.js'
 import { bareServer, startMdq, startServer, stopServer, type Server } from './servers.js'
 import { cpuMs, loadAverage, median, row } from './measure.js'
+import { requireWrk, wrkFiles, wrkLoad } from './wrk.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const PULL_SECONDS = Number(process.env.BENCH_PULL_SECONDS ?? 10)
 const W1_ONLY = process.env.BENCH_ONLY === 'w1'
 const CONNECTIONS = 8
 const PER_REQUEST = 100
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-bulk-'))
 
-/** One GET; resolves with the body's byte length (the client neither parses nor decompresses: its CPU is the server's too). */
+/** One GET; resolves with the body's byte length (the client neither parses nor decompresses). */
 function get(agent: Agent, url: string, key: string, encoding: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': encoding } }, (res) => {
@@ -35,45 +42,57 @@ function get(agent: Agent, url: string, key: string, encoding: string): Promise<
   })
 }
 
-interface Pull {
-  ms: number
-  cores: number
-  /** The main thread's CPU seconds (the rest is the workers' and V8's helper threads'). */
-  mainCpu: number
-  /** The cores this bench process (the client: 8 connections reading the answers) used meanwhile, on the same machine. */
-  clientCores: number
-  bytes: number
-}
-
-/** Every symbol's whole forward-adjusted daily history, 100 a request, over 8 keep-alive connections. */
-async function pull(server: Server, symbols: readonly string[], key: string, encoding: string): Promise<Pull> {
+/** Each batch's body bytes, from one whole pull over 8 keep-alive connections (every answer must be a 200). */
+async function checkedPull(server: Server, paths: readonly string[], key: string, encoding: string): Promise<number[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  const batches: string[] = []
-  for (let i = 0; i < symbols.length; i += PER_REQUEST) batches.push(symbols.slice(i, i + PER_REQUEST).join(','))
+  const bytes: number[] = []
   let next = 0
-  let bytes = 0
-  const pid = server.child.pid!
-  const cpu0 = cpuMs(pid) / 1000
-  const main0 = cpuMs(pid, pid) / 1000
-  const client0 = process.cpuUsage()
-  const t0 = performance.now()
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
-      while (next < batches.length) {
-        const n = await get(agent, `${server.url}/v1/klines/batch?symbols=${batches[next++]}&period=1d&adjust=forward&count=10000`, key, encoding)
-        bytes += n // after the await: `bytes += await ...` would add to a stale total
+      while (next < paths.length) {
+        const i = next++
+        bytes[i] = await get(agent, server.url + paths[i], key, encoding)
       }
     }),
   )
-  const ms = performance.now() - t0
-  const cores = (cpuMs(pid) / 1000 - cpu0) / (ms / 1000)
-  const mainCpu = cpuMs(pid, pid) / 1000 - main0
-  const client = process.cpuUsage(client0)
-  const clientCores = (client.user + client.system) / 1000 / ms
   agent.destroy()
-  return { ms, cores, mainCpu, clientCores, bytes }
+  return bytes
 }
 
+interface Pull {
+  /** Bars read per second: wrk's bytes counted along the batches in turn. */
+  rate: number
+  cores: number
+  /** The main thread's CPU seconds per second (the rest is the workers' and V8's helper threads'). */
+  mainCores: number
+  /** wrk's cores meanwhile, on the same machine. */
+  clientCores: number
+}
+
+/**
+ * wrk takes the batches in turn over 8 connections for PULL_SECONDS. The server's CPU is sampled
+ * over that window by the clock here (wrk's own start and end are a few ms off); its bytes are
+ * turned into bars by walking the batches' bytes in the order it asked for them (answers in flight
+ * at the end count by the share read).
+ */
+async function pull(server: Server, files: { script: string; paths: string }, key: string, encoding: string, batchBytes: readonly number[], barsPerBatch: readonly number[]): Promise<Pull> {
+  const pid = server.child.pid!
+  let sampled: { cpu: number; main: number; ms: number } | undefined
+  const cpu0 = cpuMs(pid)
+  const main0 = cpuMs(pid, pid)
+  const t0 = performance.now()
+  const timer = setTimeout(() => (sampled = { cpu: cpuMs(pid) - cpu0, main: cpuMs(pid, pid) - main0, ms: performance.now() - t0 }), PULL_SECONDS * 1000)
+  const load = await wrkLoad(server.url, key, files, PULL_SECONDS, CONNECTIONS, { order: 'cycle', encoding })
+  clearTimeout(timer)
+  sampled ??= { cpu: cpuMs(pid) - cpu0, main: cpuMs(pid, pid) - main0, ms: performance.now() - t0 }
+  let bars = 0
+  for (let left = load.bytes, i = 0; left > 0; i = (i + 1) % batchBytes.length) {
+    const part = Math.min(1, left / batchBytes[i])
+    bars += part * barsPerBatch[i]
+    left -= batchBytes[i]
+  }
+  return { rate: bars / load.seconds, cores: sampled.cpu / sampled.ms, mainCores: sampled.main / sampled.ms, clientCores: load.cpu / load.seconds }
+}
 
 try {
   const market = await fullMarketStore()
@@ -87,26 +106,40 @@ try {
       [`worker pool (--workers ${workers}, one per core)`, pooled, 'identity'],
       ['worker pool, Accept-Encoding: gzip', pooled, 'gzip, deflate'],
     ] as const
+    requireWrk()
+    const paths: string[] = []
+    const barsPerBatch: number[] = []
+    const barsPerSymbol = market.dailyBars / market.symbols.length
+    for (let i = 0; i < market.symbols.length; i += PER_REQUEST) {
+      const batch = market.symbols.slice(i, i + PER_REQUEST)
+      paths.push(`/v1/klines/batch?symbols=${batch.join(',')}&period=1d&adjust=forward&count=10000`)
+      barsPerBatch.push(batch.length * barsPerSymbol)
+    }
+    const files = wrkFiles(dir, paths)
+    // The checked pulls (also the warm-up: JIT, page cache); the plain answers must match byte for byte in size.
+    const batchBytes: number[][] = []
+    for (const [, server, encoding] of variants) batchBytes.push(await checkedPull(server, paths, market.key, encoding))
+    if (batchBytes[0].join() !== batchBytes[1].join()) throw new Error('the pool and the main thread answered different sizes')
     const results = variants.map(() => [] as Pull[])
-    await pull(inThread, market.symbols.slice(0, 200), market.key, 'identity') // warm-up: JIT, page cache
-    await pull(pooled, market.symbols.slice(0, 200), market.key, 'identity')
-    for (let round = 0; round < ROUNDS; round++) for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, market.symbols, market.key, encoding))
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, files, market.key, encoding, batchBytes[v], barsPerBatch))
+    }
     const load = loadAverage()
-    console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections; median of ${ROUNDS} alternating rounds; load ${load}`)
+    console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections (wrk, ${PULL_SECONDS} s a round, the batches in turn); median of ${ROUNDS} alternating rounds; load ${load}`)
     // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server;
     // "main thread": the main thread's part of it (with --workers 0, all the work; with a pool, HTTP and the hand-off).
-    // "client": the cores of this process reading the answers on the same 2 cores; server + client near 2 means the machine is full.
-    row('variant', 's', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'client', 'MB sent', 'vs baseline')
-    const rate = (r: Pull) => market.dailyBars / (r.ms / 1000)
-    const base = median(results[0].map(rate))
-    const plain = median(results[1].map(rate))
+    // "client": wrk's cores on the same 2 cores; server + client near 2 means the machine is full.
+    row('variant', 'market s', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'client', 'MB a pull', 'vs baseline')
+    const base = median(results[0].map((x) => x.rate))
+    const plain = median(results[1].map((x) => x.rate))
     for (const [v, [name]] of variants.entries()) {
-      const r = median(results[v].map(rate))
-      const cpuPerM = median(results[v].map((x) => (x.cores * x.ms) / 1000 / (market.dailyBars / 1e6)))
-      const mainPerM = median(results[v].map((x) => x.mainCpu / (market.dailyBars / 1e6)))
-      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), mainPerM.toFixed(2), median(results[v].map((x) => x.clientCores)).toFixed(2), (median(results[v].map((x) => x.bytes)) / 1e6).toFixed(0), (r / base).toFixed(2))
+      const r = median(results[v].map((x) => x.rate))
+      const cpuPerM = median(results[v].map((x) => (x.cores / x.rate) * 1e6))
+      const mainPerM = median(results[v].map((x) => (x.mainCores / x.rate) * 1e6))
+      const mb = batchBytes[v].reduce((a, b) => a + b, 0) / 1e6
+      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, median(results[v].map((x) => x.cores)).toFixed(2), cpuPerM.toFixed(2), mainPerM.toFixed(2), median(results[v].map((x) => x.clientCores)).toFixed(2), mb.toFixed(0), (r / base).toFixed(2))
     }
-    const gzip = median(results[2].map(rate))
+    const gzip = median(results[2].map((x) => x.rate))
     const cores = median(results[1].map((x) => x.cores))
     console.log(`goal bars/s >= 3M: ${plain >= 3e6 ? 'met' : 'missed'} (${(plain / 1e6).toFixed(2)}M)`)
     console.log(`goal server CPU >= 1.7 of 2 cores: ${cores >= 1.7 ? 'met' : 'missed'} (${cores.toFixed(2)})`)

@@ -1,7 +1,7 @@
 /**
- * @module A load from `wrk` (C, epoll): random picks of fixed paths with the API key, so the client
- * costs the shared cores far less than a node:http client in the bench process and the server is
- * measured more truly. wrk is a Debian package (`apt-get install wrk`); a bench that needs it fails
+ * @module A load from `wrk` (C, epoll): fixed paths with the API key, picked at random or in turn, so
+ * the client costs the shared cores far less than a node:http client in the bench process and the
+ * server is measured more truly. wrk is a Debian package (`apt-get install wrk`); a bench that needs it fails
  * clearly without it.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -14,29 +14,49 @@ export interface WrkLoad {
   readonly perS: number
   readonly p50: number
   readonly p99: number
+  /** Bytes read (headers and bodies, the last answers' in part), and the run's seconds. */
+  readonly bytes: number
+  readonly seconds: number
+  /** wrk's own CPU seconds (Lua's os.clock): the client's share of the shared cores. */
+  readonly cpu: number
+}
+
+/** How the paths are picked: at random, or in turn from the first (each connection takes the next), and the Accept-Encoding sent. */
+export interface WrkOptions {
+  readonly order?: 'random' | 'cycle'
+  readonly encoding?: string
 }
 
 /**
- * The script: each request a random pick of the paths file's lines, with the key and no compression
- * (as the node:http client sent); at the end one JSON line of wrk's own figures. Any error or
- * non-2xx answer is counted, and the load then fails (a 404 or 401 would measure the wrong bytes).
+ * The script: each request the next of the paths file's lines (`cycle`) or a random pick, with the
+ * key and the encoding; at the end one JSON line of wrk's own figures. Any error or non-2xx answer
+ * is counted, and the load then fails (a 404 or 401 would measure the wrong bytes). One wrk thread
+ * (-t1), so `cycle` is one turn over the connections. os.clock() is C's clock(): the CPU of the
+ * whole wrk process, all its threads.
  */
 const SCRIPT = `
 local paths = {}
+local order = "random"
+local turn = 0
 function init(args)
   for line in io.lines(args[1]) do paths[#paths + 1] = line end
   wrk.headers["X-API-Key"] = args[2]
-  wrk.headers["Accept-Encoding"] = "identity"
   math.randomseed(tonumber(args[3]))
+  wrk.headers["Accept-Encoding"] = args[4]
+  order = args[5]
 end
 function request()
+  if order == "cycle" then
+    turn = turn % #paths + 1
+    return wrk.format("GET", paths[turn])
+  end
   return wrk.format("GET", paths[math.random(#paths)])
 end
 function done(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('WRK {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    e.connect + e.read + e.write + e.status + e.timeout))
+  io.write(string.format('WRK {"requests":%d,"us":%d,"bytes":%d,"p50":%d,"p99":%d,"errors":%d,"cpu":%.3f}\\n',
+    summary.requests, summary.duration, summary.bytes, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.status + e.timeout, os.clock()))
 end
 `
 
@@ -61,8 +81,9 @@ export function wrkFiles(dir: string, paths: readonly string[]): { script: strin
 let seed = 1
 
 /** `connections` keep-alive connections on one wrk thread for `seconds`. */
-export function wrkLoad(base: string, key: string, files: { script: string; paths: string }, seconds: number, connections = 32): Promise<WrkLoad> {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', files.script, base, '--', files.paths, key, String(seed++)]
+export function wrkLoad(base: string, key: string, files: { script: string; paths: string }, seconds: number, connections = 32, options: WrkOptions = {}): Promise<WrkLoad> {
+  const { order = 'random', encoding = 'identity' } = options
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', files.script, base, '--', files.paths, key, String(seed++), encoding, order]
   const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.on('data', (d) => (out += d))
@@ -71,9 +92,10 @@ export function wrkLoad(base: string, key: string, files: { script: string; path
     child.on('exit', (code) => {
       const line = /^WRK (.*)$/m.exec(out)
       if (code !== 0 || !line) return reject(new Error(`wrk exited ${code}: ${out}`))
-      const r = JSON.parse(line[1]) as { requests: number; us: number; p50: number; p99: number; errors: number }
+      const r = JSON.parse(line[1]) as { requests: number; us: number; bytes: number; p50: number; p99: number; errors: number; cpu: number }
       if (r.errors > 0) return reject(new Error(`wrk: ${r.errors} of ${r.requests} requests failed or were not 2xx: ${out}`))
-      resolve({ requests: r.requests, perS: r.requests / (r.us / 1e6), p50: r.p50 / 1000, p99: r.p99 / 1000 })
+      const seconds = r.us / 1e6
+      resolve({ requests: r.requests, perS: r.requests / seconds, p50: r.p50 / 1000, p99: r.p99 / 1000, bytes: r.bytes, seconds, cpu: r.cpu })
     })
   })
 }
