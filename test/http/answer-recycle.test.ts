@@ -9,10 +9,11 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { gunzipSync } from 'node:zlib'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import type { QueryRunner } from '../../src/api/query-runner.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
+import { countedPool, type CountedPool } from '../helpers/counted-pool.js'
 import { rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 import { until } from '../helpers/wait.js'
@@ -37,9 +38,8 @@ const { dir, cleanup } = tempDir()
 let inThread: TestServer
 let pooled: TestServer
 const reference = new Map<string, Buffer>()
-/** Answers the pool was told were written (each one's memory then goes back to a worker). */
-let reported = 0
-let pool: ReturnType<typeof poolRunner>
+let counted: CountedPool
+let pool: QueryRunner
 
 before(async () => {
   const db = join(dir, 'answers.db')
@@ -53,14 +53,9 @@ before(async () => {
     exFactors: [{ symbol: SYMBOL, events: [{ timestamp: DAYS[DAYS.length - 20], exFactor: 1.1 }, { timestamp: DAYS[5000], exFactor: 2 }] }],
   })
   await store.close()
-  pool = poolRunner(2, { store: db })
-  const runner = {
-    ...pool,
-    written(piece: Buffer) {
-      reported++
-      pool.written!(piece)
-    },
-  }
+  counted = countedPool(db)
+  pool = counted.pool
+  const runner = counted.runner
   inThread = await startServer(db, { responseCacheBytes: 0 })
   pooled = await startServer(db, { responseCacheBytes: 0, runner })
   for (const path of CONCURRENT) {
@@ -80,7 +75,7 @@ const decoded = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunz
 describe('klines and intraday answers from the worker pool, their memory reused once written (no response cache)', () => {
   for (const encoding of ['identity', 'gzip']) {
     it(`Accept-Encoding: ${encoding}: 4 rounds of 24 windows, 6 daily histories and 3 intraday answers at once, each equal to the main thread's bytes`, async () => {
-      const reportedBefore = reported
+      const reportedBefore = counted.written()
       const headers = { 'X-API-Key': pooled.key, 'Accept-Encoding': encoding }
       for (let round = 0; round < 4; round++) {
         const answers = await Promise.all(CONCURRENT.map((path) => rawRequest(pooled.url + path, headers).then((a) => ({ path, ...a }))))
@@ -91,7 +86,7 @@ describe('klines and intraday answers from the worker pool, their memory reused 
         }
       }
       // The server hears of its last writes a moment after the client has read them.
-      await until(() => reported - reportedBefore >= 4 * CONCURRENT.length, `the pool told of the ${4 * CONCURRENT.length} written answers (so far ${reported - reportedBefore})`)
+      await until(() => counted.written() - reportedBefore >= 4 * CONCURRENT.length, `the pool told of the ${4 * CONCURRENT.length} written answers (so far ${counted.written() - reportedBefore})`)
     })
   }
 
@@ -100,11 +95,11 @@ describe('klines and intraday answers from the worker pool, their memory reused 
     const first = await rawRequest(pooled.url + path, { 'X-API-Key': pooled.key, 'Accept-Encoding': 'identity' })
     assert.equal(first.status, 200)
     const tag = first.headers.etag as string
-    const reportedBefore = reported
+    const reportedBefore = counted.written()
     const notModified = await rawRequest(pooled.url + path, { 'X-API-Key': pooled.key, 'If-None-Match': tag })
     assert.equal(notModified.status, 304)
     assert.equal(notModified.body.length, 0)
-    await until(() => reported - reportedBefore === 1, 'the 304\'s computed answer handed back')
+    await until(() => counted.written() - reportedBefore === 1, 'the 304\'s computed answer handed back')
     for (const p of WINDOWS) {
       const again = await rawRequest(pooled.url + p, { 'X-API-Key': pooled.key, 'Accept-Encoding': 'identity' })
       assert.ok(again.body.equals(reference.get(p)!), `${p} after the 304 differs from the main thread's answer`)
