@@ -78,7 +78,7 @@ function keep(spare: ArrayBuffer): void {
  * buffer while it streams); else new memory with a quarter more room, so that the tasks after it, of
  * about its size, fit when it comes back.
  */
-function groupMemory(length: number): ArrayBuffer {
+function reusableMemory(length: number): ArrayBuffer {
   let fit = -1
   for (let i = 0; i < spares.length; i++) if (spares[i].byteLength >= length && (fit < 0 || spares[i].byteLength < spares[fit].byteLength)) fit = i
   if (fit >= 0 && spares[fit].byteLength <= 4 * length) return spares.splice(fit, 1)[0]
@@ -92,7 +92,7 @@ function groupMemory(length: number): ArrayBuffer {
  */
 function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   const length = pieces.reduce((n, p) => n + p.length, 0)
-  const out = new Uint8Array(reuse ? groupMemory(length) : new ArrayBuffer(length), 0, length)
+  const out = new Uint8Array(reuse ? reusableMemory(length) : new ArrayBuffer(length), 0, length)
   let at = 0
   for (const p of pieces) {
     out.set(p, at)

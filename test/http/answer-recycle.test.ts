@@ -9,11 +9,10 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { gunzipSync } from 'node:zlib'
-import type { QueryRunner } from '../../src/api/query-runner.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
-import { countedPool, type CountedPool } from '../helpers/counted-pool.js'
+import { poolBesideMainThread, type PoolBesideMainThread } from '../helpers/pool-beside-main-thread.js'
 import { rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 import { until } from '../helpers/wait.js'
@@ -38,8 +37,7 @@ const { dir, cleanup } = tempDir()
 let inThread: TestServer
 let pooled: TestServer
 const reference = new Map<string, Buffer>()
-let counted: CountedPool
-let pool: QueryRunner
+let servers: PoolBesideMainThread
 
 before(async () => {
   const db = join(dir, 'answers.db')
@@ -53,11 +51,9 @@ before(async () => {
     exFactors: [{ symbol: SYMBOL, events: [{ timestamp: DAYS[DAYS.length - 20], exFactor: 1.1 }, { timestamp: DAYS[5000], exFactor: 2 }] }],
   })
   await store.close()
-  counted = countedPool(db)
-  pool = counted.pool
-  const runner = counted.runner
-  inThread = await startServer(db, { responseCacheBytes: 0 })
-  pooled = await startServer(db, { responseCacheBytes: 0, runner })
+  servers = await poolBesideMainThread(db)
+  inThread = servers.inThread
+  pooled = servers.pooled
   for (const path of CONCURRENT) {
     const answer = await rawRequest(inThread.url + path, { 'X-API-Key': inThread.key, 'Accept-Encoding': 'identity' })
     assert.equal(answer.status, 200, `${path}: ${answer.body.toString()}`)
@@ -65,7 +61,7 @@ before(async () => {
   }
 })
 after(async () => {
-  await Promise.all([inThread.close(), pooled.close(), pool.close()])
+  await servers.close()
   cleanup()
 })
 
@@ -75,7 +71,7 @@ const decoded = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunz
 describe('klines and intraday answers from the worker pool, their memory reused once written (no response cache)', () => {
   for (const encoding of ['identity', 'gzip']) {
     it(`Accept-Encoding: ${encoding}: 4 rounds of 24 windows, 6 daily histories and 3 intraday answers at once, each equal to the main thread's bytes`, async () => {
-      const reportedBefore = counted.written()
+      const reportedBefore = servers.written()
       const headers = { 'X-API-Key': pooled.key, 'Accept-Encoding': encoding }
       for (let round = 0; round < 4; round++) {
         const answers = await Promise.all(CONCURRENT.map((path) => rawRequest(pooled.url + path, headers).then((a) => ({ path, ...a }))))
@@ -86,7 +82,7 @@ describe('klines and intraday answers from the worker pool, their memory reused 
         }
       }
       // The server hears of its last writes a moment after the client has read them.
-      await until(() => counted.written() - reportedBefore >= 4 * CONCURRENT.length, `the pool told of the ${4 * CONCURRENT.length} written answers (so far ${counted.written() - reportedBefore})`)
+      await until(() => servers.written() - reportedBefore >= 4 * CONCURRENT.length, `the pool told of the ${4 * CONCURRENT.length} written answers (so far ${servers.written() - reportedBefore})`)
     })
   }
 
@@ -95,11 +91,11 @@ describe('klines and intraday answers from the worker pool, their memory reused 
     const first = await rawRequest(pooled.url + path, { 'X-API-Key': pooled.key, 'Accept-Encoding': 'identity' })
     assert.equal(first.status, 200)
     const tag = first.headers.etag as string
-    const reportedBefore = counted.written()
+    const reportedBefore = servers.written()
     const notModified = await rawRequest(pooled.url + path, { 'X-API-Key': pooled.key, 'If-None-Match': tag })
     assert.equal(notModified.status, 304)
     assert.equal(notModified.body.length, 0)
-    await until(() => counted.written() - reportedBefore === 1, 'the 304\'s computed answer handed back')
+    await until(() => servers.written() - reportedBefore === 1, 'the 304\'s computed answer handed back')
     for (const p of WINDOWS) {
       const again = await rawRequest(pooled.url + p, { 'X-API-Key': pooled.key, 'Accept-Encoding': 'identity' })
       assert.ok(again.body.equals(reference.get(p)!), `${p} after the 304 differs from the main thread's answer`)
@@ -107,7 +103,7 @@ describe('klines and intraday answers from the worker pool, their memory reused 
   })
 
   it('with a response cache the answers are not handed back (the cache keeps them)', async () => {
-    const cached = await startServer(join(dir, 'answers.db'), { runner: { ...pool, written: () => assert.fail('a cached answer was handed back') } })
+    const cached = await startServer(join(dir, 'answers.db'), { runner: { ...servers.pool, written: () => assert.fail('a cached answer was handed back') } })
     try {
       for (const path of WINDOWS.slice(0, 4)) {
         const a = await rawRequest(cached.url + path, { 'X-API-Key': cached.key, 'Accept-Encoding': 'identity' })

@@ -7,12 +7,11 @@ import { request, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { gunzipSync } from 'node:zlib'
-import type { QueryRunner } from '../../src/api/query-runner.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { tradingDays, walkBars } from '../helpers/arbitraries.js'
-import { countedPool, type CountedPool } from '../helpers/counted-pool.js'
-import { rawRequest, startServer, type TestServer } from '../helpers/server.js'
+import { poolBesideMainThread, type PoolBesideMainThread } from '../helpers/pool-beside-main-thread.js'
+import { rawRequest, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 
 /** 32 symbols x 10,000 daily bars: a 22 MB answer, far more than loopback's socket buffers hold. */
@@ -24,8 +23,7 @@ const { dir, cleanup } = tempDir()
 let inThread: TestServer
 let pooled: TestServer
 let reference: Buffer
-let counted: CountedPool
-let pool: QueryRunner
+let servers: PoolBesideMainThread
 
 before(async () => {
   const db = join(dir, 'recycle.db')
@@ -36,17 +34,15 @@ before(async () => {
     bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 40, ((i * 7) % 11) / 11, 0.7, 0.2]) })),
   })
   await store.close()
-  counted = countedPool(db)
-  pool = counted.pool
-  const runner = counted.runner
-  inThread = await startServer(db, { responseCacheBytes: 0 })
-  pooled = await startServer(db, { responseCacheBytes: 0, runner })
+  servers = await poolBesideMainThread(db)
+  inThread = servers.inThread
+  pooled = servers.pooled
   const answer = await rawRequest(inThread.url + PATH, { 'X-API-Key': inThread.key, 'Accept-Encoding': 'identity' })
   assert.equal(answer.status, 200)
   reference = answer.body
 })
 after(async () => {
-  await Promise.all([inThread.close(), pooled.close(), pool.close()])
+  await servers.close()
   cleanup()
 })
 
@@ -55,7 +51,7 @@ const decoded = (body: Buffer, encoding: string) => (encoding === 'gzip' ? gunzi
 describe('batch answers from the worker pool, their memory reused once written', () => {
   for (const encoding of ['identity', 'gzip']) {
     it(`Accept-Encoding: ${encoding}: a client stalled mid-answer while 12 batches run beside it gets the main thread's bytes`, async () => {
-      const reportedBefore = counted.written()
+      const reportedBefore = servers.written()
       const headers = { 'X-API-Key': pooled.key, 'Accept-Encoding': encoding }
       // The stalled client: reads the first bytes, then nothing until the others are done.
       const res = await new Promise<IncomingMessage>((resolve, reject) => request(pooled.url + PATH, { headers }, resolve).on('error', reject).end())
@@ -73,7 +69,7 @@ describe('batch answers from the worker pool, their memory reused once written',
           assert.ok(decoded(a.body, encoding).equals(reference), 'a batch beside the stalled one differs from the main thread\'s')
         }
       }
-      assert.ok(counted.written() - reportedBefore >= 12 * SYMBOLS.length, `the pool was told of ${counted.written() - reportedBefore} written pieces: memory was reused`)
+      assert.ok(servers.written() - reportedBefore >= 12 * SYMBOLS.length, `the pool was told of ${servers.written() - reportedBefore} written pieces: memory was reused`)
       res.resume()
       await ended
       const body = decoded(Buffer.concat(chunks), encoding)
