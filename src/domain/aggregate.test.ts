@@ -55,7 +55,8 @@ describe('aggregation', () => {
         assert.equal(sum(out.volume), sum(bars.volume))
         assert.ok(Math.abs(sum(out.amount) - sum(bars.amount)) <= 1e-6 * sum(bars.amount))
       }),
-      { numRuns: 40 },
+      // The CI's counterexample: a 5m amount of 2-place decimals past 2^52 at their scale (389316746649331.2).
+      { numRuns: 40, examples: [['SH', '5m', 15_000, 3, [0.9999961555330225]]] },
     )
   })
 

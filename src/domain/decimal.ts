@@ -5,6 +5,8 @@ const POW10 = Array.from({ length: 31 }, (_, i) => 10 ** Math.abs(i - 15))
 export const pow10 = (e: number): number => POW10[e + 15]
 /** Scaled integers stay below 2^51, so sums of a few and deltas and zigzags stay exact doubles (< 2^53). */
 export const MAX_SCALED = 2 ** 51
+/** From 2^52 on, 10^-e can be below half a double's spacing: several integers r give the same r / 10^e. */
+const AMBIGUOUS = 2 ** 52
 
 /** The double nearest to the decimal `units` / 10^e (e >= 0), for sums past 2^53 (read from its digits: one rounding). */
 export function unscaleBig(units: bigint, e: number): number {
@@ -16,15 +18,30 @@ export function unscaleBig(units: bigint, e: number): number {
 /**
  * v x 10^e as an integer: the r with unscale(r, e) === v when there is one. The product v x 10^e is
  * itself rounded, so past about 2^44 it can land one off (43274869311170.02 x 100 rounds to
- * ...003): the neighbours are tried before the rounded product is returned as it is.
+ * ...003): the neighbours are tried before the rounded product is returned as it is. Past 2^52 several
+ * r give v: the one of v's shortest text.
  */
 export function scale(v: number, e: number): number {
   const r = Math.round(e >= 0 ? v * pow10(e) : v / pow10(e))
-  if (e <= 0 || unscale(r, e) === v) return r
-  if (unscale(r - 1, e) === v) return r - 1
-  if (unscale(r + 1, e) === v) return r + 1
-  return r
+  if (e <= 0) return r
+  const c = unscale(r, e) === v ? r : unscale(r - 1, e) === v ? r - 1 : unscale(r + 1, e) === v ? r + 1 : undefined
+  if (c === undefined) return r
+  return Math.abs(c) < AMBIGUOUS ? c : shortestScaled(v, e, c)
 }
+
+/**
+ * v's shortest text (String(v), as an answer prints it) as an integer at exponent e, for a v that
+ * several r give (|r| >= 2^52): so a sum of such amounts is the exact sum of the amounts printed.
+ * `r` (one of them) when the text has more than e places or is in exponent form (neither happens
+ * for an r that round-trips).
+ */
+function shortestScaled(v: number, e: number, r: number): number {
+  const text = String(v)
+  const dot = text.indexOf('.')
+  const places = dot < 0 ? 0 : text.length - dot - 1
+  return places > e || text.includes('e') ? r : Number(text.replace('.', '')) * pow10(e - places)
+}
+
 /** r x 10^-e: the double nearest to the decimal r / 10^e. */
 export const unscale = (r: number, e: number): number => (e >= 0 ? r / pow10(e) : r * pow10(e))
 
@@ -49,6 +66,7 @@ export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, max
           else if ((r + 1) / p === v) r++
           else continue next
         }
+        if (!(Math.abs(r) < AMBIGUOUS)) r = shortestScaled(v, e, r)
       } else {
         r = Math.round(v / p)
         if (r * p !== v) continue next
