@@ -2,7 +2,7 @@
 // connections), with the query work in worker threads (--workers N, one per core) and, in the
 // same run, in the main thread (--workers 0, the baseline); the server's CPU use from /proc/PID/stat;
 // the same pull with `Accept-Encoding: gzip` (as the Python SDK sends it); and W1 (latest 100 daily
-// bars, cached) against a bare node:http server sending the same bytes.
+// bars, cached) against a bare node:http server sending the same bytes, both loaded by wrk.
 // The load comes from wrk (C; `apt-get install -y wrk`), taking the batches in turn for
 // BENCH_PULL_SECONDS: a node:http client in this process took 0.4 of the 2 cores the server needs.
 // One pull through node:http first checks every answer is a 200 and records each batch's bytes;
@@ -10,8 +10,7 @@
 // chunk sizes, a few kB against tens of MB a batch).
 // Run: npm run bench -- bulk   (BENCH_ROUNDS=3 alternating rounds, medians; MDQ_BENCH_SYMBOLS shrinks the store;
 // BENCH_ONLY=w1 runs the W1 part alone)
-import autocannon from 'autocannon'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -95,6 +94,7 @@ async function pull(server: Server, files: { script: string; paths: string }, ke
 }
 
 try {
+  requireWrk()
   const market = await fullMarketStore()
   const workers = availableParallelism()
   const serve = (flags: string[]) => startMdq(market.db, ['--rate-limit', 'off', ...flags])
@@ -106,7 +106,6 @@ try {
       [`worker pool (--workers ${workers}, one per core)`, pooled, 'identity'],
       ['worker pool, Accept-Encoding: gzip', pooled, 'gzip, deflate'],
     ] as const
-    requireWrk()
     const paths: string[] = []
     const barsPerBatch: number[] = []
     const barsPerSymbol = market.dailyBars / market.symbols.length
@@ -154,18 +153,19 @@ try {
   const body = await (await fetch(mdq.url + w1, { headers: { 'x-api-key': market.key } })).text()
   writeFileSync(join(dir, 'bodies.json'), JSON.stringify({ [w1]: body }))
   const bare = await startServer([bareServer, join(dir, 'bodies.json')])
-  const cannon = (url: string, seconds: number) => autocannon({ url: url + w1, connections: 32, duration: seconds, headers: { 'x-api-key': market.key } })
-  await cannon(bare.url, 1)
-  await cannon(mdq.url, 1)
+  // wrk, as for the pull: any error or non-2xx answer fails the load.
+  mkdirSync(join(dir, 'w1'))
+  const w1Files = wrkFiles(join(dir, 'w1'), [w1])
+  const load = async (url: string, seconds: number) => (await wrkLoad(url, market.key, w1Files, seconds, 32)).perS
+  await load(bare.url, 1)
+  await load(mdq.url, 1)
   const rps = { bare: [] as number[], mdq: [] as number[] }
   for (let round = 0; round < ROUNDS; round++) {
-    rps.bare.push((await cannon(bare.url, SECONDS)).requests.average)
-    const m = await cannon(mdq.url, SECONDS)
-    if (m.non2xx > 0) throw new Error(`W1: ${m.non2xx} non-2xx answers`)
-    rps.mdq.push(m.requests.average)
+    rps.bare.push(await load(bare.url, SECONDS))
+    rps.mdq.push(await load(mdq.url, SECONDS))
   }
   const w1Load = loadAverage()
-  console.log(`\nW1 cached (latest 100 daily bars, forward), 32 connections, ${ROUNDS} alternating rounds of ${SECONDS} s, medians; load ${w1Load}`)
+  console.log(`\nW1 cached (latest 100 daily bars, forward), 32 connections (wrk), ${ROUNDS} alternating rounds of ${SECONDS} s, medians; load ${w1Load}`)
   row('server', 'req/s', 'vs bare')
   row('bare node:http (same bytes)', median(rps.bare).toFixed(0), '1.00')
   row('mdq', median(rps.mdq).toFixed(0), (median(rps.mdq) / median(rps.bare)).toFixed(2))

@@ -8,11 +8,6 @@ export function fixedPaths(n: number, seed: number, make: (rnd: () => number) =>
   return Array.from({ length: n }, () => make(rnd))
 }
 
-/** A fresh random pick from `paths` per call (a load's request generator). */
-export function anyOf(paths: readonly string[]): () => string {
-  return () => paths[Math.floor(Math.random() * paths.length)]
-}
-
 /**
  * Fetches every path from mdq and writes `{path: body}` to `file` (bench/bare-server.ts's input): the bare
  * server then sends exactly the bytes mdq answered, and 404s any other path, so a load never measures
