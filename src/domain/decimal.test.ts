@@ -33,11 +33,13 @@ describe('exactExponent', () => {
   })
 
   it("past 2^52, where several integers give the same double, scales to the value's shortest text (as printed)", () => {
-    // 80897108742891.67 x 100 rounds to 8089710874289166, and ...166, ...167 and ...168 / 100 all give this double.
-    const values = Float64Array.of(80897108742891.67, -79350959510230.1, 76346748779644)
+    // 79350959510230.1 x 100 rounds to 7935095951023009, and both ...009 / 100 and ...010 / 100 give this
+    // double (the CI's counterexample summed the ...009 of it); 80897108742891.67 has one such integer.
+    assert.equal(7935095951023009 / 100, 79350959510230.1)
+    const values = Float64Array.of(79350959510230.1, -79350959510230.1, 80897108742891.67, 76346748779644)
     const scaled = new Float64Array(values.length)
     assert.equal(exactExponent(values, 0, 9, Number.MAX_SAFE_INTEGER, scaled), 2)
-    assert.deepEqual(Array.from(scaled), [8089710874289167, -7935095951023010, 7634674877964400])
-    assert.equal(scale(80897108742891.67, 2), 8089710874289167)
+    assert.deepEqual(Array.from(scaled), [7935095951023010, -7935095951023010, 8089710874289167, 7634674877964400])
+    assert.equal(scale(79350959510230.1, 2), 7935095951023010)
   })
 })

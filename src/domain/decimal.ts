@@ -5,7 +5,7 @@ const POW10 = Array.from({ length: 31 }, (_, i) => 10 ** Math.abs(i - 15))
 export const pow10 = (e: number): number => POW10[e + 15]
 /** Scaled integers stay below 2^51, so sums of a few and deltas and zigzags stay exact doubles (< 2^53). */
 export const MAX_SCALED = 2 ** 51
-/** From 2^52 on, 10^-e can be below half a double's spacing: several integers r give the same r / 10^e. */
+/** From |r| = 2^52 on, steps of 10^-e can be finer than the doubles near r / 10^e: several integers r give one double. */
 const AMBIGUOUS = 2 ** 52
 
 /** The double nearest to the decimal `units` / 10^e (e >= 0), for sums past 2^53 (read from its digits: one rounding). */
