@@ -4,7 +4,8 @@ import { describe, it } from 'node:test'
 import { constants, deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib'
 import fc from 'fast-check'
 import { deflatePiece, gzipMember } from './gzip-member.js'
-import { canonicalCodes, codeLengths, rawHuffmanDeflate } from './huffman-deflate.js'
+import { canonicalCodes, codeLengths } from './huffman-codes.js'
+import { rawHuffmanDeflate } from './huffman-deflate.js'
 
 /** zlib's inflate of a raw stream that ends on a sync flush (not final), as the pieces do. */
 const inflate = (deflated: Uint8Array) => inflateRawSync(deflated, { finishFlush: constants.Z_SYNC_FLUSH })

@@ -2,8 +2,6 @@
 import { BitWriter, writeHeader } from './deflate-bits.js'
 import { canonicalCodes, codeLengths, MAX_BITS } from './huffman-codes.js'
 
-export { canonicalCodes, codeLengths } from './huffman-codes.js'
-
 /**
  * Bytes per block: each block gets the codes of its own bytes (a column of timestamps, of prices...).
  * 64 KB: half the blocks of 32 KB for 0.2% more bytes on the bulk pull's JSON; 128 KB would mix columns (2% more).

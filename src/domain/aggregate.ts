@@ -6,28 +6,43 @@ import type { Market } from './market.js'
 import { basePeriodOf, type Period } from './period.js'
 
 /**
- * Folds consecutive bars with equal bucket start into one: first open, last close, max high,
- * min low, summed volume and amount, prev_close of the first constituent. Amounts (decimals such
- * as 1234.56) are summed exactly as scaled integers: a float sum would answer 332647108674.49994.
+ * Folds consecutive bars with equal bucket start into one, stamped with that start (see foldOpened).
  * Each bucket's sum depends on its own bars only (never on the other bars read with it), so a
  * bucket answers the same amount whatever window it is read in, and stored rollups equal
  * aggregate-on-read.
  */
 export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
   const n = barCount(src)
+  const opens = new Uint8Array(n)
   let m = 0
-  for (let i = 0; i < n; i++) if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) m++
+  for (let i = 0; i < n; i++) {
+    if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) {
+      opens[i] = 1
+      m++
+    }
+  }
+  return foldOpened(src, opens, 1, m, bucketStart, new Float64Array(n))
+}
+
+/**
+ * Folds the bars into `m` groups, each opening at a bar whose `opens` has `bit` (bar 0 opens the
+ * first) and stamped with `stamps` at that bar: first open, last close, max high, min low, summed
+ * volume and amount, prev_close of the first constituent. Amounts (decimals such as 1234.56) are
+ * summed exactly as scaled integers: a float sum would answer 332647108674.49994. `scaled` is
+ * scratch of the bars' length. The one fold of aggregate-on-read and of the stored rollups.
+ */
+export function foldOpened(src: Bars, opens: Uint8Array, bit: number, m: number, stamps: Float64Array, scaled: Float64Array): Bars {
+  const n = barCount(src)
   const out = allocBars(m)
   const { open, high, low, close, volume, amount, prevClose } = src
-  const oHigh = out.high
-  const oLow = out.low
-  const oClose = out.close
-  const oVolume = out.volume
-  const oAmount = out.amount
+  const { high: oHigh, low: oLow, close: oClose, volume: oVolume, amount: oAmount } = out
+  let first = 0
   for (let i = 0, j = -1; i < n; i++) {
-    if (i === 0 || bucketStart[i] !== bucketStart[i - 1]) {
+    if (opens[i] & bit) {
+      if (j >= 0) oAmount[j] = bucketAmount(amount, first, i, scaled)
       j++
-      out.timestamp[j] = bucketStart[i]
+      first = i
+      out.timestamp[j] = stamps[i]
       out.open[j] = open[i]
       out.prevClose[j] = prevClose[i]
       oHigh[j] = high[i]
@@ -39,28 +54,17 @@ export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
     oClose[j] = close[i]
     oVolume[j] += volume[i]
   }
-  sumAmounts(amount, bucketStart, oAmount)
+  if (m > 0) oAmount[m - 1] = bucketAmount(amount, first, n, scaled)
   return out
 }
 
 /**
- * out[j] = the double nearest to the exact decimal sum of bucket j's amounts: each v = r / 10^e
- * with integer r (the bucket's smallest exact e), summed as doubles while exact (below 2^53), in
- * BigInt past that. A bucket with an amount that is no exact decimal is summed as doubles, in order.
+ * The double nearest to the exact decimal sum of bars [from, to)'s amounts: each v = r / 10^e with
+ * integer r (the group's smallest exact e), summed as doubles while exact (below 2^53), in BigInt
+ * past that. A group with an amount that is no exact decimal is summed as doubles, in order.
+ * `scaled` is scratch indexed as `amount`.
  */
-function sumAmounts(amount: Float64Array, bucketStart: Float64Array, out: Float64Array): void {
-  const n = amount.length
-  const scaled = new Float64Array(n)
-  for (let i = 0, j = 0; i < n; j++) {
-    const first = i
-    const start = bucketStart[i]
-    while (i < n && bucketStart[i] === start) i++
-    out[j] = bucketAmount(amount, first, i, scaled)
-  }
-}
-
-/** One bucket's amount, bars [from, to), as sumAmounts sums it; `scaled` is scratch indexed as `amount`. */
-export function bucketAmount(amount: Float64Array, from: number, to: number, scaled: Float64Array): number {
+function bucketAmount(amount: Float64Array, from: number, to: number, scaled: Float64Array): number {
   const e = exactExponent(amount, 0, 9, Number.MAX_SAFE_INTEGER, scaled, from, to)
   return e === undefined ? floatSum(amount, from, to) : exactSum(scaled, from, to, e)
 }

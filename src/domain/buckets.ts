@@ -1,7 +1,7 @@
 /** @module Bucket starts: which bar of a derived period each base bar falls in (contract "Bar timestamps"). */
-import type { Market } from './market.js'
+import type { Market, Session } from './market.js'
 import { MINUTES_OF, isMinutePeriod, type Period } from './period.js'
-import { DAY_MS, MINUTE_MS, civilFromDays, daysFromCivil, isoWeekday } from './time-zone.js'
+import { DAY_MS, MINUTE_MS, civilFromDays, daysFromCivil, isoWeekday, type Zone } from './time-zone.js'
 
 /**
  * For every timestamp (ascending), the UTC ms start of the bucket of `period` holding it.
@@ -32,21 +32,26 @@ export function minuteBucketStarts(ts: Float64Array, minutes: number, market: Ma
       const day = zone.localDay(t)
       dayLo = zone.midnightUtc(day)
       dayHi = zone.midnightUtc(day + 1)
-      offset = zone.offsetMs(day * DAY_MS + 12 * 60 * MINUTE_MS - zone.offsetMs(day * DAY_MS))
+      offset = noonOffsetMs(zone, day)
       wallBase = day * DAY_MS
     }
     const wallMs = t + offset - wallBase
-    let anchor = 0
-    for (let s = 0; s < sessions.length; s++) {
-      const openMs = sessions[s].open * MINUTE_MS
-      if (wallMs >= openMs && wallMs < sessions[s].close * MINUTE_MS) {
-        anchor = openMs
-        break
-      }
-    }
+    const anchor = sessionAnchorMs(wallMs, sessions)
     out[i] = wallBase + anchor + Math.floor((wallMs - anchor) / bucketMs) * bucketMs - offset
   }
   return out
+}
+
+/** A local day's UTC offset, taken once at its local noon (minute buckets use it for the whole day). */
+export const noonOffsetMs = (zone: Zone, day: number): number => zone.offsetMs(day * DAY_MS + 12 * 60 * MINUTE_MS - zone.offsetMs(day * DAY_MS))
+
+/** Where a wall time's minute buckets are anchored: the open of the session holding it, else midnight (0). */
+export function sessionAnchorMs(wallMs: number, sessions: readonly Session[]): number {
+  for (let s = 0; s < sessions.length; s++) {
+    const openMs = sessions[s].open * MINUTE_MS
+    if (wallMs >= openMs && wallMs < sessions[s].close * MINUTE_MS) return openMs
+  }
+  return 0
 }
 
 /** Local midnight of each bar's trading day. */

@@ -1,7 +1,7 @@
 /** @module Intraday rollups: raw 5m..60m bars built per trading day from 1m bars, stored at import and adjusted after. */
-import { bucketAmount, foldBuckets } from './aggregate.js'
-import { allocBars, barCount, type Bars } from './bars.js'
-import { bucketStarts } from './buckets.js'
+import { foldBuckets, foldOpened } from './aggregate.js'
+import { barCount, type Bars } from './bars.js'
+import { bucketStarts, noonOffsetMs, sessionAnchorMs } from './buckets.js'
 import type { ExFactorEvent } from './ex-factors.js'
 import type { Market } from './market.js'
 import type { Adjust } from './adjust.js'
@@ -49,8 +49,9 @@ export function buildRollups(minute: Bars, period: RollupPeriod, market: Market)
 /**
  * buildRollups of every ROLLUP_PERIODS period, in that order, bit for bit (rollups.test.ts): one
  * pass finds each bar's day, session and bucket in all five periods (where a new rollup bar opens),
- * then each period folds its bars from those marks. The import builds rollups for every 1m bar it
- * writes; five bucketStarts and key arrays, one per period, were a fifth of its main thread.
+ * then each period folds its bars from those marks (foldOpened, as foldBuckets does). The import
+ * builds rollups for every 1m bar it writes; five bucketStarts and key arrays, one per period, were
+ * a fifth of its main thread.
  */
 export function buildAllRollups(minute: Bars, market: Market): Bars[] {
   const n = barCount(minute)
@@ -79,19 +80,12 @@ export function buildAllRollups(minute: Bars, market: Market): Bars[] {
       const day = zone.localDay(t)
       dayLo = zone.midnightUtc(day)
       dayHi = zone.midnightUtc(day + 1)
-      offset = zone.offsetMs(day * DAY_MS + 12 * 60 * MINUTE_MS - zone.offsetMs(day * DAY_MS))
+      offset = noonOffsetMs(zone, day)
       wallBase = day * DAY_MS
       newDay = true
     }
     const wallMs = t + offset - wallBase
-    let anchor = 0
-    for (let s = 0; s < sessions.length; s++) {
-      const openMs = sessions[s].open * MINUTE_MS
-      if (wallMs >= openMs && wallMs < sessions[s].close * MINUTE_MS) {
-        anchor = openMs
-        break
-      }
-    }
+    const anchor = sessionAnchorMs(wallMs, sessions)
     const rel = wallMs - anchor
     const sameSession = !newDay && anchor === lastAnchor && (rel | 0) === rel
     lastAnchor = anchor
@@ -111,35 +105,7 @@ export function buildAllRollups(minute: Bars, market: Market): Bars[] {
     opens[i] = bits
   }
   const scaled = new Float64Array(n)
-  return counts.map((m, k) => foldMarked(minute, opens, 1 << k, m, scaled))
-}
-
-/** foldBuckets over groups that open where `opens` has `bit`, stamped with their first bar's time. */
-function foldMarked(src: Bars, opens: Uint8Array, bit: number, m: number, scaled: Float64Array): Bars {
-  const n = barCount(src)
-  const out = allocBars(m)
-  const { timestamp, open, high, low, close, volume, amount, prevClose } = src
-  const { high: oHigh, low: oLow, close: oClose, volume: oVolume, amount: oAmount } = out
-  let first = 0
-  for (let i = 0, j = -1; i < n; i++) {
-    if (opens[i] & bit) {
-      if (j >= 0) oAmount[j] = bucketAmount(amount, first, i, scaled)
-      j++
-      first = i
-      out.timestamp[j] = timestamp[i]
-      out.open[j] = open[i]
-      out.prevClose[j] = prevClose[i]
-      oHigh[j] = high[i]
-      oLow[j] = low[i]
-    } else {
-      if (high[i] > oHigh[j]) oHigh[j] = high[i]
-      if (low[i] < oLow[j]) oLow[j] = low[i]
-    }
-    oClose[j] = close[i]
-    oVolume[j] += volume[i]
-  }
-  if (m > 0) oAmount[m - 1] = bucketAmount(amount, first, n, scaled)
-  return out
+  return counts.map((m, k) => foldOpened(minute, opens, 1 << k, m, ts, scaled))
 }
 
 /**

@@ -1,5 +1,5 @@
 /** @module The 1m chunks a write transaction wrote, kept decoded (bounded) so its rollup rebuild reads them back without decoding. */
-import { allocBars, barCount, copyBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { allocBars, barCount, concatBars, copyBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { decodeChunkInto } from './chunk-codec.js'
 import type { ChunkStatements } from './chunks.js'
 import { CHUNK_SPAN_MS } from './schema.js'
@@ -46,10 +46,12 @@ export class WrittenChunks {
   }
 }
 
-/** A symbol's 1m bars in [from, to] as the transaction holds them (readBarsWith's answer), kept chunks not decoded. */
+/**
+ * A symbol's 1m bars in [from, to] as the transaction holds them (readBarsWith's answer), kept chunks
+ * not decoded. Read only: a range inside one kept chunk is a view of it (the rollup rebuild only reads).
+ */
 export function readMinuteBars(st: ChunkStatements, written: WrittenChunks, symbol: string, from: number, to: number): Bars {
   const parts: Bars[] = []
-  let n = 0
   for (const span of st.chunkSpans.iterate(symbol, '1m', to, from - CHUNK_SPAN_MS['1m'], from)) {
     let bars = written.get(symbol, span.start_ms)
     if (!bars) {
@@ -60,16 +62,7 @@ export function readMinuteBars(st: ChunkStatements, written: WrittenChunks, symb
     }
     const lo = span.first_ms < from ? lowerBound(bars.timestamp, from) : 0
     const hi = span.last_ms > to ? lowerBound(bars.timestamp, to + 1) : barCount(bars)
-    if (hi > lo) {
-      parts.push(sliceBars(bars, lo, hi))
-      n += hi - lo
-    }
+    if (hi > lo) parts.push(sliceBars(bars, lo, hi))
   }
-  const out = allocBars(n)
-  let at = 0
-  for (const p of parts) {
-    copyBars(p, 0, barCount(p), out, at)
-    at += barCount(p)
-  }
-  return out
+  return concatBars(parts)
 }
