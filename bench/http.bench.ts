@@ -4,7 +4,9 @@
 // wrk (bench/wrk.ts), a C client, leaves the shared cores to the servers: autocannon, a node client in
 // this process, took about a core itself, held both servers near its own rate and so lifted W1's ratio
 // (0.55 to 0.66 with autocannon where wrk measures about 0.4, as the issue did: 0.33 to 0.38).
-// Run: npm run bench -- http    (BENCH_SECONDS=5 per workload and server by default)
+// The machine is shared and noisy: for each workload the two servers take turns over ROUNDS rounds and
+// the table shows medians (one run each swung W1's ratio from 0.53 to 0.64 on the same code).
+// Run: npm run bench -- http    (BENCH_SECONDS=5 a run, BENCH_ROUNDS=3 rounds by default)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +19,7 @@ import { bareServer, startMdq, startServer, stopServer } from './servers.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONNECTIONS = 32
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-http-'))
 const db = join(dir, 'bench.db')
@@ -43,6 +46,16 @@ function filesOf(w: Workload) {
 /** One load; any error or non-2xx answer fails it (wrk.ts). */
 const run = (url: string, w: Workload, key: string, seconds = SECONDS): Promise<WrkLoad> => wrkLoad(url, key, filesOf(w), seconds, CONNECTIONS)
 
+/** The servers take turns with the workload over ROUNDS rounds (after a warm-up second each); each server's medians. */
+async function alternate(urls: readonly string[], w: Workload, key: string, seconds = SECONDS): Promise<Pick<WrkLoad, 'perS' | 'p50' | 'p99'>[]> {
+  for (const url of urls) await run(url, w, key, 1) // JIT, caches
+  const loads = urls.map(() => [] as WrkLoad[])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, url] of urls.entries()) loads[i].push(await run(url, w, key, seconds))
+  }
+  return loads.map((l) => ({ perS: median(l.map((r) => r.perS)), p50: median(l.map((r) => r.p50)), p99: median(l.map((r) => r.p99)) }))
+}
+
 try {
   requireWrk()
   const { key, firstMinute, lastMinute } = await buildBenchStore(db)
@@ -66,39 +79,27 @@ try {
   const fixed = workloads.flatMap((w) => (typeof w.path === 'string' ? [w.path] : []))
   const bodies = await captureBodies(mdq.url, key, [...fixed, ...ranges], join(dir, 'bodies.json'))
   const bare = await startServer([bareServer, join(dir, 'bodies.json')])
-  console.log(`http bench: ${CONNECTIONS} connections, ${SECONDS} s per workload and server, wrk over loopback; mdq logs at info, response cache ${cacheMb} MB (W3, W5: off)`)
+  console.log(`http bench: ${CONNECTIONS} connections, wrk over loopback; per workload the bare server and mdq take turns over ${ROUNDS} rounds of ${SECONDS} s, medians; mdq logs at info, response cache ${cacheMb} MB (W3, W5: off)`)
   row('workload', 'server', 'req/s', 'p50 ms', 'p99 ms', 'body KB', 'vs bare', 'ms/req')
   for (const w of workloads) {
     const size = (Buffer.byteLength(bodies[typeof w.path === 'string' ? w.path : ranges[0]]) / 1024).toFixed(0)
-    const server = w.uncached ? uncached : mdq
-    // One warm-up second per server and workload (JIT, caches), then the measured run.
-    await run(bare.url, w, key, 1)
-    await run(server.url, w, key, 1)
-    const b = await run(bare.url, w, key)
-    const m = await run(server.url, w, key)
+    const [bb, m] = await alternate([bare.url, (w.uncached ? uncached : mdq).url], w, key)
     // ms/req: 1000 / req/s, the time one request holds mdq's single thread at saturation.
-    row(w.name, 'bare', b.perS.toFixed(0), b.p50.toFixed(1), b.p99.toFixed(1), size, '1.00', '')
-    row('', w.uncached ? 'mdq, cache off' : 'mdq', m.perS.toFixed(0), m.p50.toFixed(1), m.p99.toFixed(1), size, (m.perS / b.perS).toFixed(2), (1000 / m.perS).toFixed(2))
+    row(w.name, 'bare', bb.perS.toFixed(0), bb.p50.toFixed(1), bb.p99.toFixed(1), size, '1.00', '')
+    row('', w.uncached ? 'mdq, cache off' : 'mdq', m.perS.toFixed(0), m.p50.toFixed(1), m.p99.toFixed(1), size, (m.perS / bb.perS).toFixed(2), (1000 / m.perS).toFixed(2))
   }
   // The limiter's cost on W1: the same server without it, and with Redis (a local redis-server).
-  // The machine is shared and noisy: the variants alternate over ROUNDS rounds; medians are compared.
   const w1 = workloads[0]
   const variants: [string, string[]][] = [['mdq, no limiter', ['--rate-limit', 'off']], ['mdq, memory limiter', []]]
   const redis = redisServer() ? undefined : await RedisServer.start()
   if (redis) variants.push(['mdq, Redis limiter', ['--redis-url', redis.url]])
   const servers = await Promise.all(variants.map(([, flags]) => startMdq(db, ['--cache-mb', cacheMb, ...flags])))
-  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-  const results = variants.map(() => [] as WrkLoad[])
-  for (const s of servers) await run(s.url, w1, key, 1) // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [v, s] of servers.entries()) results[v].push(await run(s.url, w1, key, Math.max(2, Math.round(SECONDS / 2))))
-  }
+  const limited = await alternate(servers.map((s) => s.url), w1, key, Math.max(2, Math.round(SECONDS / 2)))
   console.log(`\nlimiter cost on W1: ${ROUNDS} alternating rounds of ${Math.max(2, Math.round(SECONDS / 2))} s, medians`)
   row('variant', '', 'req/s', 'p50 ms', 'p99 ms', '', 'vs no limiter')
-  const base = median(results[0].map((r) => r.perS))
   for (const [v, [name]] of variants.entries()) {
-    const rps = median(results[v].map((r) => r.perS))
-    row(name, '', rps.toFixed(0), median(results[v].map((r) => r.p50)).toFixed(1), median(results[v].map((r) => r.p99)).toFixed(1), '', (rps / base).toFixed(2))
+    const r = limited[v]
+    row(name, '', r.perS.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), '', (r.perS / limited[0].perS).toFixed(2))
   }
   for (const s of [...servers, mdq, uncached, bare]) await stopServer(s)
   await redis?.stop()

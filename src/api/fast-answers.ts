@@ -19,7 +19,7 @@ import { carryOutcome, outcomeNow, plainAllow, rateLimitHeaders, takeOutcome, ty
 import { matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
-import { writeAtTurnEnd } from './turn-writes.js'
+import { TurnEndResponse } from './turn-writes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -205,15 +205,14 @@ const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== unde
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose
- * requests meet the fast path first and whose answers leave at the end of each turn (turn-writes.ts).
+ * requests meet the fast path first and whose whole answers leave at the end of each turn (turn-writes.ts).
  * `fast` is read per request: the app builds it after the server.
  */
 export function serverWithFastPath(http: ServerOptions, limits: HttpLimits, fast: () => FastAnswers | undefined): (handler: Handler) => Server {
   return (handler) => {
-    const server = createServer(http, (req, res) => {
+    const server = createServer({ ...http, ServerResponse: TurnEndResponse }, (req, res) => {
       if (!fast()?.take(req, res, handler)) handler(req, res)
     })
-    server.on('connection', writeAtTurnEnd)
     server.keepAliveTimeout = limits.keepAliveTimeoutMs
     server.requestTimeout = limits.requestTimeoutMs
     server.setTimeout(limits.idleTimeoutMs)

@@ -3,15 +3,14 @@ import { once } from 'node:events'
 import { createServer, get, type RequestListener, type Server } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
-import { writeAtTurnEnd } from './turn-writes.js'
+import { TurnEndResponse } from './turn-writes.js'
 
 const servers: Server[] = []
 after(() => servers.forEach((s) => s.close()))
 
 /** A real HTTP server on loopback whose connections write at the turn's end; resolves to its port. */
 async function serve(handler: RequestListener, hold = true): Promise<number> {
-  const server = createServer(handler)
-  if (hold) server.on('connection', writeAtTurnEnd)
+  const server = hold ? createServer({ ServerResponse: TurnEndResponse }, handler) : createServer(handler)
   servers.push(server)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -27,7 +26,7 @@ async function fetchText(port: number, path = '/'): Promise<{ status: number; bo
   return { status: res.statusCode ?? 0, body }
 }
 
-describe('writeAtTurnEnd', () => {
+describe('TurnEndResponse', () => {
   it('keeps an ended answer in its socket until the turn ends, then writes it whole', async () => {
     const seen: { ended: boolean; heldBytes: number; heldAtTurnEnd?: number }[] = []
     const port = await serve((req, res) => {
@@ -80,6 +79,20 @@ describe('writeAtTurnEnd', () => {
     assert.equal(dropped.status, 'rejected', 'the destroyed connection gets nothing')
     assert.deepEqual(kept.status === 'fulfilled' && kept.value, { status: 200, body: 'body of /kept' })
     assert.equal(n, 2)
+  })
+
+  it('writes a streamed answer\'s pieces as they come: only its end waits', async () => {
+    const seen: number[] = []
+    const port = await serve(async (_req, res) => {
+      res.write('piece one,')
+      await new Promise((r) => process.nextTick(r)) // Node uncorks a write on the next tick
+      seen.push(res.socket?.writableLength ?? -1)
+      res.end('the end')
+      seen.push(res.socket?.writableLength ?? -1)
+    })
+    assert.deepEqual(await fetchText(port), { status: 200, body: 'piece one,the end' })
+    assert.equal(seen[0], 0, 'the piece was written at once')
+    assert.ok(seen[1] > 0, 'the end waits in the socket')
   })
 
   it('carries a streamed answer larger than the socket buffer whole, with backpressure', async () => {
