@@ -86,7 +86,7 @@ try {
     const [bb, m] = await alternate([bare.url, (w.uncached ? uncached : mdq).url], w, key)
     // ms/req: 1000 / req/s, the time one request holds mdq's single thread at saturation.
     row(w.name, 'bare', bb.perS.toFixed(0), bb.p50.toFixed(1), bb.p99.toFixed(1), size, '1.00', '')
-    row('', w.uncached ? 'mdq, cache off' : 'mdq', m.perS.toFixed(0), m.p50.toFixed(1), m.p99.toFixed(1), size, (m.perS / bb.perS).toFixed(2), (1000 / m.perS).toFixed(2))
+    row('', w.uncached ? 'mdq (off)' : 'mdq', m.perS.toFixed(0), m.p50.toFixed(1), m.p99.toFixed(1), size, (m.perS / bb.perS).toFixed(2), (1000 / m.perS).toFixed(2))
   }
   // The limiter's cost on W1: the same server without it, and with Redis (a local redis-server).
   const w1 = workloads[0]
