@@ -110,12 +110,11 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
     if (task.spare) keep(task.spare)
     const { store, contexts } = await opened
-    const before = await store.dataVersion()
-    const pieces = await taskPieces(store, contexts, task)
+    // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
+    const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const piece = task.deflate ? deflatePiece(pieces, { borrow: true }) : undefined // copied by `own` below, before the next task can deflate
     const bytes = own(piece ? [piece.deflated] : pieces, task.reuse === true)
-    const after = await store.dataVersion()
     return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }

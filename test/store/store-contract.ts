@@ -251,6 +251,39 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
         await Promise.all([other.market.close(), other.keys.close()])
       }
     })
+    test('withSnapshot gives its read\'s result or error, nests, and leaves the store as it was (reads and writes go on)', [], async () => {
+      const n = barCount(await all('600000.SH', '1d'))
+      assert.equal(await store.withSnapshot(() => store.withSnapshot(async () => barCount(await all('600000.SH', '1d')))), n)
+      await assert.rejects(
+        store.withSnapshot(async () => {
+          await all('600000.SH', '1d')
+          throw new Error('a failed read')
+        }),
+        /a failed read/,
+      )
+      assert.equal(barCount(await all('600000.SH', '1d')), n)
+      await store.write({ instruments: [bareInstrument('601988.SH')] })
+      assert.deepEqual((await store.readInstruments(['601988.SH'])).map((i) => i.symbol), ['601988.SH'])
+    })
+    test('withSnapshot: its reads see one committed state while another instance commits; after it, the commit shows', ['snapshotReads', 'liveImport'], async () => {
+      const other = await open()
+      const days = tradingDays('HK', 19300, 2)
+      const read = async () => barCount(await store.readBars({ symbol: '00700.HK', period: '1d', limit: ALL }))
+      try {
+        const seen = await store.withSnapshot(async () => {
+          const version = await store.dataVersion()
+          const count = await read()
+          await other.market.write({ bars: [{ symbol: '00700.HK', period: '1d', bars: walkBars(days, [0.6]) }] })
+          assert.equal(await store.dataVersion(), version, 'the same data version inside')
+          assert.equal(await read(), count, 'the same bars inside')
+          return { version, count }
+        })
+        assert.notEqual(await store.dataVersion(), seen.version)
+        assert.equal(await read(), seen.count + days.length)
+      } finally {
+        await Promise.all([other.market.close(), other.keys.close()])
+      }
+    })
     // Listing and universes (issue 10).
     test('listInstruments: all or by exchange and/or type, symbol ascending; name_en and lot_size kept', [], async () => {
       await store.write({ instruments: [bareInstrument('510300.SH', { type: 'etf', nameEn: 'CSI 300 ETF' }), bareInstrument('09988.HK', { type: 'stock', lotSize: 100 })] })

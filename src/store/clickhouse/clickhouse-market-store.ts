@@ -62,7 +62,7 @@ export class ClickHouseMarketStore implements MarketStore {
             fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
           })
         : undefined
-    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false }
+    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false, snapshotReads: false }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
 
@@ -203,6 +203,11 @@ export class ClickHouseMarketStore implements MarketStore {
       `SELECT id, argMax((name, region, category, description, symbols), (import_id, seq)) AS r FROM universes WHERE ${s.committedSql} GROUP BY id ORDER BY id`,
     )
     return rows.map(({ id, r }) => ({ id, name: r[0], region: r[1], category: r[2], description: r[3], symbols: r[4] }))
+  }
+
+  /** Runs `read`: each read here is all of one commit or of another (the commit protocol), but two reads may see two. */
+  withSnapshot<T>(read: () => Promise<T>): Promise<T> {
+    return read()
   }
 
   async dataVersion(): Promise<string> {

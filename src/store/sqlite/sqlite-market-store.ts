@@ -50,6 +50,8 @@ function statements(db: Db) {
     deleteEvents: db.prepare<[string, number, number]>('DELETE FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ?'),
     meta: db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck(),
     changeCounter: db.prepare('PRAGMA data_version').pluck(),
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
     bumpGeneration: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'generation'"),
   }
 }
@@ -130,7 +132,7 @@ export class SqliteMarketStore implements MarketStore {
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
-    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true }
+    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true, snapshotReads: true }
   }
 
   /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
@@ -168,6 +170,17 @@ export class SqliteMarketStore implements MarketStore {
   }
   #damage: { reason: string; counter: unknown } | undefined
   #scrubber: ChunkScrubber | undefined
+
+  async withSnapshot<T>(read: () => Promise<T>): Promise<T> {
+    if (this.#db.inTransaction) return read() // an outer snapshot (or this connection's own write)
+    guarded(() => this.#st.begin.run())
+    try {
+      return await read()
+    } finally {
+      // Still open unless a statement failed so that SQLite rolled it back.
+      if (this.#db.inTransaction) guarded(() => this.#st.commit.run())
+    }
+  }
 
   async readBars(q: BarQuery): Promise<Bars> {
     return this.#read(() => readBarsWith(this.#st, q))
