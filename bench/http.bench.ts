@@ -14,9 +14,9 @@ import { RedisServer } from '../test/helpers/redis.js'
 import { redisServer } from '../test/helpers/requirements.js'
 import { buildBenchStore } from './bench-store.js'
 import { captureBodies, fixedPaths } from './captured-paths.js'
-import { median, row } from './measure.js'
+import { row } from './measure.js'
 import { bareServer, startMdq, startServer, stopServer } from './servers.js'
-import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
+import { alternatingLoads, requireWrk, wrkFiles } from './wrk.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -43,18 +43,8 @@ function filesOf(w: Workload) {
   }
   return files.get(w.name)!
 }
-/** One load; any error or non-2xx answer fails it (wrk.ts). */
-const run = (url: string, w: Workload, key: string, seconds = SECONDS): Promise<WrkLoad> => wrkLoad(url, key, filesOf(w), seconds, CONNECTIONS)
-
-/** The servers take turns with the workload over ROUNDS rounds (after a warm-up second each); each server's medians. */
-async function alternate(urls: readonly string[], w: Workload, key: string, seconds = SECONDS): Promise<Pick<WrkLoad, 'perS' | 'p50' | 'p99'>[]> {
-  for (const url of urls) await run(url, w, key, 1) // JIT, caches
-  const loads = urls.map(() => [] as WrkLoad[])
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, url] of urls.entries()) loads[i].push(await run(url, w, key, seconds))
-  }
-  return loads.map((l) => ({ perS: median(l.map((r) => r.perS)), p50: median(l.map((r) => r.p50)), p99: median(l.map((r) => r.p99)) }))
-}
+/** The servers take turns with the workload over ROUNDS rounds; each server's medians (any error or non-2xx answer fails it). */
+const alternate = (urls: readonly string[], w: Workload, key: string, seconds = SECONDS) => alternatingLoads(urls, key, filesOf(w), seconds, ROUNDS, CONNECTIONS)
 
 try {
   requireWrk()

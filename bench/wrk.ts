@@ -7,6 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { median } from './measure.js'
 
 /** What one wrk run measured: latencies in ms over every request it completed. */
 export interface WrkLoad {
@@ -79,6 +80,22 @@ export function wrkFiles(dir: string, paths: readonly string[]): { script: strin
 }
 
 let seed = 1
+
+/** A server's median req/s, p50 and p99 over its rounds. */
+export type MedianLoad = Pick<WrkLoad, 'perS' | 'p50' | 'p99'>
+
+/**
+ * The servers take turns with one load over `rounds` rounds of `seconds` (after a warm-up second
+ * each: JIT, caches), as the shared machine's noise asks; each server's medians, in `urls`' order.
+ */
+export async function alternatingLoads(urls: readonly string[], key: string, files: { script: string; paths: string }, seconds: number, rounds: number, connections = 32): Promise<MedianLoad[]> {
+  for (const url of urls) await wrkLoad(url, key, files, 1, connections)
+  const loads = urls.map(() => [] as WrkLoad[])
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, url] of urls.entries()) loads[i].push(await wrkLoad(url, key, files, seconds, connections))
+  }
+  return loads.map((l) => ({ perS: median(l.map((r) => r.perS)), p50: median(l.map((r) => r.p50)), p99: median(l.map((r) => r.p99)) }))
+}
 
 /** `connections` keep-alive connections on one wrk thread for `seconds`. */
 export function wrkLoad(base: string, key: string, files: { script: string; paths: string }, seconds: number, connections = 32, options: WrkOptions = {}): Promise<WrkLoad> {
