@@ -52,6 +52,15 @@ function stored(text: string): DeflatedPiece {
   return { deflated: Buffer.concat(blocks), crc: crc32(plain), length: plain.length }
 }
 
+/** The gzip trailer: the empty final block, then the CRC-32 and length (ISIZE, modulo 2^32) of the bytes the member encodes. */
+function trailer(crc: number, length: number): Buffer {
+  const bytes = Buffer.alloc(10)
+  LAST_BLOCK.copy(bytes)
+  bytes.writeUInt32LE(crc, 2)
+  bytes.writeUInt32LE(length % 2 ** 32, 6)
+  return bytes
+}
+
 /**
  * One gzip member (RFC 1952) of the pieces in order, text pieces stored as they are: a single member,
  * as clients such as Python's httpx decode only the first member of a multi-member stream.
@@ -66,15 +75,23 @@ export async function* gzipMember(pieces: AsyncIterable<DeflatedPiece | string>)
     length += pieceLength
     yield deflated
   }
-  const trailer = Buffer.alloc(10)
-  LAST_BLOCK.copy(trailer)
-  trailer.writeUInt32LE(crc, 2)
-  trailer.writeUInt32LE(length % 2 ** 32, 6) // ISIZE: the length modulo 2^32
-  yield trailer
+  yield trailer(crc, length)
 }
 
-/** Streams made by gzipStream: their reply is marked gzip by gzipOnSend (and @fastify/compress leaves them be). */
-const gzipped = new WeakSet<Readable>()
+/** The gzip member of one deflated piece (a whole answer), in its three parts: header, the piece, trailer. */
+export const gzipParts = (piece: DeflatedPiece): Buffer[] => [HEADER, piece.deflated, trailer(piece.crc, piece.length)]
+
+/**
+ * Streams made by gzipStream, and whole answers a runner gzipped (markGzipped): their reply is marked
+ * gzip by gzipOnSend (and @fastify/compress leaves them be).
+ */
+const gzipped = new WeakSet<Readable | Buffer>()
+
+/** An answer's bytes that are one gzip member (a runner gzipped it where it was computed): gzipOnSend labels its reply. */
+export function markGzipped(body: Buffer): Buffer {
+  gzipped.add(body)
+  return body
+}
 
 /** The gzip member of the pieces, as a stream to send (made by `toStream`, by default Readable.from). */
 export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>, toStream = (bytes: AsyncIterable<Buffer>): Readable => Readable.from(bytes, { objectMode: false })): Readable {
@@ -90,11 +107,12 @@ export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>, toStre
 export const wantsGzip = (req: FastifyRequest): boolean => req.headers['x-no-compression'] === undefined && acceptedEncoding(req.headers['accept-encoding']) === 'gzip'
 
 /**
- * A route's onSend hook: a gzipStream payload gets Content-Encoding and Vary, so @fastify/compress
- * (which skips a reply that has a Content-Encoding) does not compress it again. Set here and not
- * before sending, so a 304 or an error sent in its place carries neither.
+ * A route's onSend hook: a gzipStream payload or a markGzipped answer gets Content-Encoding and Vary,
+ * so @fastify/compress (which skips a reply that has a Content-Encoding) does not compress it again.
+ * Set here and not before sending, so a 304 or an error sent in its place carries neither. (A
+ * callback, not an async function: it runs on every answer of the hottest routes.)
  */
-export async function gzipOnSend(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (payload instanceof Readable && gzipped.has(payload)) reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
-  return payload
+export function gzipOnSend(_req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
+  if ((payload instanceof Readable || Buffer.isBuffer(payload)) && gzipped.has(payload)) reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
+  done(null, payload)
 }

@@ -38,11 +38,17 @@ export interface AnswerUse {
    * 100-300 ms under load).
    */
   readonly handedBack?: boolean
+  /**
+   * The client takes gzip (the encoding @fastify/compress would choose) and the bytes are kept
+   * nowhere: a runner may answer with one gzip member, compressed where the answer was computed
+   * and marked for gzipOnSend (gzip-member.ts), instead of leaving the main thread to compress it.
+   */
+  readonly gzip?: boolean
 }
 
 /** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */
 export interface QueryRunner {
-  /** The whole JSON answer of /v1/klines or /v1/klines/intraday. */
+  /** The whole JSON answer of /v1/klines or /v1/klines/intraday (or, see AnswerUse's `gzip`, its gzip member). */
   answer(task: AnswerTask, use?: AnswerUse): Promise<Buffer>
   /** The members of a batch answer's `data` object (`"SYM":{...}` joined by commas), in order, a few symbols at a time. */
   batch(task: BatchTask): AsyncIterable<Buffer | string>

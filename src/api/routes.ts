@@ -1,12 +1,13 @@
 /** @module The /v1 data routes: each is a schema plus one call into query/. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
+import { gzipOnSend, wantsGzip } from './gzip-member.js'
 import type { AnswerUse, QueryRunner } from './query-runner.js'
 import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
@@ -45,15 +46,17 @@ export function checkRange(start?: number, end?: number): void {
 }
 
 /**
- * An answer whose memory goes back to the runner once the response is written (or was not needed:
- * a 304), when nothing else keeps it: no response cache. A response that never finishes (the client
- * left) leaves its memory to the GC.
+ * A klines answer computed for this request alone, when nothing keeps it (no response cache): its
+ * memory goes back to the runner once the response is written (or was not needed: a 304), and a
+ * client that takes gzip may get it gzipped by the runner (the route's onSend is gzipOnSend). A
+ * response that never finishes (the client left) leaves its memory to the GC. With a cache, the
+ * answer is plain: the cache keeps each encoding beside it (etag.ts).
  */
-export async function handedBack(reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
+export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
+  if (cache.maxBytes > 0) return answer({})
   const written = runner.written
-  if (written === undefined || cache.maxBytes > 0) return answer({})
-  const body = await answer({ handedBack: true })
-  reply.raw.once('finish', () => written(body))
+  const body = await answer({ handedBack: written !== undefined, gzip: wantsGzip(req) })
+  if (written) reply.raw.once('finish', () => written(body))
   return body
 }
 
@@ -63,12 +66,12 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
 
   app.get(
     '/klines',
-    { ...limited('klines'), schema: { summary: 'Kline series of one instrument (columnar)', querystring: KlinesQuery, response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse } } },
+    { ...limited('klines'), onSend: gzipOnSend, schema: { summary: 'Kline series of one instrument (columnar)', querystring: KlinesQuery, response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse } } },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       return sendWithEtag(req, reply, store, cache, () =>
-        handedBack(reply, runner, cache, (use) => runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }, use)),
+        uncachedAnswer(req, reply, runner, cache, (use) => runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }, use)),
       )
     },
   )

@@ -11,7 +11,7 @@ import { quoteSymbols, readQuotes, type QuotesRequest } from '../query/quotes.js
 import { sendJson, sendWithEtag } from './etag.js'
 import { gzipOnSend, gzipStream, wantsGzip } from './gzip-member.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
-import { checkRange, errors, handedBack, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
+import { checkRange, errors, uncachedAnswer, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
 import { RateLimitResponse } from './schemas.js'
 import {
   ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
@@ -73,13 +73,14 @@ export const NOT_SERVED: readonly { readonly url: string; readonly why: string }
 export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app, { store, contexts, cache, limit, now, runner }) => {
   // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
   const klinesLimited = limit ? { onRequest: limit('klines') } : {}
-  const batchOptions = { ...klinesLimited, onSend: gzipOnSend }
+  // gzipOnSend: answers a runner gzipped (batch streams, and intraday answers when nothing keeps them) go out labelled gzip.
+  const klinesOptions = { ...klinesLimited, onSend: gzipOnSend }
   const limitedErrors = { ...errors, 429: RateLimitResponse }
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
 
   app.get(
     '/klines/batch',
-    { ...batchOptions, schema: { summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it', querystring: KlinesBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    { ...klinesOptions, schema: { summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it', querystring: KlinesBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
@@ -91,16 +92,16 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
 
   app.get(
     '/klines/intraday',
-    { ...klinesLimited, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
+    { ...klinesOptions, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
-      return sendWithEtag(req, reply, store, cache, () => handedBack(reply, runner, cache, (use) => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use)))
+      return sendWithEtag(req, reply, store, cache, () => uncachedAnswer(req, reply, runner, cache, (use) => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use)))
     },
   )
 
   app.get(
     '/klines/intraday/batch',
-    { ...batchOptions, schema: { summary: 'Intraday minute bars of up to 100 instruments', querystring: IntradayBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    { ...klinesOptions, schema: { summary: 'Intraday minute bars of up to 100 instruments', querystring: IntradayBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))

@@ -1,6 +1,6 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
-import { deflatePiece, type DeflatedPiece } from '../api/gzip-member.js'
+import { deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
 import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -81,7 +81,8 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
     if (reuse) streamed.add(result.bytes.buffer) // its memory comes back through `written`
-    return { bytes: asBuffer(result.bytes), ...(result.plain && { plain: result.plain }) }
+    const bytes = asBuffer(result.bytes)
+    return { bytes: result.gzipped ? markGzipped(bytes) : bytes, ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
   const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
@@ -118,7 +119,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     }
   }
   return {
-    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true }),
+    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true, gzip: use?.gzip === true }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {

@@ -1,6 +1,7 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
 import { workerData } from 'node:worker_threads'
-import { deflatePiece } from '../api/gzip-member.js'
+import { compressOptions } from '../api/compression.js'
+import { deflatePiece, gzipParts } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
 import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
@@ -15,17 +16,19 @@ export interface WorkerConfig {
 }
 /**
  * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
- * plain length. `reuse`: the bytes' memory comes back once written (a batch group's always does), so
+ * plain length; with `gzip`, an answer of at least @fastify/compress's threshold comes back as one
+ * gzip member (a smaller one stays plain, as @fastify/compress would leave it). `reuse`: the bytes' memory comes back once written (a batch group's always does), so
  * they are written into memory made for reuse. `spare`: such memory, written out, for this task or a
  * later one.
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly gzip?: boolean; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
  * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
  * with the data version they were read at (undefined: it changed during the task), and when
- * deflated the plain bytes' CRC-32 and length; or the MdqError to send instead. Either with the
+ * deflated the plain bytes' CRC-32 and length, or whether they are one gzip member; or the MdqError
+ * to send instead. Either with the
  * store reads made.
  */
 export type WorkerResult = { readonly reads: readonly StoreRead[] } & (WorkerBytes | { readonly error: ErrorData })
@@ -33,6 +36,7 @@ interface WorkerBytes {
   readonly bytes: Uint8Array
   readonly version: string | undefined
   readonly plain?: { readonly crc: number; readonly length: number }
+  readonly gzipped?: true
 }
 
 /**
@@ -101,6 +105,14 @@ function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   return out
 }
 
+/** The task's bytes as they go back: plain, a raw deflate piece (with its plain CRC-32 and length), or a whole gzip member (see WorkerTask). */
+function encoded(task: WorkerTask, pieces: Buffer[]): { out: readonly Buffer[]; plain?: { crc: number; length: number }; gzipped?: true } {
+  const gzip = task.gzip === true && pieces.reduce((n, p) => n + p.length, 0) >= compressOptions.threshold
+  if (!task.deflate && !gzip) return { out: pieces }
+  const piece = deflatePiece(pieces, { borrow: true }) // copied by `own`, before the next task can deflate
+  return gzip ? { out: gzipParts(piece), gzipped: true } : { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
+}
+
 /** The result with its bytes' memory moved to the main thread, not copied. */
 const moved = (result: WorkerBytes & { reads: readonly StoreRead[] }): TaskResult<WorkerResult> => ({ result, transfer: [result.bytes.buffer as ArrayBuffer] })
 
@@ -112,10 +124,9 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
     const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
+    const { out, ...encoding } = encoded(task, pieces)
     // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
-    const piece = task.deflate ? deflatePiece(pieces, { borrow: true }) : undefined // copied by `own` below, before the next task can deflate
-    const bytes = own(piece ? [piece.deflated] : pieces, task.reuse === true)
-    return moved({ bytes, version: before === after ? before : undefined, ...(piece && { plain: { crc: piece.crc, length: piece.length } }), reads: reads.splice(0) })
+    return moved({ bytes: own(out, task.reuse === true), version: before === after ? before : undefined, ...encoding, reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err

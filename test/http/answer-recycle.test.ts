@@ -1,5 +1,5 @@
 // Without a response cache, the worker pool writes /v1/klines and /v1/klines/intraday answers into the memory of answers
-// already sent (query-pool.ts, routes.ts `handedBack`), given back once the response has finished.
+// already sent (query-pool.ts, routes.ts `uncachedAnswer`), given back once the response has finished.
 // Answers computed in reused memory, many at once and of many sizes, must be byte-equal to the main
 // thread's, plain and gzipped, also after a 304; with a cache nothing is handed back. (When the memory
 // comes back is Node's 'finish': everything handed to the OS. Loopback's socket buffers take a whole
