@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
 import { acceptedEncoding, compress, compressOptions } from './compression.js'
+import { gzipBeside } from './gzip-member.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
@@ -53,7 +54,8 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
 
 /**
  * A cached answer, compressed as the client accepts: the compressed bytes are cached beside the
- * plain ones (under the tag plus the encoding), so a repeated request is never compressed again.
+ * plain ones (under the tag plus the encoding), so a repeated request is never compressed again; a
+ * gzip member the runner made with the answer (gzipBeside) is kept rather than made here.
  * The app's fast path (fast-answers.ts) is told, so it can send the repeats itself.
  */
 function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, version: string, tag: string, body: Buffer): FastifyReply {
@@ -63,7 +65,7 @@ function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCac
   const key = `${tag} ${encoding}`
   let compressed = cache.peek(key)
   if (compressed === undefined) {
-    compressed = compress(encoding, body)
+    compressed = (encoding === 'gzip' && gzipBeside(body)) || compress(encoding, body)
     cache.set(key, compressed)
   }
   return reply.header('Content-Encoding', encoding).header('Vary', 'accept-encoding').send(compressed)

@@ -93,6 +93,18 @@ export function markGzipped(body: Buffer): Buffer {
   return body
 }
 
+/** Gzip members a runner made beside plain answers it computed (attachGzip), by the plain bytes: the cache keeps them next to the answer. */
+const besides = new WeakMap<Buffer, Buffer>()
+
+/** A plain answer with its gzip member attached; returns the plain bytes. */
+export function attachGzip(plain: Buffer, member: Buffer): Buffer {
+  besides.set(plain, member)
+  return plain
+}
+
+/** The gzip member attached to a plain answer, if a runner made one. */
+export const gzipBeside = (plain: Buffer): Buffer | undefined => besides.get(plain)
+
 /** The gzip member of the pieces, as a stream to send (made by `toStream`, by default Readable.from). */
 export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>, toStream = (bytes: AsyncIterable<Buffer>): Readable => Readable.from(bytes, { objectMode: false })): Readable {
   const stream = toStream(gzipMember(pieces))

@@ -39,16 +39,18 @@ export interface AnswerUse {
    */
   readonly handedBack?: boolean
   /**
-   * The client takes gzip (the encoding @fastify/compress would choose) and the bytes are kept
-   * nowhere: a runner may answer with one gzip member, compressed where the answer was computed
-   * and marked for gzipOnSend (gzip-member.ts), instead of leaving the main thread to compress it.
+   * The client takes gzip (the encoding @fastify/compress would choose), so a runner may make the
+   * gzip member where it computed the answer rather than leave the main thread to compress it
+   * (gzip-member.ts). `instead`: the bytes are kept nowhere, and the answer may be the member alone,
+   * marked for gzipOnSend; `beside`: the plain answer is kept (the response cache), and its member
+   * may come attached, for the cache to keep next to it.
    */
-  readonly gzip?: boolean
+  readonly gzip?: 'instead' | 'beside'
 }
 
 /** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */
 export interface QueryRunner {
-  /** The whole JSON answer of /v1/klines or /v1/klines/intraday (or, see AnswerUse's `gzip`, its gzip member). */
+  /** The whole JSON answer of /v1/klines or /v1/klines/intraday (see AnswerUse's `gzip` for its gzip member). */
   answer(task: AnswerTask, use?: AnswerUse): Promise<Buffer>
   /** The members of a batch answer's `data` object (`"SYM":{...}` joined by commas), in order, a few symbols at a time. */
   batch(task: BatchTask): AsyncIterable<Buffer | string>

@@ -46,16 +46,17 @@ export function checkRange(start?: number, end?: number): void {
 }
 
 /**
- * A klines answer computed for this request alone, when nothing keeps it (no response cache): its
- * memory goes back to the runner once the response is written (or was not needed: a 304), and a
- * client that takes gzip may get it gzipped by the runner (the route's onSend is gzipOnSend). A
- * response that never finishes (the client left) leaves its memory to the GC. With a cache, the
- * answer is plain: the cache keeps each encoding beside it (etag.ts).
+ * A klines answer as `sendWithEtag` produces it: with a response cache, the plain answer (with its gzip
+ * member attached when the client takes gzip: the cache keeps both). Without one, the answer for this
+ * request alone: its memory goes back to the runner once the response is written (or was not needed:
+ * a 304), and a client that takes gzip may get it gzipped by the runner (the route's onSend is
+ * gzipOnSend). A response that never finishes (the client left) leaves its memory to the GC.
  */
 export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
-  if (cache.maxBytes > 0) return answer({})
+  const gzip = wantsGzip(req)
+  if (cache.maxBytes > 0) return answer(gzip ? { gzip: 'beside' } : {})
   const written = runner.written
-  const body = await answer({ handedBack: written !== undefined, gzip: wantsGzip(req) })
+  const body = await answer({ handedBack: written !== undefined, ...(gzip && { gzip: 'instead' }) })
   if (written) reply.raw.once('finish', () => written(body))
   return body
 }

@@ -1,6 +1,6 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
-import { deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
+import { attachGzip, deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
 import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -46,6 +46,12 @@ export function batchGroups(task: BatchTask, workers: number): BatchTask[] {
 /** A task's bytes computed in the main thread, as a worker would have computed them. */
 const inMainThread = async (store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> => Buffer.concat(await taskPieces(store, contexts, task))
 
+/** An answer's bytes as its worker encoded them (WorkerResult): marked when they are its gzip member, with the member attached when it came beside. */
+function withGzip(bytes: Buffer, result: { readonly gzipped?: true; readonly gzip?: Uint8Array }): Buffer {
+  if (result.gzipped) return markGzipped(bytes)
+  return result.gzip ? attachGzip(bytes, asBuffer(result.gzip)) : bytes
+}
+
 /** A worker's bytes as a Buffer over the moved memory, not a copy. */
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
@@ -81,8 +87,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
     if (reuse) streamed.add(result.bytes.buffer) // its memory comes back through `written`
-    const bytes = asBuffer(result.bytes)
-    return { bytes: result.gzipped ? markGzipped(bytes) : bytes, ...(result.plain && { plain: result.plain }) }
+    return { bytes: withGzip(asBuffer(result.bytes), result), ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
   const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
@@ -119,7 +124,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     }
   }
   return {
-    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true, gzip: use?.gzip === true }),
+    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true, ...(use?.gzip && { gzip: use.gzip }) }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {

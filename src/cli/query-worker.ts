@@ -3,7 +3,7 @@ import { workerData } from 'node:worker_threads'
 import { compressOptions } from '../api/compression.js'
 import { deflatePiece, gzipParts } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
-import { errorData, taskPieces, type AnswerTask, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import { errorData, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type ErrorData } from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -16,19 +16,20 @@ export interface WorkerConfig {
 }
 /**
  * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
- * plain length; with `gzip`, an answer of at least @fastify/compress's threshold comes back as one
- * gzip member (a smaller one stays plain, as @fastify/compress would leave it). `reuse`: the bytes' memory comes back once written (a batch group's always does), so
- * they are written into memory made for reuse. `spare`: such memory, written out, for this task or a
- * later one.
+ * plain length. With `gzip` (AnswerUse's), an answer of at least @fastify/compress's threshold comes
+ * back as its gzip member (`instead`) or followed by it (`beside`); a smaller one stays plain, as
+ * @fastify/compress would leave it. `reuse`: the bytes' memory comes back once written (a batch
+ * group's always does), so they are written into memory made for reuse. `spare`: such memory,
+ * written out, for this task or a later one.
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly gzip?: boolean; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly gzip?: AnswerUse['gzip']; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
  * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
  * with the data version they were read at (undefined: it changed during the task), and when
- * deflated the plain bytes' CRC-32 and length, or whether they are one gzip member; or the MdqError
- * to send instead. Either with the
+ * deflated the plain bytes' CRC-32 and length, or with gzip (WorkerTask) its gzip member; or the
+ * MdqError to send instead. Either with the
  * store reads made.
  */
 export type WorkerResult = { readonly reads: readonly StoreRead[] } & (WorkerBytes | { readonly error: ErrorData })
@@ -36,7 +37,10 @@ interface WorkerBytes {
   readonly bytes: Uint8Array
   readonly version: string | undefined
   readonly plain?: { readonly crc: number; readonly length: number }
+  /** `instead`'s answer: the bytes are its gzip member. */
   readonly gzipped?: true
+  /** `beside`'s answer: the plain answer's gzip member, in memory of its own (the cache counts each apart). */
+  readonly gzip?: Uint8Array
 }
 
 /**
@@ -105,16 +109,21 @@ function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   return out
 }
 
-/** The task's bytes as they go back: plain, a raw deflate piece (with its plain CRC-32 and length), or a whole gzip member (see WorkerTask). */
-function encoded(task: WorkerTask, pieces: Buffer[]): { out: readonly Buffer[]; plain?: { crc: number; length: number }; gzipped?: true } {
-  const gzip = task.gzip === true && pieces.reduce((n, p) => n + p.length, 0) >= compressOptions.threshold
+/** The task's bytes as they go back (see WorkerTask): plain, a raw deflate piece (with its plain CRC-32 and length), or with gzip. */
+function encoded(task: WorkerTask, pieces: Buffer[]): { out: readonly Buffer[]; plain?: WorkerBytes['plain']; gzipped?: true; member?: readonly Buffer[] } {
+  const length = pieces.reduce((n, p) => n + p.length, 0)
+  const gzip = task.gzip !== undefined && length >= compressOptions.threshold
   if (!task.deflate && !gzip) return { out: pieces }
   const piece = deflatePiece(pieces, { borrow: true }) // copied by `own`, before the next task can deflate
-  return gzip ? { out: gzipParts(piece), gzipped: true } : { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
+  if (!gzip) return { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
+  return task.gzip === 'instead' ? { out: gzipParts(piece), gzipped: true } : { out: pieces, member: gzipParts(piece) }
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
-const moved = (result: WorkerBytes & { reads: readonly StoreRead[] }): TaskResult<WorkerResult> => ({ result, transfer: [result.bytes.buffer as ArrayBuffer] })
+const moved = (result: WorkerBytes & { reads: readonly StoreRead[] }): TaskResult<WorkerResult> => ({
+  result,
+  transfer: [result.bytes.buffer as ArrayBuffer, ...(result.gzip ? [result.gzip.buffer as ArrayBuffer] : [])],
+})
 
 async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   try {
@@ -124,9 +133,10 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
     const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
-    const { out, ...encoding } = encoded(task, pieces)
-    // One buffer per task: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
-    return moved({ bytes: own(out, task.reuse === true), version: before === after ? before : undefined, ...encoding, reads: reads.splice(0) })
+    const { out, member, ...encoding } = encoded(task, pieces)
+    // One buffer per answer: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
+    const bytes = own(out, task.reuse === true)
+    return moved({ bytes, version: before === after ? before : undefined, ...encoding, ...(member && { gzip: own(member, false) }), reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err

@@ -1,7 +1,8 @@
-// /v1/klines and /v1/klines/intraday answers with Accept-Encoding: gzip and no response cache: in a
-// pool of 2 workers each answer is gzipped in its worker (one gzip member, routes.ts `uncachedAnswer`),
-// in the main thread by @fastify/compress. Either way, gunzipped, the plain answer byte for byte;
-// answers under the threshold, x-no-compression, br and 304s as @fastify/compress has them.
+// /v1/klines and /v1/klines/intraday answers with Accept-Encoding: gzip. No response cache: in a pool
+// of 2 workers each answer is gzipped in its worker (one gzip member, routes.ts `uncachedAnswer`), in
+// the main thread by @fastify/compress. Either way, gunzipped, the plain answer byte for byte; answers
+// under the threshold, x-no-compression, br and 304s as @fastify/compress has them. With a response
+// cache, the pool's worker makes the member beside the plain answer and the cache keeps both.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, crc32, gunzipSync, inflateRawSync } from 'node:zlib'
@@ -10,7 +11,7 @@ import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/ser
 import { tempDir } from '../helpers/store-files.js'
 
 const { dir, cleanup } = tempDir()
-const servers: Record<'main thread' | 'pool of 2', TestServer> = {} as never
+const servers: Record<'main thread' | 'pool of 2' | 'pool of 2, cached', TestServer> = {} as never
 const runners: { close(): Promise<void> }[] = []
 before(async () => {
   const db = await demoDb(dir)
@@ -18,6 +19,7 @@ before(async () => {
   runners.push(runner)
   servers['main thread'] = await startServer(db, { responseCacheBytes: 0 })
   servers['pool of 2'] = await startServer(db, { responseCacheBytes: 0, runner })
+  servers['pool of 2, cached'] = await startServer(db, { runner })
 })
 after(async () => {
   await Promise.all([...Object.values(servers).map((s) => s.close()), ...runners.map((r) => r.close())])
@@ -47,6 +49,23 @@ describe('klines answers with Accept-Encoding: gzip, no response cache', () => {
       }
     })
   }
+
+  it('pool of 2 with a response cache: the worker\'s gzip member, made beside the plain answer, is kept and sent again; the plain answer too', async () => {
+    const s = servers['pool of 2, cached']
+    const reference = servers['main thread']
+    for (const path of LARGE) {
+      const plain = (await get(reference, path, { 'Accept-Encoding': 'identity' })).body
+      const first = await get(s, path, { 'Accept-Encoding': 'gzip' })
+      assert.deepEqual([first.status, first.headers['content-encoding']], [200, 'gzip'], path)
+      assert.deepEqual([...first.body.subarray(-10, -8)], [0x03, 0x00], `${path}: not the worker's gzip member`)
+      assert.ok(gunzipSync(first.body).equals(plain), `${path}: gunzipped, the gzip answer differs from the plain one`)
+      const again = await get(s, path, { 'Accept-Encoding': 'gzip' })
+      assert.ok(again.body.equals(first.body), `${path}: the repeat is not the kept member`)
+      assert.equal(again.headers.etag, first.headers.etag)
+      const identity = await get(s, path, { 'Accept-Encoding': 'identity' })
+      assert.deepEqual([identity.headers['content-encoding'], identity.body.equals(plain)], [undefined, true], path)
+    }
+  })
 
   it('pool of 2: one gzip member made in the worker (header, the answer\'s raw deflate ending on the empty final block, CRC-32 and length), with its Content-Length', async () => {
     for (const path of LARGE) {
