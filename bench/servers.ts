@@ -9,8 +9,12 @@ export interface Server {
 }
 
 const here = import.meta.dirname
-/** The built CLI, and bench/bare-server.ts, as paths a child process runs. */
-export const mdqBin = join(here, '..', '..', 'bin', 'mdq.js')
+/**
+ * The built CLI, and bench/bare-server.ts, as paths a child process runs. BENCH_MDQ=<another
+ * checkout's bin/mdq.js> serves with that build instead (the code before a change, measured beside
+ * the same baselines; a bench's in-process rows still run this checkout's code).
+ */
+export const mdqBin = process.env.BENCH_MDQ ?? join(here, '..', '..', 'bin', 'mdq.js')
 export const bareServer = join(here, 'bare-server.js')
 
 /**
