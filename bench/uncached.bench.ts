@@ -7,6 +7,7 @@
 //   and the same windows asked with Accept-Encoding: gzip (as the TickFlow SDK asks), against the plain ones.
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
@@ -143,6 +144,19 @@ try {
   for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
   const windowCpu = process.cpuUsage(window0)
   const windowMs = (windowCpu.user + windowCpu.system) / 1000 / (3 * windowTasks.length)
+  // The same with the other core kept busy by a spinning process: what a CPU millisecond costs when both cores run,
+  // as they do under the load (two cores of a VM may share one physical core, or one turbo budget).
+  // (It stops itself after a minute should this process die first.)
+  const spinner = spawn(process.execPath, ['-e', 'const end = Date.now() + 60_000; while (Date.now() < end);'], { stdio: 'ignore' })
+  let busyCpu: NodeJS.CpuUsage
+  try {
+    const busy0 = process.cpuUsage()
+    for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
+    busyCpu = process.cpuUsage(busy0)
+  } finally {
+    spinner.kill()
+  }
+  const busyWindowMs = (busyCpu.user + busyCpu.system) / 1000 / (3 * windowTasks.length)
 
   // 1m windows at 32 connections, alternating with the bare server and with mdq again as a gzip client
   // (Accept-Encoding: gzip, as the TickFlow SDK and most HTTP clients send); the server's CPU per request from /proc.
@@ -187,6 +201,7 @@ try {
   const plainBytes = median(mdqLoads.map((l) => l.bytes / l.requests))
   console.log(`gzip against plain (mdq's rows above): ${(median(gzipLoads.map((l) => l.perS)) / median(mdqLoads.map((l) => l.perS))).toFixed(2)} of the req/s, ${(gzipBytes / plainBytes).toFixed(2)} of the bytes a response (${gzipBytes.toFixed(0)} against ${plainBytes.toFixed(0)}, headers included)`)
   row('in-process: one window\'s answer bytes', '', '', '', windowMs.toFixed(2))
+  row('  the same, the other core spinning', '', '', '', busyWindowMs.toFixed(2))
 } finally {
   for (const server of servers) await stopServer(server)
   rmSync(dir, { recursive: true, force: true })
