@@ -39,31 +39,49 @@ export class MemoryRateLimiter implements RateLimiter {
 }
 
 /**
- * The same bucket in one Lua script, atomic in Redis, with Redis's own clock (TIME) so instances
- * with skewed clocks still share one exact budget. State: a hash {tokens, ms}, expiring once full.
+ * The same buckets in one Lua script, atomic in Redis, with Redis's own clock (TIME) so instances
+ * with skewed clocks still share one exact budget. One call takes one token of each bucket in KEYS,
+ * in order (a bucket named twice gives two tokens, the second seeing the first), with its quota in
+ * ARGV (rate per minute and burst, two values a key); it returns four numbers a key. State: a hash
+ * {tokens, ms} per bucket, expiring once full.
  */
 const TAKE_SCRIPT = `
-local perMs = tonumber(ARGV[1]) / 60000
-local burst = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'ms')
-local tokens = burst
-if state[1] then
-  tokens = math.min(burst, tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * perMs)
+local out = {}
+for i, key in ipairs(KEYS) do
+  local perMs = tonumber(ARGV[2 * i - 1]) / 60000
+  local burst = tonumber(ARGV[2 * i])
+  local state = redis.call('HMGET', key, 'tokens', 'ms')
+  local tokens = burst
+  if state[1] then
+    tokens = math.min(burst, tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * perMs)
+  end
+  local allowed = 0
+  if tokens >= 1 - 1e-9 then
+    tokens = math.max(0, tokens - 1)
+    allowed = 1
+  end
+  redis.call('HSET', key, 'tokens', tostring(tokens), 'ms', tostring(now))
+  local fullMs = math.ceil((burst - tokens) / perMs)
+  redis.call('PEXPIRE', key, fullMs + 1000)
+  local retry = 0
+  if allowed == 0 then retry = math.ceil((1 - tokens) / perMs) end
+  out[#out + 1] = allowed
+  out[#out + 1] = math.floor(tokens)
+  out[#out + 1] = retry
+  out[#out + 1] = fullMs
 end
-local allowed = 0
-if tokens >= 1 - 1e-9 then
-  tokens = math.max(0, tokens - 1)
-  allowed = 1
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ms', tostring(now))
-local fullMs = math.ceil((burst - tokens) / perMs)
-redis.call('PEXPIRE', KEYS[1], fullMs + 1000)
-local retry = 0
-if allowed == 0 then retry = math.ceil((1 - tokens) / perMs) end
-return {allowed, math.floor(tokens), retry, fullMs}
+return out
 `
+
+/** A check waiting for its turn's script call. */
+interface Waiting {
+  readonly bucket: string
+  readonly quota: Quota
+  readonly resolve: (reply: readonly number[]) => void
+  readonly reject: (err: unknown) => void
+}
 
 /** How long the first requests wait for the first connection before counting as a failure. */
 export const FIRST_CONNECT_MS = 3000
@@ -80,6 +98,13 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #redis: Redis
   /** Settles at the first connection (or after FIRST_CONNECT_MS): requests at startup are not "Redis down". */
   readonly #firstConnect: Promise<void>
+  /**
+   * Checks asked during this event-loop turn: they go to Redis as one script call once the turn's
+   * other callbacks have run (a busy turn has tens of requests), in the order asked, each answered
+   * with its bucket's four numbers, or all failed (and timed out) together.
+   */
+  #turn: Waiting[] = []
+
   /**
    * `commandTimeoutMs`: how long a check may wait for Redis before the fail-open/closed policy
    * answers (REDIS_COMMAND_TIMEOUT_MS unless given).
@@ -98,7 +123,7 @@ export class RedisRateLimiter implements RateLimiter {
       retryStrategy: (n) => Math.min(n * 100, 1000),
     })
     this.#redis.on('error', () => {}) // reported per request by the caller
-    this.#redis.defineCommand('mdqTake', { numberOfKeys: 1, lua: TAKE_SCRIPT })
+    this.#redis.defineCommand('mdqTake', { lua: TAKE_SCRIPT })
     this.#firstConnect = new Promise((resolve) => {
       const timer = setTimeout(resolve, FIRST_CONNECT_MS)
       timer.unref()
@@ -111,9 +136,22 @@ export class RedisRateLimiter implements RateLimiter {
 
   async take(keyId: number, operation: LimitedOperation, quota: Quota): Promise<Decision> {
     if (this.#redis.status !== 'ready') await this.#firstConnect
-    const take = (this.#redis as unknown as { mdqTake(key: string, rate: number, burst: number): Promise<[number, number, number, number]> }).mdqTake
-    const [allowed, remaining, retryAfterMs, resetMs] = await answeredWithin(take.call(this.#redis, `${this.prefix}${keyId}:${operation}`, quota.ratePerMin, quota.burst), this.commandTimeoutMs, 'Redis: a rate-limit check')
+    const [allowed, remaining, retryAfterMs, resetMs] = await new Promise<readonly number[]>((resolve, reject) => {
+      if (this.#turn.length === 0) setImmediate(() => this.#takeTurn())
+      this.#turn.push({ bucket: `${this.prefix}${keyId}:${operation}`, quota, resolve, reject })
+    })
     return { allowed: allowed === 1, remaining, retryAfterMs, resetMs, limit: quota.burst }
+  }
+
+  #takeTurn(): void {
+    const turn = this.#turn
+    this.#turn = []
+    const take = (this.#redis as unknown as { mdqTake(keys: number, ...args: (string | number)[]): Promise<number[]> }).mdqTake
+    const call = take.call(this.#redis, turn.length, ...turn.map((w) => w.bucket), ...turn.flatMap((w) => [w.quota.ratePerMin, w.quota.burst]))
+    answeredWithin(call, this.commandTimeoutMs, 'Redis: a rate-limit check').then(
+      (reply) => turn.forEach((w, i) => w.resolve(reply.slice(4 * i, 4 * i + 4))),
+      (err: unknown) => turn.forEach((w) => w.reject(err)),
+    )
   }
 
   async ready(): Promise<boolean> {

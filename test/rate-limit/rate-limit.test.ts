@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import type { Quota } from '../../src/auth/token-bucket.js'
 import { PATIENT_REDIS_MS } from '../helpers/redis.js'
@@ -132,6 +133,26 @@ describe('rate limiting, in memory', () => {
 })
 
 describe('rate limiting through Redis', () => {
+  needRedis.it("checks asked in one event-loop turn go to Redis as one script call, each answered for its own bucket in the order asked", async () => {
+    const limiter = new RedisRateLimiter(env.redis!.url, 'turn:', PATIENT_REDIS_MS)
+    const info = new Redis(env.redis!.url)
+    try {
+      await limiter.take(9, 'klines', { ratePerMin: 1, burst: 1 }) // connects and loads the script
+      const scriptCalls = async () => [...(await info.info('commandstats')).matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0)
+      const before = await scriptCalls()
+      const a = { ratePerMin: 1, burst: 3 }
+      const b = { ratePerMin: 1, burst: 1 }
+      const asked: [number, Quota][] = [[1, a], [2, b], [1, a], [1, a], [2, b], [1, a]]
+      const decisions = await Promise.all(asked.map(([keyId, quota]) => limiter.take(keyId, 'klines', quota)))
+      assert.deepEqual(decisions.map((d) => [d.allowed, d.remaining, d.limit]), [[true, 2, 3], [true, 0, 1], [true, 1, 3], [true, 0, 3], [false, 0, 1], [false, 0, 3]])
+      for (const d of decisions) assert.equal(d.retryAfterMs > 0, !d.allowed, 'a refusal, and only a refusal, has a wait')
+      assert.equal((await scriptCalls()) - before, 1, 'one script call for the turn')
+    } finally {
+      info.disconnect()
+      await limiter.close()
+    }
+  })
+
   needRedis.it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
     const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test1:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 50 })
     try {
