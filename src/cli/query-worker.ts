@@ -17,8 +17,8 @@ export interface WorkerConfig {
 /**
  * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
  * plain length. With `gzip` (AnswerUse's), an answer of at least @fastify/compress's threshold comes
- * back as its gzip member (`instead`) or followed by it (`beside`); a smaller one stays plain, as
- * @fastify/compress would leave it. `reuse`: the bytes' memory comes back once written (a batch
+ * back as its gzip member (`instead`), or plain with its member beside it (`beside`); a smaller one
+ * stays plain, as @fastify/compress would leave it. `reuse`: the bytes' memory comes back once written (a batch
  * group's always does), so they are written into memory made for reuse. `spare`: such memory,
  * written out, for this task or a later one.
  */
@@ -29,8 +29,7 @@ export type StoreRead = readonly [operation: string, seconds: number]
  * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
  * with the data version they were read at (undefined: it changed during the task), and when
  * deflated the plain bytes' CRC-32 and length, or with gzip (WorkerTask) its gzip member; or the
- * MdqError to send instead. Either with the
- * store reads made.
+ * MdqError to send instead. Either with the store reads made.
  */
 export type WorkerResult = { readonly reads: readonly StoreRead[] } & (WorkerBytes | { readonly error: ErrorData })
 interface WorkerBytes {
