@@ -1,4 +1,5 @@
 /** @module Compression that costs little: fast levels, and cached answers kept compressed beside the plain bytes. */
+import type { IncomingHttpHeaders } from 'node:http'
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
 
 export type Encoding = 'br' | 'gzip'
@@ -37,6 +38,11 @@ export function acceptedEncoding(header: string | undefined): Encoding | undefin
     }
   }
   return best
+}
+
+/** The encoding @fastify/compress would give this request's answer: none when it sends `x-no-compression`, else as accepted. */
+export function requestedEncoding(headers: IncomingHttpHeaders): Encoding | undefined {
+  return headers['x-no-compression'] === undefined ? acceptedEncoding(headers['accept-encoding']) : undefined
 }
 
 export function compress(encoding: Encoding, body: Buffer): Buffer {

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
-import { acceptedEncoding, compress, compressOptions } from './compression.js'
+import { compress, compressOptions, requestedEncoding } from './compression.js'
 import { gzipBeside } from './gzip-member.js'
 import type { ResponseCache } from './response-cache.js'
 
@@ -59,7 +59,7 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
  * The app's fast path (fast-answers.ts) is told, so it can send the repeats itself.
  */
 function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, version: string, tag: string, body: Buffer): FastifyReply {
-  const encoding = body.length >= compressOptions.threshold ? acceptedEncoding(req.headers['accept-encoding']) : undefined
+  const encoding = body.length >= compressOptions.threshold ? requestedEncoding(req.headers) : undefined
   req.server.fastAnswers?.remember(req, reply, { version, tag, encoding })
   if (encoding === undefined) return reply.send(body)
   const key = `${tag} ${encoding}`

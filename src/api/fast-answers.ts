@@ -81,11 +81,11 @@ export class FastAnswers {
 
   /**
    * Remembers an answer the full path sent from the cache, when a repeat of the same request can be
-   * answered without Fastify: a GET with no body whose key came in the X-API-Key header (a key in
-   * the URL would be held in this map).
+   * answered without Fastify: a GET with no body and no `x-no-compression`, whose key came in the
+   * X-API-Key header (a key in the URL would be held in this map).
    */
   remember(req: FastifyRequest, reply: FastifyReply, sent: SentAnswer): void {
-    if (req.method !== 'GET' || reply.statusCode !== 200 || hasBody(req.raw) || typeof req.headers['x-api-key'] !== 'string') return
+    if (req.method !== 'GET' || reply.statusCode !== 200 || hasBody(req.raw) || typeof req.headers['x-api-key'] !== 'string' || noCompression(req.raw)) return
     if ((req.query as Record<string, unknown> | undefined)?.api_key !== undefined) return
     const route = req.routeOptions.url ?? 'unmatched'
     const { requests, latency } = this.opts.metrics
@@ -109,7 +109,7 @@ export class FastAnswers {
    * (or no longer) a candidate, untouched: the caller hands it to Fastify at once.
    */
   take(req: IncomingMessage, res: ServerResponse, fallback: Handler): boolean {
-    if (req.method !== 'GET' || this.opts.closing() || hasBody(req)) return false
+    if (req.method !== 'GET' || this.opts.closing() || hasBody(req) || noCompression(req)) return false
     const presented = req.headers['x-api-key']
     if (typeof presented !== 'string' || presented === '') return false
     const held = this.#held.get(heldKey(req.url, req.headers['accept-encoding']))
@@ -202,6 +202,8 @@ function handOver(req: IncomingMessage, outcome: Outcome | undefined): false {
 }
 
 const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+/** `x-no-compression` makes an answer plain whatever Accept-Encoding says: held answers are by Accept-Encoding alone, so such requests take the full path. */
+const noCompression = (req: IncomingMessage) => req.headers['x-no-compression'] !== undefined
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose

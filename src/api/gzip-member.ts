@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Readable } from 'node:stream'
 import { crc32 } from 'node:zlib'
-import { acceptedEncoding } from './compression.js'
+import { requestedEncoding } from './compression.js'
 import { crc32Combine } from './gzip-crc.js'
 import { rawHuffmanDeflate } from './huffman-deflate.js'
 
@@ -116,7 +116,7 @@ export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>, toStre
  * Whether this request's answer should be gzipped here: the encoding @fastify/compress would choose is
  * gzip (it honours x-no-compression too). br and the rest keep @fastify/compress.
  */
-export const wantsGzip = (req: FastifyRequest): boolean => req.headers['x-no-compression'] === undefined && acceptedEncoding(req.headers['accept-encoding']) === 'gzip'
+export const wantsGzip = (req: FastifyRequest): boolean => requestedEncoding(req.headers) === 'gzip'
 
 /**
  * A route's onSend hook: a gzipStream payload or a markGzipped answer gets Content-Encoding and Vary,

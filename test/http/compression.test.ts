@@ -37,6 +37,21 @@ describe('compressed answers', () => {
     }
   })
 
+  it('x-no-compression: a cached answer stays plain for such a client, the first time and repeated, while a gzip client keeps getting the kept gzip bytes', async () => {
+    const path = '/v1/klines?symbol=000001.SZ&count=1500&adjust=forward'
+    const plain = await get(path, 'identity')
+    const gzipped = [await get(path, 'gzip'), await get(path, 'gzip')]
+    for (let i = 0; i < 3; i++) {
+      const none = await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key, 'Accept-Encoding': 'gzip', 'x-no-compression': '1' })
+      assert.deepEqual([none.status, none.headers['content-encoding']], [200, undefined], `request ${i + 1} with x-no-compression was compressed`)
+      assert.ok(none.body.equals(plain.body))
+    }
+    const after = await get(path, 'gzip')
+    assert.equal(after.headers['content-encoding'], 'gzip')
+    assert.ok(after.body.equals(gzipped[1].body) && gzipped[0].body.equals(gzipped[1].body), 'the kept gzip bytes')
+    assert.ok(gunzipSync(after.body).equals(plain.body))
+  })
+
   it('Accept-Encoding: the highest q wins, br before gzip on a tie; q=0 refuses; identity and unknown ones are plain', () => {
     assert.equal(acceptedEncoding('gzip, deflate'), 'gzip')
     assert.equal(acceptedEncoding('gzip, br'), 'br')
