@@ -4,11 +4,11 @@
 //   path a store without rollups takes);
 // - random 1,000-bar 1m windows (400 drawn once) at 32 connections against the bare server, both loaded
 //   by wrk (bench/wrk.ts: a C client, so the shared cores go to the servers rather than to a node:http client);
-//   and the same windows asked with Accept-Encoding: gzip (as the TickFlow SDK asks), against the plain ones.
+//   and the same windows asked with Accept-Encoding: gzip (as the TickFlow SDK asks), against the plain ones;
+//   and an mdq with the default response cache (64 MB) loaded with 20,000 windows, so mostly misses.
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -92,6 +92,11 @@ try {
   const one = new Agent({ keepAlive: true, maxSockets: 1 })
   const bare = await startServer([bareServer, join(dir, 'bodies.json')])
   servers.push(bare)
+  // The default response cache (64 MB) under mostly misses: 20,000 windows drawn once (about 1 GB of answers).
+  const cached = await startMdq(db, ['--rate-limit', 'off'])
+  servers.push(cached)
+  mkdirSync(join(dir, 'many'))
+  const manyFiles = wrkFiles(join(dir, 'many'), fixedPaths(20_000, 7, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`))
 
   // 60m: HTTP (rollups) and in-process rollups vs in-process aggregate-on-read, alternating.
   const store = SqliteMarketStore.open(db, { readonly: true })
@@ -144,19 +149,6 @@ try {
   for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
   const windowCpu = process.cpuUsage(window0)
   const windowMs = (windowCpu.user + windowCpu.system) / 1000 / (3 * windowTasks.length)
-  // The same with the other core kept busy by a spinning process: what a CPU millisecond costs when both cores run,
-  // as they do under the load (two cores of a VM may share one physical core, or one turbo budget).
-  // (It stops itself after a minute should this process die first.)
-  const spinner = spawn(process.execPath, ['-e', 'const end = Date.now() + 60_000; while (Date.now() < end);'], { stdio: 'ignore' })
-  let busyCpu: NodeJS.CpuUsage
-  try {
-    const busy0 = process.cpuUsage()
-    for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
-    busyCpu = process.cpuUsage(busy0)
-  } finally {
-    spinner.kill()
-  }
-  const busyWindowMs = (busyCpu.user + busyCpu.system) / 1000 / (3 * windowTasks.length)
 
   // 1m windows at 32 connections, alternating with the bare server and with mdq again as a gzip client
   // (Accept-Encoding: gzip, as the TickFlow SDK and most HTTP clients send); the server's CPU per request from /proc.
@@ -164,22 +156,25 @@ try {
   const mdqLoads: Measured[] = []
   const bareLoads: Measured[] = []
   const gzipLoads: Measured[] = []
+  const cachedLoads: Measured[] = []
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
   await wrkLoad(mdq.url, key, loadFiles, 1) // warm-up
   await wrkLoad(bare.url, key, loadFiles, 1)
   await wrkLoad(mdq.url, key, loadFiles, 1, 32, { encoding: 'gzip' })
+  await wrkLoad(cached.url, key, manyFiles, 1)
   // The main thread's share apart (HTTP, routing, hooks, the pool's hops); the rest is the query workers and V8's GC helpers.
-  const measured = async (server: Server, encoding: 'identity' | 'gzip' = 'identity'): Promise<Measured> => {
+  const measured = async (server: Server, encoding: 'identity' | 'gzip' = 'identity', files = loadFiles): Promise<Measured> => {
     const pid = server.child.pid!
     const cpu0 = cpuMs(pid)
     const main0 = cpuMs(pid, pid)
-    const l = await wrkLoad(server.url, key, loadFiles, SECONDS, 32, { encoding })
+    const l = await wrkLoad(server.url, key, files, SECONDS, 32, { encoding })
     return { ...l, cpu: cpuMs(pid) - cpu0, mainCpu: cpuMs(pid, pid) - main0 }
   }
   for (let r = 0; r < rounds; r++) {
     mdqLoads.push(await measured(mdq))
     bareLoads.push(await measured(bare))
     gzipLoads.push(await measured(mdq, 'gzip'))
+    cachedLoads.push(await measured(cached, 'identity', manyFiles))
   }
   await store.close()
   console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`)
@@ -194,14 +189,13 @@ try {
   const perRequest = (ls: Measured[], of: (l: Measured) => number) => (ls.reduce((a, l) => a + of(l), 0) / ls.reduce((a, l) => a + l.requests, 0)).toFixed(2)
   console.log(`random 1,000-bar 1m windows at 32 connections, loaded by wrk: the median of ${rounds} rounds of ${SECONDS} s; the server's CPU ms a request, all threads and the main thread's`)
   row('', 'p50 ms', 'p99 ms', 'req/s', 'CPU ms/req', 'main thread')
-  for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads], ['mdq, Accept-Encoding: gzip', gzipLoads]] as const) {
+  for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads], ['mdq, Accept-Encoding: gzip', gzipLoads], ['mdq, cache on (64 MB), 20,000 windows', cachedLoads]] as const) {
     row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu), perRequest(ls, (l) => l.mainCpu))
   }
   const gzipBytes = median(gzipLoads.map((l) => l.bytes / l.requests))
   const plainBytes = median(mdqLoads.map((l) => l.bytes / l.requests))
   console.log(`gzip against plain (mdq's rows above): ${(median(gzipLoads.map((l) => l.perS)) / median(mdqLoads.map((l) => l.perS))).toFixed(2)} of the req/s, ${(gzipBytes / plainBytes).toFixed(2)} of the bytes a response (${gzipBytes.toFixed(0)} against ${plainBytes.toFixed(0)}, headers included)`)
   row('in-process: one window\'s answer bytes', '', '', '', windowMs.toFixed(2))
-  row('  the same, the other core spinning', '', '', '', busyWindowMs.toFixed(2))
 } finally {
   for (const server of servers) await stopServer(server)
   rmSync(dir, { recursive: true, force: true })
