@@ -93,7 +93,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
   /** The task's bytes as a raw deflate piece, deflated by its worker (or, as above, in the main thread). */
   const deflated = async (task: WorkerTask): Promise<DeflatedPiece> => {
-    const result = await run({ ...task, deflate: true })
+    const result = await run({ ...task, encoding: 'deflate' })
     if (result === undefined) return deflatePiece(await inMainThread(main!.store, main!.contexts, task))
     return { deflated: result.bytes, ...result.plain! }
   }
@@ -124,7 +124,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     }
   }
   return {
-    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true, ...(use?.gzip && { gzip: use.gzip }) }),
+    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {

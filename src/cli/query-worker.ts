@@ -15,20 +15,24 @@ export interface WorkerConfig {
   readonly keys?: string
 }
 /**
- * With `deflate`, the bytes come back as a raw deflate piece (gzip-member.ts), with their CRC-32 and
- * plain length. With `gzip` (AnswerUse's), an answer of at least @fastify/compress's threshold comes
- * back as its gzip member (`instead`), or plain with its member beside it (`beside`); a smaller one
- * stays plain, as @fastify/compress would leave it. `reuse`: the bytes' memory comes back once written (a batch
- * group's always does), so they are written into memory made for reuse. `spare`: such memory,
- * written out, for this task or a later one.
+ * How a task's bytes come back: `deflate`, as a raw deflate piece (gzip-member.ts) with the plain
+ * bytes' CRC-32 and length (a batch group's, joined into one gzip member by the main thread);
+ * `gzip-instead` or `gzip-beside` (AnswerUse's `gzip`), an answer of at least @fastify/compress's
+ * threshold as its gzip member, or plain with its member beside it (a smaller one stays plain, as
+ * @fastify/compress would leave it). Unset: plain.
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly deflate?: boolean; readonly gzip?: AnswerUse['gzip']; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
+export type WorkerEncoding = 'deflate' | `gzip-${NonNullable<AnswerUse['gzip']>}`
+/**
+ * `reuse`: the bytes' memory comes back once written (a batch group's always does), so they are
+ * written into memory made for reuse. `spare`: such memory, written out, for this task or a later one.
+ */
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
  * The bytes of the answer (or of a batch group's members), in one buffer moved to the main thread,
  * with the data version they were read at (undefined: it changed during the task), and when
- * deflated the plain bytes' CRC-32 and length, or with gzip (WorkerTask) its gzip member; or the
+ * deflated the plain bytes' CRC-32 and length, or with gzip (WorkerEncoding) its gzip member; or the
  * MdqError to send instead. Either with the store reads made.
  */
 export type WorkerResult = { readonly reads: readonly StoreRead[] } & (WorkerBytes | { readonly error: ErrorData })
@@ -36,9 +40,9 @@ interface WorkerBytes {
   readonly bytes: Uint8Array
   readonly version: string | undefined
   readonly plain?: { readonly crc: number; readonly length: number }
-  /** `instead`'s answer: the bytes are its gzip member. */
+  /** `gzip-instead`'s answer: the bytes are its gzip member. */
   readonly gzipped?: true
-  /** `beside`'s answer: the plain answer's gzip member, in memory of its own (the cache counts each apart). */
+  /** `gzip-beside`'s answer: the plain answer's gzip member, in memory of its own (the cache counts each apart). */
   readonly gzip?: Uint8Array
 }
 
@@ -108,14 +112,13 @@ function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   return out
 }
 
-/** The task's bytes as they go back (see WorkerTask): plain, a raw deflate piece (with its plain CRC-32 and length), or with gzip. */
-function encoded(task: WorkerTask, pieces: Buffer[]): { out: readonly Buffer[]; plain?: WorkerBytes['plain']; gzipped?: true; member?: readonly Buffer[] } {
-  const length = pieces.reduce((n, p) => n + p.length, 0)
-  const gzip = task.gzip !== undefined && length >= compressOptions.threshold
-  if (!task.deflate && !gzip) return { out: pieces }
+/** The task's bytes as they go back (see WorkerEncoding): plain, a raw deflate piece with its plain CRC-32 and length, or with a gzip member. */
+function encoded({ encoding }: WorkerTask, pieces: Buffer[]): { out: readonly Buffer[]; plain?: WorkerBytes['plain']; gzipped?: true; member?: readonly Buffer[] } {
+  if (encoding === undefined) return { out: pieces }
+  if (encoding !== 'deflate' && pieces.reduce((n, p) => n + p.length, 0) < compressOptions.threshold) return { out: pieces }
   const piece = deflatePiece(pieces, { borrow: true }) // copied by `own`, before the next task can deflate
-  if (!gzip) return { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
-  return task.gzip === 'instead' ? { out: gzipParts(piece), gzipped: true } : { out: pieces, member: gzipParts(piece) }
+  if (encoding === 'deflate') return { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
+  return encoding === 'gzip-instead' ? { out: gzipParts(piece), gzipped: true } : { out: pieces, member: gzipParts(piece) }
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
@@ -132,10 +135,10 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
     const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
-    const { out, member, ...encoding } = encoded(task, pieces)
+    const { out, member, ...form } = encoded(task, pieces)
     // One buffer per answer: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const bytes = own(out, task.reuse === true)
-    return moved({ bytes, version: before === after ? before : undefined, ...encoding, ...(member && { gzip: own(member, false) }), reads: reads.splice(0) })
+    return moved({ bytes, version: before === after ? before : undefined, ...form, ...(member && { gzip: own(member, false) }), reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err
