@@ -61,13 +61,17 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
 function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, version: string, tag: string, body: Buffer): FastifyReply {
   const encoding = body.length >= compressOptions.threshold ? requestedEncoding(req.headers) : undefined
   req.server.fastAnswers?.remember(req, reply, { version, tag, encoding })
-  if (encoding === undefined) return reply.send(body)
+  if (encoding === undefined) {
+    cache.writing(body, reply.raw)
+    return reply.send(body)
+  }
   const key = `${tag} ${encoding}`
   let compressed = cache.peek(key)
   if (compressed === undefined) {
     compressed = (encoding === 'gzip' && gzipBeside(body)) || compress(encoding, body)
     cache.set(key, compressed)
   }
+  cache.writing(compressed, reply.raw)
   return reply.header('Content-Encoding', encoding).header('Vary', 'accept-encoding').send(compressed)
 }
 

@@ -175,6 +175,7 @@ export class FastAnswers {
       const body = held.bytesKey === held.tag ? cache.held(held.tag) : this.#encoded(held)
       if (body === undefined) return false
       status = 200
+      cache.writing(body, res)
       res.writeHead(200, { ...limitHeaders, ...held.headers, 'content-length': String(body.length) })
       res.end(body)
     }

@@ -32,10 +32,11 @@ export type StoreReadObserver = (operation: string, seconds: number) => void
 /** How the caller uses an answer's bytes. */
 export interface AnswerUse {
   /**
-   * The caller hands the bytes to `written` once sent, and keeps them nowhere (no response cache):
-   * they may then be written into memory used again, which spares the main thread's GC the memory
-   * of every answer moved to it (each one counted as new external memory: a mark-compact every
-   * 100-300 ms under load).
+   * The caller hands the bytes (and a gzip member attached beside them) to `written` once no longer
+   * needed: sent, with no response cache, or out of the cache and no longer being written
+   * (ResponseCache's `handBack`). They may then be written into memory used again, which spares the
+   * main thread's GC the memory of every answer moved to it (each one counted as new external
+   * memory: a mark-compact every 100-300 ms under load).
    */
   readonly handedBack?: boolean
   /**
@@ -61,9 +62,9 @@ export interface QueryRunner {
    */
   readonly deflatedBatch?: (task: BatchTask) => AsyncIterable<DeflatedPiece | string>
   /**
-   * Told that a Buffer piece of `batch` or `deflatedBatch`, or an answer asked with `handedBack`, has
-   * been written out (and is referenced nowhere else): its memory may be used again. Absent when
-   * nothing is reused.
+   * Told that a Buffer piece of `batch` or `deflatedBatch`, or an answer asked with `handedBack` (or
+   * its gzip member), has been written out (and is referenced nowhere else): its memory may be used
+   * again. Absent when nothing is reused.
    */
   readonly written?: (piece: Buffer) => void
   /** Whether batch pieces are mostly Latin-1 text (kept as strings through the stream) rather than Buffers. */

@@ -1,5 +1,6 @@
-/** @module Answers kept by ETag (data version + request) as UTF-8 bytes: an LRU bounded in bytes, one computation per tag at a time. */
+/** @module Answers kept by ETag (data version + request) as UTF-8 bytes: an LRU bounded in the memory they hold, one computation per tag at a time. */
 import { LRUCache } from 'lru-cache'
+import type { ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 
 /** An answer as produced: text or bytes (kept), or a stream for answers too large to hold (never kept). */
@@ -13,20 +14,55 @@ interface Flight {
 
 const bytesOf = (produced: string | Buffer) => (typeof produced === 'string' ? Buffer.from(produced, 'utf8') : produced)
 
+/**
+ * The memory an answer holds: its length when it is a slice of Node's shared pool slab, else its
+ * whole ArrayBuffer (a worker's answer may sit in memory a quarter larger than it, or in a spare up
+ * to 4 times its size; a zlib output may be a slice of a larger chunk).
+ */
+export const memoryHeld = (body: Buffer): number => (body.buffer.byteLength === Buffer.poolSize ? body.length : body.buffer.byteLength)
+
+export interface ResponseCacheOptions {
+  /**
+   * Where an answer's memory goes once it has left the cache and no response is writing it (the
+   * runner's `written`: its workers write later answers there), so a cache under misses makes no new
+   * memory for the main thread's GC to find. An answer whose response closed before it finished is
+   * never handed back (its socket may still have held it).
+   */
+  readonly handBack?: (body: Buffer) => void
+}
+
 export class ResponseCache {
   readonly #lru: LRUCache<string, Buffer, Flight> | undefined
+  readonly #handBack: ((body: Buffer) => void) | undefined
+  /** Responses writing each answer (`writing`), until they finish or close. */
+  readonly #writes = new Map<Buffer, number>()
+  /** Answers out of the cache, handed back on the next turn (by then whoever got one before it left has said it is writing it). */
+  #left: Buffer[] = []
+  /** Answers out of the cache and still being written: handed back when the last write finishes. */
+  readonly #leftWriting = new Set<Buffer>()
+  /** Answers a response closed on before it finished: never handed back. */
+  readonly #unfinished = new WeakSet<Buffer>()
   hits = 0
   misses = 0
 
   /** @param maxBytes 0 disables the cache. */
-  constructor(readonly maxBytes: number) {
+  constructor(
+    readonly maxBytes: number,
+    { handBack }: ResponseCacheOptions = {},
+  ) {
+    this.#handBack = handBack
     this.#lru =
       maxBytes > 0
         ? new LRUCache<string, Buffer, Flight>({
             maxSize: maxBytes,
-            sizeCalculation: (body) => Math.max(1, body.length),
+            sizeCalculation: (body) => Math.max(1, memoryHeld(body)),
+            ...(handBack && { dispose: (body: Buffer) => this.#leave(body) }),
             maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)), // one answer never takes more than a quarter
             // Concurrent misses of one tag share this one call (lru-cache's fetch is single-flight).
+            // A call still running when its entry is evicted (its placeholder is older than the
+            // answers that arrived meanwhile: a small cache under many misses) still answers its
+            // requests, uncached; by default lru-cache would reject them ('evicted': a 500).
+            ignoreFetchAbort: true,
             fetchMethod: async (_tag, _stale, { context }) => {
               const produced = await context.produce()
               if (typeof produced === 'string' || Buffer.isBuffer(produced)) return bytesOf(produced)
@@ -86,7 +122,44 @@ export class ResponseCache {
     this.#lru?.set(key, body)
   }
 
-  /** Bytes held (lru-cache's own accounting of what it holds). */
+  /**
+   * Says that `res` writes `body` (an answer this cache gave out): its memory is not handed back
+   * before that response has finished. Called before the write starts, in the turn the answer was got.
+   */
+  writing(body: Buffer, res: ServerResponse): void {
+    if (this.#handBack === undefined) return
+    this.#writes.set(body, (this.#writes.get(body) ?? 0) + 1)
+    let finished = false
+    res.once('finish', () => (finished = true))
+    res.once('close', () => this.#written(body, finished))
+  }
+
+  #written(body: Buffer, finished: boolean): void {
+    if (!finished) this.#unfinished.add(body)
+    const writes = this.#writes.get(body)! - 1
+    if (writes > 0) return void this.#writes.set(body, writes)
+    this.#writes.delete(body)
+    if (this.#leftWriting.delete(body)) this.#giveBack(body)
+  }
+
+  #leave(body: Buffer): void {
+    if (this.#left.push(body) === 1) setImmediate(() => this.#handBackLeft())
+  }
+
+  #handBackLeft(): void {
+    const left = this.#left
+    this.#left = []
+    for (const body of left) {
+      if (this.#writes.has(body)) this.#leftWriting.add(body)
+      else this.#giveBack(body)
+    }
+  }
+
+  #giveBack(body: Buffer): void {
+    if (!this.#unfinished.has(body)) this.#handBack!(body)
+  }
+
+  /** Memory held by the answers (lru-cache's own accounting, by memoryHeld). */
   get bytes(): number {
     return this.#lru?.calculatedSize ?? 0
   }

@@ -47,15 +47,17 @@ export function checkRange(start?: number, end?: number): void {
 
 /**
  * A klines answer computed on a miss, for `sendWithEtag`: with a response cache, the plain answer
- * (with its gzip member attached when the client takes gzip: the cache keeps both). Without one, the
- * answer for this request alone: its memory goes back to the runner once the response is written (or
- * was not needed: a 304), and a client that takes gzip may get it gzipped by the runner (the route's
- * onSend is gzipOnSend). A response that never finishes (the client left) leaves its memory to the GC.
+ * (with its gzip member attached when the client takes gzip: the cache keeps both), whose memory the
+ * cache hands back to the runner once it has left the cache and is no longer being written. Without
+ * one, the answer for this request alone: its memory goes back to the runner once the response is
+ * written (or was not needed: a 304), and a client that takes gzip may get it gzipped by the runner
+ * (the route's onSend is gzipOnSend). A response that never finishes (the client left) leaves its
+ * memory to the GC.
  */
 export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
   const gzip = wantsGzip(req)
-  if (cache.maxBytes > 0) return answer(gzip ? { gzip: 'beside' } : {})
   const written = runner.written
+  if (cache.maxBytes > 0) return answer({ handedBack: written !== undefined, ...(gzip && { gzip: 'beside' }) })
   const body = await answer({ handedBack: written !== undefined, ...(gzip && { gzip: 'instead' }) })
   if (written) reply.raw.once('finish', () => written(body))
   return body

@@ -79,14 +79,15 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     const version = await main?.store.dataVersion()
     // A batch group's memory always comes back through `written`; an answer's when its caller says so.
     const reuse = isBatchTask(task) || task.reuse === true
-    const spare = reuse ? spares.pop() : undefined
-    if (spare) spareBytes -= spare.byteLength
-    const sent = { ...task, reuse, ...(spare && { spare }) }
-    const result = await pool.run(sent, spare ? [spare] : [])
+    // Spare memory for each buffer the task makes: a gzip member beside an answer is a second one.
+    const given: ArrayBuffer[] = []
+    for (let n = reuse ? (task.encoding === 'gzip-beside' ? 2 : 1) : 0; n > 0 && spares.length > 0; n--) given.push(spares.pop()!)
+    for (const spare of given) spareBytes -= spare.byteLength
+    const result = await pool.run({ ...task, reuse, ...(given.length > 0 && { spares: given }) }, given)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
-    if (reuse) streamed.add(result.bytes.buffer) // its memory comes back through `written`
+    if (reuse) for (const bytes of [result.bytes, result.gzip]) if (bytes) streamed.add(bytes.buffer) // their memory comes back through `written`
     return { bytes: withGzip(asBuffer(result.bytes), result), ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */

@@ -24,9 +24,10 @@ export interface WorkerConfig {
 export type WorkerEncoding = 'deflate' | `gzip-${NonNullable<AnswerUse['gzip']>}`
 /**
  * `reuse`: the bytes' memory comes back once written (a batch group's always does), so they are
- * written into memory made for reuse. `spare`: such memory, written out, for this task or a later one.
+ * written into memory made for reuse. `spares`: such memory, written out, for this task or a later one
+ * (one for each buffer the task makes).
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly reuse?: boolean; readonly spare?: ArrayBuffer }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly reuse?: boolean; readonly spares?: readonly ArrayBuffer[] }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -84,22 +85,23 @@ function keep(spare: ArrayBuffer): void {
 }
 
 /**
- * Memory for `length` bytes that come back once written (a batch group's, or an answer's): the smallest
- * spare that holds them, unless it is over 4 times as large (a small answer must not hold a large
- * buffer while it streams); else new memory with a quarter more room, so that the tasks after it, of
- * about its size, fit when it comes back.
+ * Memory for `length` bytes that come back once written (a batch group's), or once written and out
+ * of the response cache (an answer's): the smallest spare that holds them, unless it is over twice as
+ * large (a small answer must not hold a large buffer while it streams or is cached; the cache counts
+ * the whole buffer); else new memory with a quarter more room, in 4 KB pages, so that the tasks after
+ * it, of about its size, fit when it comes back.
  */
 function reusableMemory(length: number): ArrayBuffer {
   let fit = -1
   for (let i = 0; i < spares.length; i++) if (spares[i].byteLength >= length && (fit < 0 || spares[i].byteLength < spares[fit].byteLength)) fit = i
-  if (fit >= 0 && spares[fit].byteLength <= 4 * length) return spares.splice(fit, 1)[0]
-  return new ArrayBuffer(Math.ceil((length * 1.25) / 65536) * 65536)
+  if (fit >= 0 && spares[fit].byteLength <= 2 * length) return spares.splice(fit, 1)[0]
+  return new ArrayBuffer(Math.ceil((length * 1.25) / 4096) * 4096)
 }
 
 /**
  * Copies pieces into one ArrayBuffer of its own (Node's small Buffers share a pool slab, which must
- * never be transferred): into memory made for reuse when it comes back, else (an answer the response
- * cache may keep) into new memory of its exact size.
+ * never be transferred): into memory made for reuse when it comes back, else into new memory of its
+ * exact size.
  */
 function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
   const length = pieces.reduce((n, p) => n + p.length, 0)
@@ -131,14 +133,14 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   try {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
-    if (task.spare) keep(task.spare)
+    for (const spare of task.spares ?? []) keep(spare)
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
     const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
     const { out, member, ...form } = encoded(task, pieces)
     // One buffer per answer: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const bytes = own(out, task.reuse === true)
-    return moved({ bytes, version: before === after ? before : undefined, ...form, ...(member && { gzip: own(member, false) }), reads: reads.splice(0) })
+    return moved({ bytes, version: before === after ? before : undefined, ...form, ...(member && { gzip: own(member, task.reuse === true) }), reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err

@@ -1,7 +1,8 @@
 // Without a response cache, the worker pool writes /v1/klines and /v1/klines/intraday answers into the memory of answers
-// already sent (query-pool.ts, routes.ts `uncachedAnswer`), given back once the response has finished.
+// already sent (query-pool.ts, routes.ts `uncachedAnswer`), given back once the response has finished;
+// with a response cache, once an answer has left the cache and no response is writing it.
 // Answers computed in reused memory, many at once and of many sizes, must be byte-equal to the main
-// thread's, plain and gzipped, also after a 304; with a cache nothing is handed back. (When the memory
+// thread's, plain and gzipped, also after a 304. (When the memory
 // comes back is Node's 'finish': everything handed to the OS. Loopback's socket buffers take a whole
 // 0.7 MB answer at once, so a stalled client cannot hold one here: batch-recycle.test.ts stalls a 22 MB
 // batch answer for that.)
@@ -68,7 +69,7 @@ after(async () => {
 /** The body as sent: small answers go out plain whatever the client accepts. */
 const decoded = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunzipSync(body) : body)
 
-describe('klines and intraday answers from the worker pool, their memory reused once written (no response cache)', () => {
+describe('klines and intraday answers from the worker pool, their memory reused once written (and out of the response cache)', () => {
   for (const encoding of ['identity', 'gzip']) {
     it(`Accept-Encoding: ${encoding}: 4 rounds of 24 windows, 6 daily histories and 3 intraday answers at once, each equal to the main thread's bytes`, async () => {
       const reportedBefore = servers.written()
@@ -102,13 +103,45 @@ describe('klines and intraday answers from the worker pool, their memory reused 
     }
   })
 
-  it('with a response cache the answers are not handed back (the cache keeps them)', async () => {
+  it('with a response cache that holds them all, nothing is handed back (the cache keeps them)', async () => {
     const cached = await startServer(join(dir, 'answers.db'), { runner: { ...servers.pool, written: () => assert.fail('a cached answer was handed back') } })
     try {
       for (const path of WINDOWS.slice(0, 4)) {
         const a = await rawRequest(cached.url + path, { 'X-API-Key': cached.key, 'Accept-Encoding': 'identity' })
         assert.ok(a.body.equals(reference.get(path)!), `${path} differs from the main thread's answer`)
       }
+    } finally {
+      await cached.close()
+    }
+  })
+
+  it('with a small response cache, answers that leave it are handed back once written, and the answers computed in that memory are right', async () => {
+    let handedBack = 0
+    // 256 KB: a few windows at a time (an answer of more than 64 KB is never kept), so most answers leave it soon.
+    const cached = await startServer(join(dir, 'answers.db'), {
+      responseCacheBytes: 256 << 10,
+      runner: {
+        ...servers.pool,
+        written(piece: Buffer) {
+          handedBack++
+          servers.pool.written!(piece)
+        },
+      },
+    })
+    try {
+      for (let round = 0; round < 4; round++) {
+        for (const encoding of ['identity', 'gzip']) {
+          // The same requests twice at once: the second may be answered by the fast path from the cache.
+          const headers = { 'X-API-Key': cached.key, 'Accept-Encoding': encoding }
+          const answers = await Promise.all([...CONCURRENT, ...CONCURRENT].map((path) => rawRequest(cached.url + path, headers).then((a) => ({ path, ...a }))))
+          for (const a of answers) {
+            assert.equal(a.status, 200, `${a.path}: ${a.body.toString()}`)
+            assert.ok(decoded(a.body, a.headers['content-encoding']).equals(reference.get(a.path)!), `round ${round}, ${encoding}: ${a.path} differs from the main thread's answer`)
+          }
+        }
+      }
+      assert.ok(handedBack >= 20, `only ${handedBack} answers' memory came back from the cache`)
+      assert.ok(cached.app.fastAnswers!.answered > 0, 'the fast path answered none of the repeats')
     } finally {
       await cached.close()
     }

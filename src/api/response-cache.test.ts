@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, describe, it } from 'node:test'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { until } from '../../test/helpers/wait.js'
+import { memoryHeld, ResponseCache } from './response-cache.js'
+
+const servers: Server[] = []
+after(() => servers.forEach((s) => s.close()))
+
+/** An answer in memory of its own (as a worker's comes back), `size` bytes of `fill`. */
+const ownAnswer = (size: number, fill: number, room = size) => Buffer.from(new ArrayBuffer(room), 0, size).fill(fill)
+
+/** A cache of 100 bytes (answers of at most 25) that records what it hands back. */
+function recordingCache() {
+  const handedBack: Buffer[] = []
+  const cache = new ResponseCache(100, { handBack: (body) => handedBack.push(body) })
+  return { cache, handedBack }
+}
+
+/** Fills the cache with five new 20-byte answers: every answer before them is evicted. */
+async function evictAll(cache: ResponseCache, fill: number): Promise<void> {
+  for (let i = 0; i < 5; i++) await cache.answer(`filler-${fill}-${i}`, async () => ownAnswer(20, fill))
+}
+
+/**
+ * A real HTTP server on loopback that writes the cached answer of its URL's tag, and ends the
+ * response only when the test says so (`end`): until then the write has not finished.
+ */
+async function slowServer(cache: ResponseCache) {
+  const ends = new Map<string, () => void>()
+  const closes = new Map<string, Promise<unknown>>()
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const tag = req.url!.slice(1)
+    void cache.answer(tag, async () => assert.fail(`${tag} is not cached`)).then((body) => {
+      assert.ok(Buffer.isBuffer(body))
+      cache.writing(body, res)
+      closes.set(tag, once(res, 'close'))
+      res.writeHead(200) // chunked: the client's response ends only when the server ends it
+      res.write(body)
+      ends.set(tag, () => res.end())
+    })
+  })
+  servers.push(server)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as AddressInfo).port
+  /** Asks for `tag`; resolves with the response once its head and first bytes arrived. */
+  const ask = (tag: string) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request({ port, host: '127.0.0.1', path: `/${tag}`, agent: false }, resolve)
+      req.on('error', reject)
+      req.end()
+    })
+  return { ask, end: (tag: string) => ends.get(tag)!(), closed: (tag: string) => closes.get(tag)! }
+}
+
+describe('ResponseCache: a computation whose place is evicted while it runs', () => {
+  it('still answers its request and those waiting on it (uncached), as a 200 would need', async () => {
+    const cache = new ResponseCache(100)
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = cache.answer('slow', async () => {
+      await gate
+      return ownAnswer(20, 5)
+    })
+    const waiting = cache.answer('slow', async () => assert.fail('a second computation of the same tag'))
+    await evictAll(cache, 6) // five answers arrive while it runs: its placeholder is the oldest entry
+    release()
+    const [first, second] = await Promise.all([slow, waiting])
+    assert.ok(Buffer.isBuffer(first) && first.equals(Buffer.alloc(20, 5)))
+    assert.equal(second, first)
+    assert.equal(cache.has('slow'), false, 'kept, though its place was given up')
+  })
+})
+
+describe('ResponseCache: memory of answers that left it goes back to the runner', () => {
+  it('an evicted answer no response is writing is handed back on the next turn, once', async () => {
+    const { cache, handedBack } = recordingCache()
+    const first = ownAnswer(20, 1)
+    await cache.answer('a', async () => first)
+    for (let i = 0; i < 4; i++) await cache.answer(`b${i}`, async () => ownAnswer(20, 2))
+    assert.equal(cache.has('a'), true)
+    assert.equal(cache.answer('b4', async () => ownAnswer(20, 2)) instanceof Promise, true) // the sixth: evicts a
+    await Promise.resolve()
+    assert.equal(cache.has('a'), false)
+    assert.equal(handedBack.length, 0, 'handed back in the turn it left (someone who got it this turn may still say it writes it)')
+    await nextTurn()
+    assert.deepEqual(handedBack, [first])
+    await nextTurn()
+    assert.equal(handedBack.length, 1)
+    assert.equal(cache.has('b0'), true)
+  })
+
+  it('an evicted answer a response is writing is handed back only once that response has finished', async () => {
+    const { cache, handedBack } = recordingCache()
+    const answer = ownAnswer(20, 7)
+    await cache.answer('big', async () => answer)
+    const { ask, end } = await slowServer(cache)
+    const res = await ask('big')
+    const chunks: Buffer[] = []
+    res.on('data', (c: Buffer) => chunks.push(c))
+    await evictAll(cache, 8) // evicts it while it is being written
+    assert.equal(cache.has('big'), false)
+    for (let i = 0; i < 5; i++) await nextTurn()
+    assert.equal(handedBack.length, 0, 'handed back while its response had not finished')
+    end('big')
+    await once(res, 'end')
+    assert.ok(Buffer.concat(chunks).equals(Buffer.alloc(20, 7)))
+    await until(() => handedBack.length === 1, 'the answer handed back after its response finished')
+    assert.equal(handedBack[0], answer)
+  })
+
+  it('an answer whose response closed before it finished is never handed back (its socket may still hold it)', async () => {
+    const { cache, handedBack } = recordingCache()
+    await cache.answer('big', async () => ownAnswer(20, 7))
+    const { ask, closed } = await slowServer(cache)
+    const res = await ask('big')
+    await evictAll(cache, 8) // evicts it while it is being written
+    res.destroy() // the client leaves before the response has finished
+    await closed('big') // the server saw it close (the cache's own listener ran first)
+    await evictAll(cache, 9) // evicts the fillers (no writes): handed back
+    await until(() => handedBack.length === 5, 'the five unwritten answers handed back')
+    for (let i = 0; i < 5; i++) await nextTurn()
+    assert.deepEqual(
+      handedBack.map((b) => b[0]),
+      [8, 8, 8, 8, 8],
+      'only the answers no response wrote came back',
+    )
+  })
+
+  it('without handBack nothing is watched or handed back, and answers are kept as before', async () => {
+    const cache = new ResponseCache(100)
+    const first = ownAnswer(20, 1)
+    await cache.answer('a', async () => first)
+    await evictAll(cache, 2)
+    await nextTurn()
+    assert.equal(cache.has('a'), false)
+    assert.equal(first[0], 1)
+  })
+
+  it('counts the memory an answer holds: its whole buffer, or its length when it is a slice of the shared pool', () => {
+    const pooled = Buffer.from('{"data":[]}')
+    assert.equal(pooled.buffer.byteLength, Buffer.poolSize, 'a small Buffer.from is a slice of the pool slab')
+    assert.equal(memoryHeld(pooled), pooled.length)
+    assert.equal(memoryHeld(ownAnswer(30_000, 1, 40_960)), 40_960)
+    assert.equal(memoryHeld(ownAnswer(30_000, 1)), 30_000)
+    const cache = new ResponseCache(1 << 20)
+    cache.set('a', ownAnswer(30_000, 1, 40_960))
+    cache.set('b', pooled)
+    assert.equal(cache.bytes, 40_960 + pooled.length)
+  })
+})
+
