@@ -21,6 +21,10 @@ const bytesOf = (produced: string | Buffer) => (typeof produced === 'string' ? B
  */
 export const memoryHeld = (body: Buffer): number => (body.buffer.byteLength === Buffer.poolSize ? body.length : body.buffer.byteLength)
 
+/** The cached answer a response writes (ResponseCache's `writing`). */
+const BODY = Symbol('mdq.cachedBody')
+type Writing = ServerResponse & { [BODY]?: Buffer }
+
 export interface ResponseCacheOptions {
   /**
    * Where an answer's memory goes once it has left the cache and no response is writing it (the
@@ -124,15 +128,24 @@ export class ResponseCache {
 
   /**
    * Says that `res` writes `body` (an answer this cache gave out): its memory is not handed back
-   * before that response has finished. Called before the write starts, in the turn the answer was got.
+   * before that response has closed, and never if it closed unfinished. Called before the write
+   * starts, in the turn the answer was got. (One listener shared by all responses, the body on the
+   * response: no closure a request, on the fast path's hits too.)
    */
   writing(body: Buffer, res: ServerResponse): void {
     if (this.#handBack === undefined) return
     this.#writes.set(body, (this.#writes.get(body) ?? 0) + 1)
-    let finished = false
-    res.once('finish', () => (finished = true))
-    res.once('close', () => this.#written(body, finished))
+    ;(res as Writing)[BODY] = body
+    res.on('close', this.#closed)
   }
+
+  /** A writing response's 'close': after 'finish' (its socket no longer reads the body), or when the client left first. */
+  readonly #closed = (() => {
+    const written = (body: Buffer, finished: boolean) => this.#written(body, finished)
+    return function (this: Writing) {
+      written(this[BODY]!, this.writableFinished)
+    }
+  })()
 
   #written(body: Buffer, finished: boolean): void {
     if (!finished) this.#unfinished.add(body)
