@@ -17,7 +17,7 @@ const bytesOf = (produced: string | Buffer) => (typeof produced === 'string' ? B
 /**
  * The memory an answer holds: its length when it is a slice of Node's shared pool slab, else its
  * whole ArrayBuffer (a worker's answer may sit in memory a quarter larger than it, or in a spare up
- * to 4 times its size; a zlib output may be a slice of a larger chunk).
+ * to twice its size; a zlib output may be a slice of a larger chunk).
  */
 export const memoryHeld = (body: Buffer): number => (body.buffer.byteLength === Buffer.poolSize ? body.length : body.buffer.byteLength)
 
@@ -46,6 +46,8 @@ export class ResponseCache {
   readonly #leftWriting = new Set<Buffer>()
   /** Answers a response closed on before it finished: never handed back. */
   readonly #unfinished = new WeakSet<Buffer>()
+  /** A writing response's 'close' listener: after 'finish' (its socket no longer reads the body), or when the client left first. */
+  readonly #closed: (this: Writing) => void
   hits = 0
   misses = 0
 
@@ -55,6 +57,10 @@ export class ResponseCache {
     { handBack }: ResponseCacheOptions = {},
   ) {
     this.#handBack = handBack
+    const written = (body: Buffer, finished: boolean) => this.#written(body, finished)
+    this.#closed = function (this: Writing) {
+      written(this[BODY]!, this.writableFinished)
+    }
     this.#lru =
       maxBytes > 0
         ? new LRUCache<string, Buffer, Flight>({
@@ -139,13 +145,6 @@ export class ResponseCache {
     res.on('close', this.#closed)
   }
 
-  /** A writing response's 'close': after 'finish' (its socket no longer reads the body), or when the client left first. */
-  readonly #closed = (() => {
-    const written = (body: Buffer, finished: boolean) => this.#written(body, finished)
-    return function (this: Writing) {
-      written(this[BODY]!, this.writableFinished)
-    }
-  })()
 
   #written(body: Buffer, finished: boolean): void {
     if (!finished) this.#unfinished.add(body)
