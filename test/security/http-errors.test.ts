@@ -80,7 +80,7 @@ describe('error bodies', () => {
     conn.write(`${body.slice(11)}GET /v1/instruments?symbols=600519.SH HTTP/1.1\r\nHost: x\r\nX-API-Key: ${own.key}\r\n\r\n`)
     await waitFor(() => conn.closed, 'the server to close the connection after answering')
     await closed
-    await own.store.close()
+    await own.close() // the stores, and the worker pool under MDQ_TEST_WORKERS (whose threads would keep this file's process alive)
     const answers = conn.received.split(/(?=HTTP\/1\.1 )/)
     assert.equal(answers.length, 2, conn.received)
     assert.match(answers[0], /^HTTP\/1\.1 200/)
