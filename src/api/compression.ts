@@ -40,9 +40,12 @@ export function acceptedEncoding(header: string | undefined): Encoding | undefin
   return best
 }
 
+/** Whether the request sends `x-no-compression` (@fastify/compress's opt-out): its answer is plain whatever Accept-Encoding says. */
+export const noCompression = (headers: IncomingHttpHeaders): boolean => headers['x-no-compression'] !== undefined
+
 /** The encoding @fastify/compress would give this request's answer: none when it sends `x-no-compression`, else as accepted. */
 export function requestedEncoding(headers: IncomingHttpHeaders): Encoding | undefined {
-  return headers['x-no-compression'] === undefined ? acceptedEncoding(headers['accept-encoding']) : undefined
+  return noCompression(headers) ? undefined : acceptedEncoding(headers['accept-encoding'])
 }
 
 export function compress(encoding: Encoding, body: Buffer): Buffer {

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import type { ApiKeyRecord } from '../store/key-store.js'
 import type { KeyAuthenticator } from './auth.js'
-import type { Encoding } from './compression.js'
+import { noCompression, type Encoding } from './compression.js'
 import type { HttpLimits } from './http-limits.js'
 import type { Metrics } from './observability.js'
 import type { PerTurn } from './per-turn.js'
@@ -85,7 +85,7 @@ export class FastAnswers {
    * X-API-Key header (a key in the URL would be held in this map).
    */
   remember(req: FastifyRequest, reply: FastifyReply, sent: SentAnswer): void {
-    if (req.method !== 'GET' || reply.statusCode !== 200 || hasBody(req.raw) || typeof req.headers['x-api-key'] !== 'string' || noCompression(req.raw)) return
+    if (req.method !== 'GET' || reply.statusCode !== 200 || hasBody(req.raw) || typeof req.headers['x-api-key'] !== 'string' || noCompression(req.headers)) return
     if ((req.query as Record<string, unknown> | undefined)?.api_key !== undefined) return
     const route = req.routeOptions.url ?? 'unmatched'
     const { requests, latency } = this.opts.metrics
@@ -109,7 +109,8 @@ export class FastAnswers {
    * (or no longer) a candidate, untouched: the caller hands it to Fastify at once.
    */
   take(req: IncomingMessage, res: ServerResponse, fallback: Handler): boolean {
-    if (req.method !== 'GET' || this.opts.closing() || hasBody(req) || noCompression(req)) return false
+    // Held answers are by Accept-Encoding alone: a request with x-no-compression takes the full path.
+    if (req.method !== 'GET' || this.opts.closing() || hasBody(req) || noCompression(req.headers)) return false
     const presented = req.headers['x-api-key']
     if (typeof presented !== 'string' || presented === '') return false
     const held = this.#held.get(heldKey(req.url, req.headers['accept-encoding']))
@@ -203,8 +204,6 @@ function handOver(req: IncomingMessage, outcome: Outcome | undefined): false {
 }
 
 const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
-/** `x-no-compression` makes an answer plain whatever Accept-Encoding says: held answers are by Accept-Encoding alone, so such requests take the full path. */
-const noCompression = (req: IncomingMessage) => req.headers['x-no-compression'] !== undefined
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose

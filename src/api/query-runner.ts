@@ -25,20 +25,12 @@ export type BatchTask =
   | { readonly kind: 'intraday-batch'; readonly symbols: readonly string[]; readonly period: MinutePeriod; readonly count?: number }
 
 /** Whether a task is a batch group (its bytes stream, and their memory can be used again once written). */
-export const isBatchTask = (task: AnswerTask | BatchTask): task is BatchTask => task.kind === 'klines-batch' || task.kind === 'intraday-batch'
+const isBatchTask = (task: AnswerTask | BatchTask): task is BatchTask => task.kind === 'klines-batch' || task.kind === 'intraday-batch'
 
 export type StoreReadObserver = (operation: string, seconds: number) => void
 
 /** How the caller uses an answer's bytes. */
 export interface AnswerUse {
-  /**
-   * The caller hands the bytes (and a gzip member attached beside them) to `written` once no longer
-   * needed: sent, with no response cache, or out of the cache and no longer being written
-   * (ResponseCache's `handBack`). They may then be written into memory used again, which spares the
-   * main thread's GC the memory of every answer moved to it (each one counted as new external
-   * memory: a mark-compact every 100-300 ms under load).
-   */
-  readonly handedBack?: boolean
   /**
    * The client takes gzip (the encoding @fastify/compress would choose), so a runner may make the
    * gzip member where it computed the answer rather than leave the main thread to compress it
@@ -62,9 +54,12 @@ export interface QueryRunner {
    */
   readonly deflatedBatch?: (task: BatchTask) => AsyncIterable<DeflatedPiece | string>
   /**
-   * Told that a Buffer piece of `batch` or `deflatedBatch`, or an answer asked with `handedBack` (or
-   * its gzip member), has been written out (and is referenced nowhere else): its memory may be used
-   * again. Absent when nothing is reused.
+   * Told that a Buffer piece of `batch` or `deflatedBatch`, or an answer (or the gzip member attached
+   * to it), has been written out and is referenced nowhere else: sent, with no response cache, or out
+   * of the cache and no longer being written (ResponseCache's `handBack`). Its memory may then be used
+   * again, which spares the main thread's GC the memory of every answer moved to it (each one counted
+   * as new external memory: a mark-compact every 100-300 ms under load). Bytes never handed back are
+   * left to the GC. Absent when nothing is reused.
    */
   readonly written?: (piece: Buffer) => void
   /** Whether batch pieces are mostly Latin-1 text (kept as strings through the stream) rather than Buffers. */

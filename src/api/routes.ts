@@ -55,11 +55,10 @@ export function checkRange(start?: number, end?: number): void {
  * memory to the GC.
  */
 export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
-  const gzip = wantsGzip(req)
+  const kept = cache.maxBytes > 0
+  const body = await answer(wantsGzip(req) ? { gzip: kept ? 'beside' : 'instead' } : {})
   const written = runner.written
-  if (cache.maxBytes > 0) return answer({ handedBack: written !== undefined, ...(gzip && { gzip: 'beside' }) })
-  const body = await answer({ handedBack: written !== undefined, ...(gzip && { gzip: 'instead' }) })
-  if (written) reply.raw.once('finish', () => written(body))
+  if (written && !kept) reply.raw.once('finish', () => written(body))
   return body
 }
 

@@ -1,7 +1,7 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
 import { attachGzip, deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
-import { fromErrorData, isBatchTask, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import { fromErrorData, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
@@ -72,22 +72,20 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
   /** Written answers' memory, for the workers to write batch groups and handed-back answers into again (see SPARE_BYTES). */
   const spares: ArrayBuffer[] = []
   let spareBytes = 0
-  /** The memory of batch groups and handed-back answers not yet written: only these come back as spares. */
+  /** The memory of the workers' bytes not yet handed back: only these come back as spares. */
   const streamed = new WeakSet<ArrayBufferLike>()
   /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
   const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
-    // A batch group's memory always comes back through `written`; an answer's when its caller says so.
-    const reuse = isBatchTask(task) || task.reuse === true
     // Spare memory for each buffer the task makes: a gzip member beside an answer is a second one.
     const given: ArrayBuffer[] = []
-    for (let n = reuse ? (task.encoding === 'gzip-beside' ? 2 : 1) : 0; n > 0 && spares.length > 0; n--) given.push(spares.pop()!)
+    for (let n = task.encoding === 'gzip-beside' ? 2 : 1; n > 0 && spares.length > 0; n--) given.push(spares.pop()!)
     for (const spare of given) spareBytes -= spare.byteLength
-    const result = await pool.run({ ...task, reuse, ...(given.length > 0 && { spares: given }) }, given)
+    const result = await pool.run({ ...task, ...(given.length > 0 && { spares: given }) }, given)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
-    if (reuse) for (const bytes of [result.bytes, result.gzip]) if (bytes) streamed.add(bytes.buffer) // their memory comes back through `written`
+    for (const bytes of [result.bytes, result.gzip]) if (bytes) streamed.add(bytes.buffer) // their memory may come back through `written`
     return { bytes: withGzip(asBuffer(result.bytes), result), ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
@@ -125,7 +123,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     }
   }
   return {
-    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, reuse: use?.handedBack === true, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
+    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {

@@ -23,11 +23,10 @@ export interface WorkerConfig {
  */
 export type WorkerEncoding = 'deflate' | `gzip-${NonNullable<AnswerUse['gzip']>}`
 /**
- * `reuse`: the bytes' memory comes back once written (a batch group's always does), so they are
- * written into memory made for reuse. `spares`: such memory, written out, for this task or a later one
- * (one for each buffer the task makes).
+ * `spares`: memory of bytes written out (a task's bytes are written into memory made for reuse, which
+ * may come back), for this task or a later one (one for each buffer the task makes).
  */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly reuse?: boolean; readonly spares?: readonly ArrayBuffer[] }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly spares?: readonly ArrayBuffer[] }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -100,12 +99,11 @@ function reusableMemory(length: number): ArrayBuffer {
 
 /**
  * Copies pieces into one ArrayBuffer of its own (Node's small Buffers share a pool slab, which must
- * never be transferred): into memory made for reuse when it comes back, else into new memory of its
- * exact size.
+ * never be transferred), made for reuse when it comes back.
  */
-function own(pieces: readonly Buffer[], reuse: boolean): Uint8Array {
+function own(pieces: readonly Buffer[]): Uint8Array {
   const length = pieces.reduce((n, p) => n + p.length, 0)
-  const out = new Uint8Array(reuse ? reusableMemory(length) : new ArrayBuffer(length), 0, length)
+  const out = new Uint8Array(reusableMemory(length), 0, length)
   let at = 0
   for (const p of pieces) {
     out.set(p, at)
@@ -139,8 +137,8 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
     const { out, member, ...form } = encoded(task, pieces)
     // One buffer per answer: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
-    const bytes = own(out, task.reuse === true)
-    return moved({ bytes, version: before === after ? before : undefined, ...form, ...(member && { gzip: own(member, task.reuse === true) }), reads: reads.splice(0) })
+    const bytes = own(out)
+    return moved({ bytes, version: before === after ? before : undefined, ...form, ...(member && { gzip: own(member) }), reads: reads.splice(0) })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err
