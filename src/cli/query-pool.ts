@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os'
 import { attachGzip, deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
 import { fromErrorData, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
-import type { MarketStore } from '../store/market-store.js'
+import type { MarketStore, StoreCapabilities } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
 import { WorkerPool } from './worker-pool.js'
 
@@ -15,8 +15,13 @@ import { WorkerPool } from './worker-pool.js'
 const GROUP_BARS = 10_000
 /** The bars of an intraday answer without a count: one trading day of 1m bars at most (US: 390). */
 const DAY_OF_MINUTES = 400
-/** Tasks given to a worker at once (it runs them one after another). */
-const TASKS_PER_WORKER = 2
+/**
+ * Tasks a worker runs at once on a store whose reads wait on a server (StoreCapabilities'
+ * blockingReads): its thread works on one while another's query is out. On a blocking store, one.
+ */
+const WAITING_TASKS_PER_WORKER = 2
+/** Batch groups computed ahead per worker: one running and one posted, so a worker that finishes one starts the next at once. */
+const GROUPS_AHEAD_PER_WORKER = 2
 /**
  * A worker's young generation (semi-spaces), in MB: each task makes megabytes of short-lived
  * arrays and JSON pieces, and V8's default lets that grow to 16 MB per semi-space in every worker,
@@ -55,15 +60,14 @@ function withGzip(bytes: Buffer, result: { readonly gzipped?: true; readonly gzi
 /** A worker's bytes as a Buffer over the moved memory, not a copy. */
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
-export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
+/** `store`: the capability of the store the workers open that sets how many tasks each runs at once. */
+export function poolRunner(workers: number, config: WorkerConfig, store: Pick<StoreCapabilities, 'blockingReads'>): QueryRunner {
   // Each worker's event loop keeps running between tasks (it waits on its port, never in Atomics.wait):
   // the store's background timers (ClickHouse health pings, snapshot polling) must run there.
-  const pool = new WorkerPool<WorkerTask, WorkerResult>({
+  const pool = new WorkerPool<WorkerTask, WorkerResult, ArrayBuffer[]>({
     filename: new URL('./query-worker.js', import.meta.url),
     threads: workers,
-    // A second task waits in each worker's own queue: a worker that finishes one starts the next at
-    // once, not after a round trip through a main thread that may be busy or descheduled.
-    tasksPerThread: TASKS_PER_WORKER,
+    tasksPerThread: store.blockingReads ? 1 : WAITING_TASKS_PER_WORKER,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
     workerData: config,
   })
@@ -81,7 +85,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
     const given: ArrayBuffer[] = []
     for (let n = task.encoding === 'gzip-beside' ? 2 : 1; n > 0 && spares.length > 0; n--) given.push(spares.pop()!)
     for (const spare of given) spareBytes -= spare.byteLength
-    const result = await pool.run({ ...task, ...(given.length > 0 && { spares: given }) }, given)
+    const result = await pool.run(task, given.length > 0 ? { value: given, transfer: given } : undefined)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
@@ -102,7 +106,7 @@ export function poolRunner(workers: number, config: WorkerConfig): QueryRunner {
    */
   async function* inOrder<T>(task: BatchTask, get: (group: BatchTask) => Promise<T>): AsyncGenerator<T | string> {
     const groups = batchGroups(task, workers)
-    const ahead = workers * TASKS_PER_WORKER + 1
+    const ahead = workers * GROUPS_AHEAD_PER_WORKER + 1
     const pending: Promise<T>[] = []
     let next = 0
     const refill = () => {

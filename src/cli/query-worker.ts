@@ -22,11 +22,7 @@ export interface WorkerConfig {
  * @fastify/compress would leave it). Unset: plain.
  */
 export type WorkerEncoding = 'deflate' | `gzip-${NonNullable<AnswerUse['gzip']>}`
-/**
- * `spares`: memory of bytes written out (a task's bytes are written into memory made for reuse, which
- * may come back), for this task or a later one (one for each buffer the task makes).
- */
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly spares?: readonly ArrayBuffer[] }
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -47,9 +43,9 @@ interface WorkerBytes {
 }
 
 /**
- * Reads not yet reported. A worker holds two tasks at once (their awaits may interleave, on a
- * ClickHouse store): each task hands back the reads made since the last one finished, so every
- * read reaches the histogram once, if not always with its own task.
+ * Reads not yet reported. On a ClickHouse store a worker runs two tasks at once (their awaits
+ * interleave): each task hands back the reads made since the last one finished, so every read
+ * reaches the histogram once, if not always with its own task.
  */
 const reads: StoreRead[] = []
 
@@ -131,7 +127,6 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   try {
     opened ??= open(workerData as WorkerConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
-    for (const spare of task.spares ?? []) keep(spare)
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
     const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task), await store.dataVersion()] as const)
@@ -145,4 +140,6 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   }
 }
 
-serveTasks(run)
+// Spares: memory of bytes written out (a task's bytes are written into memory made for reuse, which
+// may come back), given with a task to one worker, for whatever task it runs next.
+serveTasks(run, (given: ArrayBuffer[]) => given.forEach(keep))

@@ -61,7 +61,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
   // Each worker opens the store itself through the same factory (a SQLite handle per thread).
-  const runner = config.workers > 0 ? poolRunner(config.workers, { store: config.store, keys: config.keys }) : undefined
+  const runner = config.workers > 0 ? poolRunner(config.workers, { store: config.store, keys: config.keys }, store.capabilities) : undefined
   const app = await buildApp({
     runner,
     store,

@@ -1,8 +1,12 @@
 /**
  * @module A fixed pool of worker threads running one task function, over each worker's own message
- * port. Piscina did this until a window of 1m bars cost 34-46 us of main-thread CPU a round trip in
- * Piscina against 7-9 us over a bare port (a micro test, 2 workers, 8 in flight): its per-task
- * AsyncResource, abort wiring and task objects were most of what a small answer's hop cost.
+ * port, with one queue they all take from. Every task is posted to every worker; a worker that is
+ * free claims the oldest task no other worker has claimed (a compare-and-swap on shared memory) and
+ * skips the claimed ones. So a worker never waits on a round trip through the main thread for its
+ * next task, and no task waits behind a worker that the OS has descheduled while another is free.
+ * Piscina did this pool's job until a window of 1m bars cost 34-46 us of main-thread CPU a round
+ * trip in Piscina against 7-9 us over a bare port (a micro test, 2 workers, 8 in flight): its
+ * per-task AsyncResource, abort wiring and task objects were most of what a small answer's hop cost.
  */
 import { isMainThread, parentPort, Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads'
 
@@ -10,51 +14,87 @@ export interface WorkerPoolOptions {
   /** The worker's module: it calls `serveTasks` with its task function. */
   readonly filename: URL
   readonly threads: number
-  /** Tasks given to a worker at once (it runs them one after another): it starts the next without a round trip. */
+  /**
+   * Tasks a worker runs at once: 1 where a task's reads never wait (they block the worker's thread
+   * anyway, and a second claimed task would only wait behind the first); more where they wait on a
+   * server, so the worker's thread works while a query is out.
+   */
   readonly tasksPerThread: number
   readonly workerData: unknown
   readonly resourceLimits?: ResourceLimits
 }
 
+/** Memory to hand to one worker with a task (whichever worker runs the task): its value and what in it is moved. */
+export interface Gift<G> {
+  readonly value: G
+  readonly transfer: readonly TransferListItem[]
+}
+
 /** What a worker posts back for task `id`: its result, or the message and stack of what it threw. */
 type Reply = readonly [id: number, ok: true, result: unknown] | readonly [id: number, ok: false, error: { readonly message: string; readonly stack?: string }]
+/** What the pool posts: first the worker's part of the queue, then each task (with a gift to one worker). */
+interface Init {
+  readonly claims: Int32Array
+  readonly mark: number
+  readonly tasksPerThread: number
+}
+type Posted = readonly [id: number, task: unknown, gift?: unknown]
+
+/**
+ * Claim slots, one per task posted and not answered (task `id` uses slot `id % SLOTS`): the slot
+ * holds `unclaimed(id)` until a worker swaps in its own negative mark. Tasks past MAX_POSTED wait in
+ * the main thread, so a slot is never reused while its task is out.
+ */
+const SLOTS = 4096
+const MAX_POSTED = 1024
+/** A slot's value while its task is unclaimed: the id itself (from 1), so a worker's stale copy of an older task in the same slot never matches. */
+const unclaimed = (id: number) => (id % 0x3fffffff) + 1
 
 interface Pending<R> {
   readonly id: number
   readonly task: unknown
-  readonly transfer: readonly TransferListItem[]
+  readonly gift?: Gift<unknown>
   readonly resolve: (result: R) => void
   readonly reject: (err: Error) => void
 }
 
-interface Thread<R> {
+interface Thread {
   readonly worker: Worker
-  /** Tasks posted to this worker and not yet answered, by id. */
-  readonly running: Map<number, Pending<R>>
+  /** This worker's claims are `-mark` (a new worker takes a new mark). */
+  readonly mark: number
 }
 
-export class WorkerPool<T, R> {
-  readonly #threads: Thread<R>[] = []
-  /** Tasks waiting for a worker with room, oldest first. */
+export class WorkerPool<T, R, G = never> {
+  readonly #threads: Thread[] = []
+  /** Tasks not yet posted (over MAX_POSTED), oldest first. */
   readonly #queue: Pending<R>[] = []
+  /** Tasks posted to every worker and not yet answered, by id (in posting order). */
+  readonly #posted = new Map<number, Pending<R>>()
+  readonly #claims = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT))
   #nextId = 0
+  #nextMark = 1
+  /** Which worker takes the next gift. */
+  #giftTurn = 0
   #closed = false
 
   constructor(private readonly opts: WorkerPoolOptions) {
     for (let i = 0; i < opts.threads; i++) this.#threads.push(this.#start())
   }
 
-  /** Tasks waiting for a free worker. */
+  /** Tasks no worker has claimed yet. */
   get queueSize(): number {
-    return this.#queue.length
+    let waiting = this.#queue.length
+    for (const id of this.#posted.keys()) if (Atomics.load(this.#claims, id % SLOTS) > 0) waiting++
+    return waiting
   }
 
-  /** Runs `task` on the least busy worker (or when one has room), moving `transfer` to it. */
-  run(task: T, transfer: readonly TransferListItem[] = []): Promise<R> {
+  /** Runs `task` on the first worker free for it; `gift` goes to one worker (moving its `transfer`), whichever runs the task. */
+  run(task: T, gift?: Gift<G>): Promise<R> {
     if (this.#closed) return Promise.reject(new Error('the worker pool is closed'))
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ id: this.#nextId++, task, transfer, resolve, reject })
-      this.#dispatch()
+      const id = this.#nextId++
+      this.#queue.push({ id, task, gift, resolve, reject })
+      this.#post()
     })
   }
 
@@ -63,54 +103,59 @@ export class WorkerPool<T, R> {
     this.#closed = true
     const gone = new Error('the worker pool was closed before the task ended')
     for (const p of this.#queue.splice(0)) p.reject(gone)
-    await Promise.all(
-      this.#threads.map(async (t) => {
-        for (const p of t.running.values()) p.reject(gone)
-        t.running.clear()
-        await t.worker.terminate()
-      }),
-    )
+    for (const p of this.#posted.values()) p.reject(gone)
+    this.#posted.clear()
+    await Promise.all(this.#threads.map((t) => t.worker.terminate()))
   }
 
-  #start(): Thread<R> {
+  #start(): Thread {
     const worker = new Worker(this.opts.filename, { workerData: this.opts.workerData, resourceLimits: this.opts.resourceLimits })
-    const thread: Thread<R> = { worker, running: new Map() }
-    // An idle worker does not keep the process alive (as Piscina's did not); one with tasks does.
-    worker.unref()
+    const thread: Thread = { worker, mark: this.#nextMark++ }
+    worker.postMessage({ claims: this.#claims, mark: thread.mark, tasksPerThread: this.opts.tasksPerThread } satisfies Init)
+    // Tasks already out reach a new worker too (a replacement's); gifts stay with their first worker.
+    for (const p of this.#posted.values()) worker.postMessage([p.id, p.task] satisfies Posted)
+    // An idle pool does not keep the process alive (as Piscina's did not); one with tasks out does.
+    if (this.#posted.size === 0) worker.unref()
     worker.on('message', (reply: Reply) => {
-      const pending = thread.running.get(reply[0])
+      const pending = this.#posted.get(reply[0])
       if (pending === undefined) return
-      thread.running.delete(reply[0])
-      if (thread.running.size === 0) worker.unref()
+      this.#posted.delete(reply[0])
       if (reply[1]) pending.resolve(reply[2] as R)
       else pending.reject(Object.assign(new Error(reply[2].message), { stack: reply[2].stack }))
-      this.#dispatch()
+      this.#post()
+      if (this.#posted.size === 0) for (const t of this.#threads) t.worker.unref()
     })
-    // A worker that dies (an uncaught error, out of memory) fails its own tasks and is replaced.
+    // A worker that dies (an uncaught error, out of memory) fails the tasks it had claimed and is
+    // replaced; the tasks it had not claimed go on to the others.
     const died = (err: Error) => {
       const i = this.#threads.indexOf(thread)
       if (i < 0) return
-      for (const p of thread.running.values()) p.reject(err)
-      thread.running.clear()
+      this.#threads.splice(i, 1)
+      for (const p of [...this.#posted.values()]) {
+        if (Atomics.load(this.#claims, p.id % SLOTS) !== -thread.mark) continue
+        this.#posted.delete(p.id)
+        p.reject(err)
+      }
       if (this.#closed) return
-      this.#threads[i] = this.#start()
-      this.#dispatch()
+      this.#threads.splice(i, 0, this.#start())
+      this.#post()
     }
     worker.on('error', died)
     worker.on('exit', (code) => died(new Error(`a query worker exited (code ${code})`)))
     return thread
   }
 
-  /** Posts waiting tasks, oldest first, each to the worker running the fewest. */
-  #dispatch(): void {
-    while (this.#queue.length > 0) {
-      let best: Thread<R> | undefined
-      for (const t of this.#threads) if (t.running.size < this.opts.tasksPerThread && (best === undefined || t.running.size < best.running.size)) best = t
-      if (best === undefined) return
+  /** Posts waiting tasks, oldest first, to every worker (each task's gift to the next worker in turn). */
+  #post(): void {
+    while (this.#queue.length > 0 && this.#posted.size < MAX_POSTED) {
       const p = this.#queue.shift()!
-      if (best.running.size === 0) best.worker.ref()
-      best.running.set(p.id, p)
-      best.worker.postMessage([p.id, p.task], p.transfer)
+      if (this.#posted.size === 0) for (const t of this.#threads) t.worker.ref()
+      Atomics.store(this.#claims, p.id % SLOTS, unclaimed(p.id))
+      this.#posted.set(p.id, p)
+      const gifted = p.gift ? this.#giftTurn++ % this.#threads.length : -1
+      this.#threads.forEach((t, k) =>
+        k === gifted ? t.worker.postMessage([p.id, p.task, p.gift!.value] satisfies Posted, p.gift!.transfer) : t.worker.postMessage([p.id, p.task] satisfies Posted),
+      )
     }
   }
 }
@@ -121,14 +166,47 @@ export interface TaskResult<R> {
   readonly transfer?: readonly TransferListItem[]
 }
 
-/** In a worker: answers each task the pool posts with `run`, in order of arrival (a second one may start while the first awaits). */
-export function serveTasks<T, R>(run: (task: T) => Promise<TaskResult<R>>): void {
+/**
+ * In a worker: answers the tasks the pool posts with `run`, claiming the oldest unclaimed one
+ * whenever fewer than the pool's `tasksPerThread` are running here; `accept` takes the gifts that
+ * come with tasks (whoever runs those tasks).
+ */
+export function serveTasks<T, R, G = never>(run: (task: T) => Promise<TaskResult<R>>, accept?: (gift: G) => void): void {
   if (isMainThread || parentPort === null) throw new Error('serveTasks runs in a worker thread')
   const port = parentPort
-  port.on('message', ([id, task]: [number, T]) => {
-    run(task).then(
-      ({ result, transfer }) => port.postMessage([id, true, result], transfer),
-      (err: unknown) => port.postMessage([id, false, { message: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }]),
-    )
+  let init: Init | undefined
+  /** Tasks posted here and not yet claimed or skipped, oldest first, from `head`. */
+  let known: (readonly [id: number, task: T] | undefined)[] = []
+  let head = 0
+  let running = 0
+  const reply = (id: number, ok: boolean, value: unknown, transfer: readonly TransferListItem[] = []) => port.postMessage([id, ok, value], transfer)
+  const next = () => {
+    const { claims, mark, tasksPerThread } = init!
+    while (running < tasksPerThread && head < known.length) {
+      const [id, task] = known[head]!
+      known[head++] = undefined
+      if (Atomics.compareExchange(claims, id % SLOTS, unclaimed(id), -mark) !== unclaimed(id)) continue // another worker's
+      running++
+      run(task)
+        .then(
+          ({ result, transfer }) => reply(id, true, result, transfer),
+          (err: unknown) => reply(id, false, { message: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }),
+        )
+        .finally(() => {
+          running--
+          next()
+        })
+    }
+    if (head === known.length) {
+      known = []
+      head = 0
+    }
+  }
+  port.on('message', (message: Init | Posted) => {
+    if (!Array.isArray(message)) return void (init = message as Init)
+    const [id, task, gift] = message as Posted
+    if (gift !== undefined) accept?.(gift as G)
+    known.push([id, task as T])
+    next()
   })
 }

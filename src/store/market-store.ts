@@ -67,6 +67,11 @@ export interface StoreCapabilities {
   readonly storedRollups: boolean
   /** Every read inside one `withSnapshot` sees one committed state, whatever commits meanwhile. */
   readonly snapshotReads: boolean
+  /**
+   * Reads do their work on the calling thread (an embedded store) rather than wait on a server: a
+   * query worker then runs one task at a time, since a second would only wait behind the first.
+   */
+  readonly blockingReads: boolean
 }
 
 export interface MarketStore {

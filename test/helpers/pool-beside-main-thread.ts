@@ -17,7 +17,7 @@ export interface PoolBesideMainThread {
 }
 
 export async function poolBesideMainThread(db: string, workers = 2): Promise<PoolBesideMainThread> {
-  const pool = poolRunner(workers, { store: db })
+  const pool = poolRunner(workers, { store: db }, { blockingReads: true })
   let count = 0
   const runner = {
     ...pool,

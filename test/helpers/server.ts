@@ -33,7 +33,7 @@ const TEST_WORKERS = Number(process.env.MDQ_TEST_WORKERS ?? 0)
 
 export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}): Promise<TestServer> {
   const { market: store, keys } = await openStores({ store: dbPath, create: true })
-  const runner = extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:' ? poolRunner(TEST_WORKERS, { store: dbPath }) : undefined
+  const runner = extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:' ? poolRunner(TEST_WORKERS, { store: dbPath }, { blockingReads: true }) : undefined
   const app = await buildApp({ store, keys, ...(runner && { runner }), ...extra })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }

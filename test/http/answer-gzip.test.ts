@@ -15,7 +15,7 @@ const servers: Record<'main thread' | 'pool of 2' | 'pool of 2, cached', TestSer
 const runners: { close(): Promise<void> }[] = []
 before(async () => {
   const db = await demoDb(dir)
-  const runner = poolRunner(2, { store: db })
+  const runner = poolRunner(2, { store: db }, { blockingReads: true })
   runners.push(runner)
   servers['main thread'] = await startServer(db, { responseCacheBytes: 0 })
   servers['pool of 2'] = await startServer(db, { responseCacheBytes: 0, runner })

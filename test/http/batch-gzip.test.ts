@@ -24,7 +24,7 @@ const servers: Record<'main thread' | 'pool of 2', TestServer> = {} as never
 const runners: { close(): Promise<void> }[] = []
 before(async () => {
   db = await demoDb(dir)
-  const runner = poolRunner(2, { store: db })
+  const runner = poolRunner(2, { store: db }, { blockingReads: true })
   runners.push(runner)
   // The response cache off (batch answers are never cached anyway); in the main thread, or in the pool.
   servers['main thread'] = await startServer(db, { responseCacheBytes: 0 })
@@ -117,7 +117,7 @@ function outcome(url: string, headers: Record<string, string>): Promise<{ status
 describe('a group that fails in a worker, with gzip', () => {
   it('a store the workers cannot read: the gzip answer is cut after its head, as the plain one; br answers a plain 503 {code, message}', async () => {
     writeFileSync(join(dir, 'garbage.db'), Buffer.alloc(4096, 0x42))
-    const onGarbage = poolRunner(1, { store: join(dir, 'garbage.db') })
+    const onGarbage = poolRunner(1, { store: join(dir, 'garbage.db') }, { blockingReads: true })
     runners.push(onGarbage)
     const s = await startServer(db, { responseCacheBytes: 0, runner: onGarbage })
     try {
@@ -137,7 +137,7 @@ describe('a group that fails in a worker, with gzip', () => {
 
   it('a damaged chunk in the last group: the gzip answer is cut, as the plain one, after a part of the healthy symbols\' answer', async () => {
     const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
-    const corruptPool = poolRunner(2, { store: corrupt })
+    const corruptPool = poolRunner(2, { store: corrupt }, { blockingReads: true })
     runners.push(corruptPool)
     const s = await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool })
     try {
@@ -176,7 +176,7 @@ describe('workers whose store is at another data version than the main thread\'s
     const deleted = runMdq(['--db', newer, 'delete', 'bars', '--symbol', 'AAPL.US', '--period', '1d', '--from', '2020-01-01'])
     assert.equal(deleted.status, 0, deleted.stderr)
     const { market, keys } = await openStores({ store: newer, create: false })
-    const runner = poolRunner(2, { store: db })
+    const runner = poolRunner(2, { store: db }, { blockingReads: true })
     runners.push(runner)
     try {
       const contexts = new SymbolContexts(market)

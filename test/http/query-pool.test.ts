@@ -15,7 +15,7 @@ const { dir, cleanup } = tempDir()
 let db: string
 let inThread: TestServer
 let pooled: TestServer
-const pool = () => poolRunner(2, { store: db })
+const pool = () => poolRunner(2, { store: db }, { blockingReads: true })
 let runner: ReturnType<typeof pool>
 before(async () => {
   db = await demoDb(dir)
@@ -75,7 +75,7 @@ describe('the query worker pool', () => {
     const broken = join(dir, 'not-sqlite.db')
     copyFileSync(db, broken)
     writeFileSync(join(dir, 'garbage.db'), Buffer.alloc(4096, 0x42))
-    const onBroken = poolRunner(1, { store: join(dir, 'garbage.db') })
+    const onBroken = poolRunner(1, { store: join(dir, 'garbage.db') }, { blockingReads: true })
     const server = await startServer(broken, { responseCacheBytes: 0, runner: onBroken })
     try {
       const r = await raw(server, '/v1/klines?symbol=600519.SH')
@@ -87,7 +87,7 @@ describe('the query worker pool', () => {
 
     // One chunk's bytes overwritten: whatever the main thread answers (status and body), the pool answers too.
     const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
-    const corruptPool = poolRunner(1, { store: corrupt })
+    const corruptPool = poolRunner(1, { store: corrupt }, { blockingReads: true })
     const [a, b] = [await startServer(corrupt, { responseCacheBytes: 0 }), await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool })]
     try {
       const path = '/v1/klines?symbol=600519.SH&count=5000&adjust=none'

@@ -25,7 +25,7 @@ describe('gzip batch answers from the worker pool, read by Python clients', () =
   before(async () => {
     if (skip) return
     const db = await demoDb(dir)
-    const runner = poolRunner(2, { store: db })
+    const runner = poolRunner(2, { store: db }, { blockingReads: true })
     runners.push(runner)
     server = await startServer(db, { responseCacheBytes: 0, runner })
   })

@@ -62,7 +62,7 @@ export class ClickHouseMarketStore implements MarketStore {
             fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
           })
         : undefined
-    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false, snapshotReads: false }
+    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false, snapshotReads: false, blockingReads: false }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
 

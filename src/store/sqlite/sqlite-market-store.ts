@@ -132,7 +132,7 @@ export class SqliteMarketStore implements MarketStore {
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
-    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true, snapshotReads: true }
+    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true, snapshotReads: true, blockingReads: true }
   }
 
   /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
