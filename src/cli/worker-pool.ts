@@ -1,8 +1,8 @@
 /**
  * @module A fixed pool of worker threads running one task function, over each worker's own message
- * port, with one queue they all take from. Every task is posted to every worker; a worker that is
- * free claims the oldest task no other worker has claimed (a compare-and-swap on shared memory) and
- * skips the claimed ones. So a worker never waits on a round trip through the main thread for its
+ * port, with one queue they all take from. Every task is posted to every worker (to MAX_FAN_OUT of
+ * them on a large machine); a worker that is free claims the oldest task no other worker has claimed
+ * (a compare-and-swap on shared memory) and skips the claimed ones. So a worker never waits on a round trip through the main thread for its
  * next task, and no task waits behind a worker that the OS has descheduled while another is free.
  * Piscina did this pool's job until a window of 1m bars cost 34-46 us of main-thread CPU a round
  * trip in Piscina against 7-9 us over a bare port (a micro test, 2 workers, 8 in flight): its
@@ -47,6 +47,12 @@ type Posted = readonly [id: number, task: unknown, gift?: unknown]
  */
 const SLOTS = 4096
 const MAX_POSTED = 1024
+/**
+ * Workers each task is posted to, at most: every one on a small machine; on a large one, a task to
+ * as many workers as this, in turn, so the main thread's cost per task stays bounded (a free worker
+ * still finds a task among those it was sent: the tasks waiting are spread over every worker).
+ */
+export const MAX_FAN_OUT = 4
 /** A slot's value while its task is unclaimed: the id itself (from 1), so a worker's stale copy of an older task in the same slot never matches. */
 const unclaimed = (id: number) => (id % 0x3fffffff) + 1
 
@@ -73,8 +79,8 @@ export class WorkerPool<T, R, G = never> {
   readonly #claims = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT))
   #nextId = 0
   #nextMark = 1
-  /** Which worker takes the next gift. */
-  #giftTurn = 0
+  /** The first worker the next task is posted to (and its gift given to). */
+  #turn = 0
   #closed = false
 
   constructor(private readonly opts: WorkerPoolOptions) {
@@ -145,17 +151,23 @@ export class WorkerPool<T, R, G = never> {
     return thread
   }
 
-  /** Posts waiting tasks, oldest first, to every worker (each task's gift to the next worker in turn). */
+  /**
+   * Posts waiting tasks, oldest first, each to MAX_FAN_OUT workers (all of them, when fewer) from the
+   * next in turn, which also takes the task's gift.
+   */
   #post(): void {
+    const n = this.#threads.length
     while (this.#queue.length > 0 && this.#posted.size < MAX_POSTED) {
       const p = this.#queue.shift()!
       if (this.#posted.size === 0) for (const t of this.#threads) t.worker.ref()
       Atomics.store(this.#claims, p.id % SLOTS, unclaimed(p.id))
       this.#posted.set(p.id, p)
-      const gifted = p.gift ? this.#giftTurn++ % this.#threads.length : -1
-      this.#threads.forEach((t, k) =>
-        k === gifted ? t.worker.postMessage([p.id, p.task, p.gift!.value] satisfies Posted, p.gift!.transfer) : t.worker.postMessage([p.id, p.task] satisfies Posted),
-      )
+      const first = this.#turn++ % n
+      for (let k = 0; k < Math.min(n, MAX_FAN_OUT); k++) {
+        const worker = this.#threads[(first + k) % n].worker
+        if (k === 0 && p.gift) worker.postMessage([p.id, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
+        else worker.postMessage([p.id, p.task] satisfies Posted)
+      }
     }
   }
 }

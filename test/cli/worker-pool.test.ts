@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, describe, it } from 'node:test'
-import { WorkerPool } from '../../src/cli/worker-pool.js'
+import { MAX_FAN_OUT, WorkerPool } from '../../src/cli/worker-pool.js'
 import type { PoolTestResult, PoolTestTask } from '../helpers/pool-worker.js'
 
 const pools: WorkerPool<PoolTestTask, PoolTestResult, ArrayBuffer[]>[] = []
@@ -53,6 +53,20 @@ describe('WorkerPool', () => {
     assert.equal(longDone, false, 'every echo was answered while the long task still ran')
     const busy = (await long).thread
     assert.ok(echoes.every((e) => e.thread !== busy), 'the busy worker took none of them')
+  })
+
+  it('with more workers than a task is posted to, every task is answered, each by a worker it was posted to', async () => {
+    const threads = MAX_FAN_OUT + 2
+    const pool = newPool(threads, 1)
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => pool.run({ kind: 'echo', value: i })))
+    assert.deepEqual(
+      results.map((r) => r.value),
+      Array.from({ length: 60 }, (_, i) => i),
+    )
+    // Tasks go to MAX_FAN_OUT workers in turn: a worker is sent 4 of every 6, so none can have taken more.
+    const taken = new Map<number, number>()
+    for (const r of results) taken.set(r.thread, (taken.get(r.thread) ?? 0) + 1)
+    assert.ok(Math.max(...taken.values()) <= (60 * MAX_FAN_OUT) / threads, `per worker: ${[...taken.values()]}`)
   })
 
   it('counts the tasks no worker has taken yet', async () => {
