@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { JsonBytes, type NumberStyle } from './json-bytes.js'
+import { ChunkPool, JsonBytes, type NumberStyle } from './json-bytes.js'
 import { formatFloat, formatNumber, formatPrice4 } from './wire.js'
 
 const REFERENCE: Record<NumberStyle, (x: number) => string> = {
@@ -47,5 +47,31 @@ describe('JsonBytes', () => {
         assert.equal(out.take().join(''), expected, style)
       }
     }
+  })
+
+  it('a ChunkPool\'s Buffers are written into again once given back, and each answer stays whole', () => {
+    const pool = new ChunkPool(8)
+    const text = (n: number) => {
+      const out = new JsonBytes(false, pool)
+      out.column(Float64Array.from({ length: n }, (_, i) => 1_700_000_000_000 + i * 60_000), 'integer')
+      return out.take()
+    }
+    const first = text(5_000)
+    const firstText = Buffer.concat(first).toString('latin1')
+    assert.equal(firstText, JSON.stringify(Array.from({ length: 5_000 }, (_, i) => 1_700_000_000_000 + i * 60_000)))
+    const memory = new Set(first.map((p) => p.buffer))
+    pool.give(first)
+    const second = text(5_000)
+    assert.ok(second.filter((p) => memory.has(p.buffer)).length >= first.length - 1, 'the given-back Buffers were written into again')
+    assert.equal(Buffer.concat(second).toString('latin1'), firstText)
+    // Only whole 16 KB Buffers of its own are kept, at most `max` of them.
+    const foreign = Buffer.from('{"data":1}')
+    pool.give([foreign, Buffer.alloc(1 << 14).subarray(16)])
+    const many = text(40_000)
+    pool.give(many)
+    const kept = new Set<ArrayBufferLike>()
+    for (let i = 0; i < 20; i++) kept.add(pool.take().buffer)
+    assert.ok(!kept.has(foreign.buffer))
+    assert.equal([...kept].filter((b) => many.some((p) => p.buffer === b)).length, 8, 'the pool kept 8 of them')
   })
 })

@@ -7,7 +7,7 @@ import { readKlines } from '../query/klines.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import type { DeflatedPiece } from './gzip-member.js'
-import { JsonBytes, writeKlinesColumns } from './json-bytes.js'
+import { JsonBytes, writeKlinesColumns, type ChunkPool } from './json-bytes.js'
 import { klinesFormat } from './wire.js'
 
 interface Range {
@@ -83,12 +83,12 @@ export async function answerBytes(store: MarketStore, contexts: SymbolContexts, 
 }
 
 /** The bytes of one answer task in the pieces they were written in (a worker copies them once, into the memory it hands over). */
-async function answerPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask): Promise<Buffer[]> {
+async function answerPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask, chunks?: ChunkPool): Promise<Buffer[]> {
   const bars =
     task.kind === 'klines'
       ? await readKlines(store, contexts, { symbol: task.symbol, period: task.period, ...task.range })
       : await readIntraday(store, contexts, { symbol: task.symbol, period: task.period, count: task.count })
-  const out = new JsonBytes()
+  const out = new JsonBytes(false, chunks)
   out.ascii('{"data":')
   writeKlinesColumns(out, bars, klinesFormat(task.period, task.kind === 'klines' ? task.range.adjust : 'none'))
   out.ascii('}')
@@ -114,11 +114,14 @@ export async function* batchPieces<T extends Buffer | string>(store: MarketStore
   }
 }
 
-/** The bytes of any task (an answer, or a batch group's members) as Buffers: what a worker computes, and the pool's main-thread fallback. */
-export async function taskPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask | BatchTask): Promise<Buffer[]> {
-  if (!isBatchTask(task)) return answerPieces(store, contexts, task)
+/**
+ * The bytes of any task (an answer, or a batch group's members) as Buffers: what a worker computes,
+ * and the pool's main-thread fallback; `chunks`: where the pieces' Buffers come from.
+ */
+export async function taskPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask | BatchTask, chunks?: ChunkPool): Promise<Buffer[]> {
+  if (!isBatchTask(task)) return answerPieces(store, contexts, task, chunks)
   const pieces: Buffer[] = []
-  for await (const some of batchPieces(store, contexts, task, new JsonBytes())) pieces.push(...some)
+  for await (const some of batchPieces(store, contexts, task, new JsonBytes(false, chunks))) pieces.push(...some)
   return pieces
 }
 
