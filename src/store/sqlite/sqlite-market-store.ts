@@ -174,13 +174,17 @@ export class SqliteMarketStore implements MarketStore {
   async withSnapshot<T>(read: () => Promise<T>): Promise<T> {
     if (this.#db.inTransaction) return read() // an outer snapshot (or this connection's own write)
     guarded(() => this.#st.begin.run())
+    const snapshot = (this.#snapshot = { version: undefined })
     try {
       return await read()
     } finally {
+      if (this.#snapshot === snapshot) this.#snapshot = undefined
       // Still open unless a statement failed so that SQLite rolled it back.
       if (this.#db.inTransaction) guarded(() => this.#st.commit.run())
     }
   }
+  /** The read transaction withSnapshot began, and the data version read in it (one for the whole snapshot). */
+  #snapshot: { version: string | undefined } | undefined
 
   async readBars(q: BarQuery): Promise<Bars> {
     return this.#read(() => readBarsWith(this.#st, q))
@@ -264,6 +268,9 @@ export class SqliteMarketStore implements MarketStore {
    * cheap "another connection committed" counter, moves. Writers always use another connection.
    */
   async dataVersion(): Promise<string> {
+    // Inside a snapshot the version cannot move: read once (a worker's task asked four times).
+    const snapshot = this.#snapshot
+    if (snapshot !== undefined && this.#db.inTransaction) return (snapshot.version ??= guarded(() => this.#currentVersion()))
     return guarded(() => this.#currentVersion())
   }
 
