@@ -1,9 +1,10 @@
 /**
  * @module A fixed pool of worker threads running one task function, over each worker's own message
  * port, with one queue they all take from. Every task is posted to every worker (to MAX_FAN_OUT of
- * them on a large machine); a worker that is free claims the oldest task no other worker has claimed
- * (a compare-and-swap on shared memory) and skips the claimed ones. So a worker never waits on a round trip through the main thread for its
- * next task, and no task waits behind a worker that the OS has descheduled while another is free.
+ * them on a large machine); a worker that is free claims the oldest task no other worker has
+ * claimed (a compare-and-swap on shared memory) and skips the claimed ones. So a worker never waits
+ * on a round trip through the main thread for its next task, and no task waits behind a worker that
+ * the OS has descheduled while another is free.
  * Piscina did this pool's job until a window of 1m bars cost 34-46 us of main-thread CPU a round
  * trip in Piscina against 7-9 us over a bare port (a micro test, 2 workers, 8 in flight): its
  * per-task AsyncResource, abort wiring and task objects were most of what a small answer's hop cost.
@@ -38,15 +39,14 @@ interface Init {
   readonly mark: number
   readonly tasksPerThread: number
 }
-type Posted = readonly [id: number, task: unknown, gift?: unknown]
+type Posted = readonly [id: number, slot: number, task: unknown, gift?: unknown]
 
 /**
- * Claim slots, one per task posted and not answered (task `id` uses slot `id % SLOTS`): the slot
- * holds `unclaimed(id)` until a worker swaps in its own negative mark. Tasks past MAX_POSTED wait in
- * the main thread, so a slot is never reused while its task is out.
+ * Claim slots, one for each task posted and not answered, at most (more tasks wait in the main
+ * thread): a task's slot holds `unclaimed(id)` until a worker swaps in its own negative mark, and is
+ * free again once the task is answered.
  */
-const SLOTS = 4096
-const MAX_POSTED = 1024
+const SLOTS = 1024
 /**
  * Workers each task is posted to, at most: every one on a small machine; on a large one, a task to
  * as many workers as this, in turn, so the main thread's cost per task stays bounded (a free worker
@@ -62,6 +62,8 @@ interface Pending<R> {
   readonly gift?: Gift<unknown>
   readonly resolve: (result: R) => void
   readonly reject: (err: Error) => void
+  /** Its claim slot, once posted. */
+  slot?: number
 }
 
 interface Thread {
@@ -72,11 +74,12 @@ interface Thread {
 
 export class WorkerPool<T, R, G = never> {
   readonly #threads: Thread[] = []
-  /** Tasks not yet posted (over MAX_POSTED), oldest first. */
+  /** Tasks not yet posted (no claim slot free), oldest first. */
   readonly #queue: Pending<R>[] = []
-  /** Tasks posted to every worker and not yet answered, by id (in posting order). */
+  /** Tasks posted to their workers and not yet answered, by id (in posting order). */
   readonly #posted = new Map<number, Pending<R>>()
   readonly #claims = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT))
+  readonly #freeSlots = Array.from({ length: SLOTS }, (_, i) => i)
   #nextId = 0
   #nextMark = 1
   /** The first worker the next task is posted to (and its gift given to). */
@@ -90,7 +93,7 @@ export class WorkerPool<T, R, G = never> {
   /** Tasks no worker has claimed yet. */
   get queueSize(): number {
     let waiting = this.#queue.length
-    for (const id of this.#posted.keys()) if (Atomics.load(this.#claims, id % SLOTS) > 0) waiting++
+    for (const p of this.#posted.values()) if (Atomics.load(this.#claims, p.slot!) > 0) waiting++
     return waiting
   }
 
@@ -119,13 +122,13 @@ export class WorkerPool<T, R, G = never> {
     const thread: Thread = { worker, mark: this.#nextMark++ }
     worker.postMessage({ claims: this.#claims, mark: thread.mark, tasksPerThread: this.opts.tasksPerThread } satisfies Init)
     // Tasks already out reach a new worker too (a replacement's); gifts stay with their first worker.
-    for (const p of this.#posted.values()) worker.postMessage([p.id, p.task] satisfies Posted)
+    for (const p of this.#posted.values()) worker.postMessage([p.id, p.slot!, p.task] satisfies Posted)
     // An idle pool does not keep the process alive (as Piscina's did not); one with tasks out does.
     if (this.#posted.size === 0) worker.unref()
     worker.on('message', (reply: Reply) => {
       const pending = this.#posted.get(reply[0])
       if (pending === undefined) return
-      this.#posted.delete(reply[0])
+      this.#answered(pending)
       if (reply[1]) pending.resolve(reply[2] as R)
       else pending.reject(Object.assign(new Error(reply[2].message), { stack: reply[2].stack }))
       this.#post()
@@ -138,8 +141,8 @@ export class WorkerPool<T, R, G = never> {
       if (i < 0) return
       this.#threads.splice(i, 1)
       for (const p of [...this.#posted.values()]) {
-        if (Atomics.load(this.#claims, p.id % SLOTS) !== -thread.mark) continue
-        this.#posted.delete(p.id)
+        if (Atomics.load(this.#claims, p.slot!) !== -thread.mark) continue
+        this.#answered(p)
         p.reject(err)
       }
       if (this.#closed) return
@@ -157,18 +160,25 @@ export class WorkerPool<T, R, G = never> {
    */
   #post(): void {
     const n = this.#threads.length
-    while (this.#queue.length > 0 && this.#posted.size < MAX_POSTED) {
+    while (this.#queue.length > 0 && this.#freeSlots.length > 0) {
       const p = this.#queue.shift()!
       if (this.#posted.size === 0) for (const t of this.#threads) t.worker.ref()
-      Atomics.store(this.#claims, p.id % SLOTS, unclaimed(p.id))
+      const slot = (p.slot = this.#freeSlots.pop()!)
+      Atomics.store(this.#claims, slot, unclaimed(p.id))
       this.#posted.set(p.id, p)
       const first = this.#turn++ % n
       for (let k = 0; k < Math.min(n, MAX_FAN_OUT); k++) {
         const worker = this.#threads[(first + k) % n].worker
-        if (k === 0 && p.gift) worker.postMessage([p.id, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
-        else worker.postMessage([p.id, p.task] satisfies Posted)
+        if (k === 0 && p.gift) worker.postMessage([p.id, slot, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
+        else worker.postMessage([p.id, slot, p.task] satisfies Posted)
       }
     }
+  }
+
+  /** A posted task is done with (answered, or failed with its worker): its slot is free again. */
+  #answered(p: Pending<R>): void {
+    this.#posted.delete(p.id)
+    this.#freeSlots.push(p.slot!)
   }
 }
 
@@ -188,16 +198,16 @@ export function serveTasks<T, R, G = never>(run: (task: T) => Promise<TaskResult
   const port = parentPort
   let init: Init | undefined
   /** Tasks posted here and not yet claimed or skipped, oldest first, from `head`. */
-  let known: (readonly [id: number, task: T] | undefined)[] = []
+  let known: (readonly [id: number, slot: number, task: T] | undefined)[] = []
   let head = 0
   let running = 0
   const reply = (id: number, ok: boolean, value: unknown, transfer: readonly TransferListItem[] = []) => port.postMessage([id, ok, value], transfer)
   const next = () => {
     const { claims, mark, tasksPerThread } = init!
     while (running < tasksPerThread && head < known.length) {
-      const [id, task] = known[head]!
+      const [id, slot, task] = known[head]!
       known[head++] = undefined
-      if (Atomics.compareExchange(claims, id % SLOTS, unclaimed(id), -mark) !== unclaimed(id)) continue // another worker's
+      if (Atomics.compareExchange(claims, slot, unclaimed(id), -mark) !== unclaimed(id)) continue // another worker's (or long answered)
       running++
       run(task)
         .then(
@@ -209,16 +219,17 @@ export function serveTasks<T, R, G = never>(run: (task: T) => Promise<TaskResult
           next()
         })
     }
-    if (head === known.length) {
-      known = []
+    // Under steady load the list never empties: drop what was consumed once it is most of it.
+    if (head === known.length || (head >= 1024 && 2 * head >= known.length)) {
+      known = known.slice(head)
       head = 0
     }
   }
   port.on('message', (message: Init | Posted) => {
     if (!Array.isArray(message)) return void (init = message as Init)
-    const [id, task, gift] = message as Posted
+    const [id, slot, task, gift] = message as Posted
     if (gift !== undefined) accept?.(gift as G)
-    known.push([id, task as T])
+    known.push([id, slot, task as T])
     next()
   })
 }

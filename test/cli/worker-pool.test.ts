@@ -110,6 +110,22 @@ describe('WorkerPool', () => {
     assert.equal((await pool.run({ kind: 'echo', value: 9 })).value, 9)
   })
 
+  it('a task running while thousands of others are answered keeps its claim: its worker dying still fails it', async () => {
+    const pool = newPool(2, 1)
+    await meeting(pool)
+    const signal = new Int32Array(new SharedArrayBuffer(4))
+    const long = pool.run({ kind: 'dieOn', signal }).then(
+      () => 'answered',
+      (err: Error) => err.message,
+    )
+    await eventually(() => pool.queueSize, 0) // a worker took it
+    // More tasks than there are claim slots, answered by the other worker meanwhile.
+    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.run({ kind: 'echo', value: i })))
+    Atomics.store(signal, 0, 1)
+    assert.match(await long, /exited \(code 3\)/)
+    assert.equal((await pool.run({ kind: 'echo', value: 3 })).value, 3)
+  })
+
   it('closing fails the tasks still running or queued, and any task after it', async () => {
     const pool = newPool(1, 1)
     const settled = Promise.allSettled([pool.run({ kind: 'wait', ms: 5000 }), pool.run({ kind: 'echo', value: 1 })])

@@ -10,6 +10,8 @@ export type PoolTestTask =
   | { readonly kind: 'wait'; readonly ms: number }
   /** Blocks this worker's thread for `ms` (as a query on an embedded store does). */
   | { readonly kind: 'block'; readonly ms: number }
+  /** Ends this worker once `signal[0]` is set (the task stays claimed meanwhile; the thread is not blocked). */
+  | { readonly kind: 'dieOn'; readonly signal: Int32Array }
   /** Blocks this thread until `count` tasks have met at `seen` (a shared counter): only as many threads at once get past. */
   | { readonly kind: 'meet'; readonly seen: Int32Array; readonly count: number }
 export interface PoolTestResult {
@@ -27,6 +29,10 @@ serveTasks<PoolTestTask, PoolTestResult, ArrayBuffer[]>(
   async (task) => {
     if (task.kind === 'throw') throw new Error('thrown in the worker')
     if (task.kind === 'die') process.exit(3) // in a worker thread: ends this thread alone
+    if (task.kind === 'dieOn') {
+      while (Atomics.load(task.signal, 0) === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+      process.exit(3)
+    }
     if (task.kind === 'wait') await new Promise((resolve) => setTimeout(resolve, task.ms))
     if (task.kind === 'block') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, task.ms)
     if (task.kind === 'meet') {
