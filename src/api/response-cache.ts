@@ -145,6 +145,15 @@ export class ResponseCache {
     res.on('close', this.#closed)
   }
 
+  /**
+   * An answer this cache does not keep (it is off), for `res` alone: handed back once that response
+   * has written it (never if it closed unfinished), as an evicted answer is.
+   */
+  passing(body: Buffer, res: ServerResponse): void {
+    if (this.#handBack === undefined) return
+    this.writing(body, res)
+    this.#leave(body)
+  }
 
   #written(body: Buffer, finished: boolean): void {
     if (!finished) this.#unfinished.add(body)

@@ -49,16 +49,14 @@ export function checkRange(start?: number, end?: number): void {
  * A klines answer computed on a miss, for `sendWithEtag`: with a response cache, the plain answer
  * (with its gzip member attached when the client takes gzip: the cache keeps both), whose memory the
  * cache hands back to the runner once it has left the cache and is no longer being written. Without
- * one, the answer for this request alone: its memory goes back to the runner once the response is
- * written (or was not needed: a 304), and a client that takes gzip may get it gzipped by the runner
- * (the route's onSend is gzipOnSend). A response that never finishes (the client left) leaves its
- * memory to the GC.
+ * one, the answer for this request alone, handed back by the cache once the response is written (or
+ * was not needed: a 304); a client that takes gzip may get it gzipped by the runner (the route's
+ * onSend is gzipOnSend). A response that never finishes (the client left) leaves its memory to the GC.
  */
-export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, runner: QueryRunner, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
+export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
   const kept = cache.maxBytes > 0
   const body = await answer(wantsGzip(req) ? { gzip: kept ? 'beside' : 'instead' } : {})
-  const written = runner.written
-  if (written && !kept) reply.raw.once('finish', () => written(body))
+  if (!kept) cache.passing(body, reply.raw)
   return body
 }
 
@@ -73,7 +71,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       return sendWithEtag(req, reply, store, cache, () =>
-        uncachedAnswer(req, reply, runner, cache, (use) => runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }, use)),
+        uncachedAnswer(req, reply, cache, (use) => runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }, use)),
       )
     },
   )

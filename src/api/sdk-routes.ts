@@ -95,7 +95,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
     { ...klinesOptions, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
     async (req, reply) => {
       const q = req.query
-      return sendWithEtag(req, reply, store, cache, () => uncachedAnswer(req, reply, runner, cache, (use) => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use)))
+      return sendWithEtag(req, reply, store, cache, () => uncachedAnswer(req, reply, cache, (use) => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use)))
     },
   )
 

@@ -62,8 +62,10 @@ interface Pending<R> {
   readonly gift?: Gift<unknown>
   readonly resolve: (result: R) => void
   readonly reject: (err: Error) => void
-  /** Its claim slot, once posted. */
-  slot?: number
+}
+/** A task posted to its workers, with its claim slot. */
+interface Out<R> extends Pending<R> {
+  readonly slot: number
 }
 
 interface Thread {
@@ -77,7 +79,7 @@ export class WorkerPool<T, R, G = never> {
   /** Tasks not yet posted (no claim slot free), oldest first. */
   readonly #queue: Pending<R>[] = []
   /** Tasks posted to their workers and not yet answered, by id (in posting order). */
-  readonly #posted = new Map<number, Pending<R>>()
+  readonly #posted = new Map<number, Out<R>>()
   readonly #claims = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT))
   readonly #freeSlots = Array.from({ length: SLOTS }, (_, i) => i)
   #nextId = 0
@@ -93,7 +95,7 @@ export class WorkerPool<T, R, G = never> {
   /** Tasks no worker has claimed yet. */
   get queueSize(): number {
     let waiting = this.#queue.length
-    for (const p of this.#posted.values()) if (Atomics.load(this.#claims, p.slot!) > 0) waiting++
+    for (const p of this.#posted.values()) if (Atomics.load(this.#claims, p.slot) > 0) waiting++
     return waiting
   }
 
@@ -122,7 +124,7 @@ export class WorkerPool<T, R, G = never> {
     const thread: Thread = { worker, mark: this.#nextMark++ }
     worker.postMessage({ claims: this.#claims, mark: thread.mark, tasksPerThread: this.opts.tasksPerThread } satisfies Init)
     // Tasks already out reach a new worker too (a replacement's); gifts stay with their first worker.
-    for (const p of this.#posted.values()) worker.postMessage([p.id, p.slot!, p.task] satisfies Posted)
+    for (const p of this.#posted.values()) worker.postMessage([p.id, p.slot, p.task] satisfies Posted)
     // An idle pool does not keep the process alive (as Piscina's did not); one with tasks out does.
     if (this.#posted.size === 0) worker.unref()
     worker.on('message', (reply: Reply) => {
@@ -141,7 +143,7 @@ export class WorkerPool<T, R, G = never> {
       if (i < 0) return
       this.#threads.splice(i, 1)
       for (const p of [...this.#posted.values()]) {
-        if (Atomics.load(this.#claims, p.slot!) !== -thread.mark) continue
+        if (Atomics.load(this.#claims, p.slot) !== -thread.mark) continue
         this.#answered(p)
         p.reject(err)
       }
@@ -161,24 +163,23 @@ export class WorkerPool<T, R, G = never> {
   #post(): void {
     const n = this.#threads.length
     while (this.#queue.length > 0 && this.#freeSlots.length > 0) {
-      const p = this.#queue.shift()!
+      const p: Out<R> = { ...this.#queue.shift()!, slot: this.#freeSlots.pop()! }
       if (this.#posted.size === 0) for (const t of this.#threads) t.worker.ref()
-      const slot = (p.slot = this.#freeSlots.pop()!)
-      Atomics.store(this.#claims, slot, unclaimed(p.id))
+      Atomics.store(this.#claims, p.slot, unclaimed(p.id))
       this.#posted.set(p.id, p)
       const first = this.#turn++ % n
       for (let k = 0; k < Math.min(n, MAX_FAN_OUT); k++) {
         const worker = this.#threads[(first + k) % n].worker
-        if (k === 0 && p.gift) worker.postMessage([p.id, slot, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
-        else worker.postMessage([p.id, slot, p.task] satisfies Posted)
+        if (k === 0 && p.gift) worker.postMessage([p.id, p.slot, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
+        else worker.postMessage([p.id, p.slot, p.task] satisfies Posted)
       }
     }
   }
 
   /** A posted task is done with (answered, or failed with its worker): its slot is free again. */
-  #answered(p: Pending<R>): void {
+  #answered(p: Out<R>): void {
     this.#posted.delete(p.id)
-    this.#freeSlots.push(p.slot!)
+    this.#freeSlots.push(p.slot)
   }
 }
 

@@ -1,9 +1,9 @@
 // Without a response cache, the worker pool writes /v1/klines and /v1/klines/intraday answers into the memory of answers
-// already sent (query-pool.ts, routes.ts `uncachedAnswer`), given back once the response has finished;
-// with a response cache, once an answer has left the cache and no response is writing it.
-// Answers computed in reused memory, many at once and of many sizes, must be byte-equal to the main
-// thread's, plain and gzipped, also after a 304. (When the memory
-// comes back is Node's 'finish': everything handed to the OS. Loopback's socket buffers take a whole
+// already sent (query-pool.ts, routes.ts `uncachedAnswer`), given back by the response cache
+// (`passing`) once the response has finished; with a response cache, once an answer has left the
+// cache and no response is writing it. Answers computed in reused memory, many at once and of many
+// sizes, must be byte-equal to the main thread's, plain and gzipped, also after a 304. (When the
+// memory comes back is the response's 'close' after its 'finish': everything handed to the OS. Loopback's socket buffers take a whole
 // 0.7 MB answer at once, so a stalled client cannot hold one here: batch-recycle.test.ts stalls a 22 MB
 // batch answer for that.)
 import assert from 'node:assert/strict'
