@@ -121,14 +121,23 @@ describe('price adjustment', () => {
 })
 
 describe('adjusting into a target', () => {
-  it('in place gives the same prices as into fresh arrays', () => {
+  it('in place gives the same prices as into fresh arrays, in every mode and price column', () => {
     const bars = walkBars(tradingDays('SH', 19000, 30), [0.2, 0.7, 0.4])
+    // Bars before the first event (backward's ratio 1) and after the last (forward's): left as they are.
     const events = [{ timestamp: bars.timestamp[10], exFactor: 1.1 }, { timestamp: bars.timestamp[20], exFactor: 1.3 }]
-    const fresh = adjustBars(bars, events, 'backward')
-    const copy = { ...bars, open: bars.open.slice(), high: bars.high.slice(), low: bars.low.slice(), close: bars.close.slice(), prevClose: bars.prevClose.slice() }
-    const inPlace = adjustBars(copy, events, 'backward', undefined, copy)
-    assert.deepEqual(Array.from(inPlace.close), Array.from(fresh.close))
-    assert.equal(inPlace.close, copy.close)
-    assert.notEqual(fresh.close, bars.close)
+    const gaps = gapsFor(bars, events)
+    for (const mode of ADJUSTS.filter((m) => m !== 'none')) {
+      const fresh = adjustBars(bars, events, mode, gaps)
+      const copy = { ...bars, open: bars.open.slice(), high: bars.high.slice(), low: bars.low.slice(), close: bars.close.slice(), prevClose: bars.prevClose.slice() }
+      const inPlace = adjustBars(copy, events, mode, gaps, copy)
+      for (const f of ['open', 'high', 'low', 'close', 'prevClose'] as const) {
+        assert.deepEqual(Array.from(inPlace[f]), Array.from(fresh[f]), `${mode} ${f}`)
+        assert.equal(inPlace[f], copy[f])
+        assert.notEqual(fresh[f], bars[f])
+      }
+      const raw = mode === 'forward' ? [25, 30] : mode === 'backward' ? [0, 10] : undefined
+      if (raw) assert.deepEqual(Array.from(fresh.close.subarray(...raw)), Array.from(bars.close.subarray(...raw)), `${mode}: the bars with a ratio of 1 are raw`)
+      assert.notDeepEqual(Array.from(fresh.close.subarray(10, 20)), Array.from(bars.close.subarray(10, 20)), `${mode}: the bars between the events move`)
+    }
   })
 })

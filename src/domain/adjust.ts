@@ -33,9 +33,13 @@ export function adjustBars(bars: Bars, events: readonly ExFactorEvent[], mode: A
   let from = 0
   for (let s = 0; s <= k; s++) {
     const to = s < k ? lowerBound(bars.timestamp, events[s].timestamp, from) : n
-    if (to > from) {
+    // A ratio of 1 (forward after the last event, backward before the first: the latest bars of the
+    // common forward query) leaves every double as it is: bars adjusted in place are done already.
+    const same = coef[s] === 1 && !additive
+    if (to > from && !(same && out.open === bars.open)) {
       for (const f of PRICE_FIELDS) {
-        if (mode === 'forward') divideRange(bars[f], out[f], from, to, coef[s])
+        if (same) out[f].set(bars[f].subarray(from, to), from)
+        else if (mode === 'forward') divideRange(bars[f], out[f], from, to, coef[s])
         else if (mode === 'backward') multiplyRange(bars[f], out[f], from, to, coef[s])
         else shiftRange(bars[f], out[f], from, to, coef[s])
       }
