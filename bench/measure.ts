@@ -38,5 +38,11 @@ export function cpuMs(pid: number, thread?: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime (fields 14, 15)
 }
 
+/** cpuMs of a process and its child processes (a node:cluster server's), read at once. */
+export function treeCpuMs(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number)
+  return children.reduce((ms, child) => ms + treeCpuMs(child), cpuMs(pid))
+}
+
 /** The 1, 5 and 15 minute load averages, printed beside every figure. */
 export const loadAverage = (): string => loadavg().map((l) => l.toFixed(1)).join(' ')

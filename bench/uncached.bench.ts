@@ -5,12 +5,14 @@
 // - random 1,000-bar 1m windows (400 drawn once) at 32 connections against the bare server, both loaded
 //   by wrk (bench/wrk.ts: a C client, so the shared cores go to the servers rather than to a node:http client);
 //   and the same windows asked with Accept-Encoding: gzip (as the TickFlow SDK asks), against the plain ones;
-//   and an mdq with the default response cache (64 MB) loaded with 20,000 windows, so mostly misses.
+//   and an mdq with the default response cache (64 MB) loaded with 20,000 windows, so mostly misses;
+//   and the bare server again in one process a core, burning in each request the CPU mdq spent beyond
+//   it: the latency mdq's CPU a request allows on this machine at best.
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { loadavg, tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
@@ -25,7 +27,7 @@ import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
 import { captureBodies, fixedPaths } from './captured-paths.js'
 import { walk } from './full-market-store.js'
 import { bareServer, startMdq, startServer, stopServer, type Server } from './servers.js'
-import { cpuMs, median, row } from './measure.js'
+import { cpuMs, median, row, treeCpuMs } from './measure.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
 import { aggregatingOnRead } from '../test/helpers/aggregating-on-read.js'
 
@@ -157,6 +159,8 @@ try {
   const bareLoads: Measured[] = []
   const gzipLoads: Measured[] = []
   const cachedLoads: Measured[] = []
+  /** The spun bare servers' loads, by the share of mdq's CPU beyond the bare server's that each request burns. */
+  const SPUN = [[1, [] as (Measured & { spin: number })[]], [0.5, [] as (Measured & { spin: number })[]]] as const
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
   await wrkLoad(mdq.url, key, loadFiles, 1) // warm-up
   await wrkLoad(bare.url, key, loadFiles, 1)
@@ -165,14 +169,32 @@ try {
   // The main thread's share apart (HTTP, routing, hooks, the pool's hops); the rest is the query workers and V8's GC helpers.
   const measured = async (server: Server, encoding: 'identity' | 'gzip' = 'identity', files = loadFiles): Promise<Measured> => {
     const pid = server.child.pid!
-    const cpu0 = cpuMs(pid)
+    const cpu0 = treeCpuMs(pid)
     const main0 = cpuMs(pid, pid)
     const l = await wrkLoad(server.url, key, files, SECONDS, 32, { encoding })
-    return { ...l, cpu: cpuMs(pid) - cpu0, mainCpu: cpuMs(pid, pid) - main0 }
+    return { ...l, cpu: treeCpuMs(pid) - cpu0, mainCpu: cpuMs(pid, pid) - main0 }
   }
+  const cpuPerRequest = (l: Measured) => l.cpu / l.requests
   for (let r = 0; r < rounds; r++) {
     mdqLoads.push(await measured(mdq))
     bareLoads.push(await measured(bare))
+    // What mdq's CPU a request allows on this machine at best: the bare server in one process a core
+    // (no hops between threads), burning in each request the CPU mdq spent beyond the bare server's,
+    // and half of it. A burn costs the server more than it counts (its system calls, more switches),
+    // so a first load, after a warm-up, corrects it to make the server's CPU a request the one wanted
+    // (a load as long as the measured one: a 2 s load gave 20% more CPU a request than a 4 s one).
+    const extra = cpuPerRequest(mdqLoads[r]) - cpuPerRequest(bareLoads[r])
+    for (const [share, loads] of SPUN) {
+      const want = extra * share
+      let spin = Math.round(want * 1000)
+      for (const last of [false, true]) {
+        const spun = await startServer([bareServer, join(dir, 'bodies.json'), '--processes', String(availableParallelism()), '--spin-us', String(spin)])
+        await wrkLoad(spun.url, key, loadFiles, 1) // warm-up: the first second costs more (the bodies' GC, compiling)
+        if (last) loads.push({ ...(await measured(spun)), spin })
+        else spin = Math.max(0, Math.round(spin + (want - (cpuPerRequest(await measured(spun)) - cpuPerRequest(bareLoads[r]))) * 1000))
+        await stopServer(spun)
+      }
+    }
     gzipLoads.push(await measured(mdq, 'gzip'))
     cachedLoads.push(await measured(cached, 'identity', manyFiles))
   }
@@ -192,6 +214,11 @@ try {
   for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads], ['mdq, Accept-Encoding: gzip', gzipLoads], ['mdq, cache on (64 MB), 20,000 windows', cachedLoads]] as const) {
     row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu), perRequest(ls, (l) => l.mainCpu))
   }
+  for (const [share, ls] of SPUN) {
+    row(`bare, ${availableParallelism()} processes, + ${share === 1 ? "mdq's" : `${share} of mdq's`} CPU`, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu))
+    console.log(`  (burning ${ls.map((l) => `${l.spin} us`).join(', ')} counted a request by round)`)
+  }
+  console.log('  (the bare server with no hops between threads, each request burning the CPU mdq spent beyond it, or a share: the latency that CPU alone allows here)')
   const gzipBytes = median(gzipLoads.map((l) => l.bytes / l.requests))
   const plainBytes = median(mdqLoads.map((l) => l.bytes / l.requests))
   console.log(`gzip against plain (mdq's rows above): ${(median(gzipLoads.map((l) => l.perS)) / median(mdqLoads.map((l) => l.perS))).toFixed(2)} of the req/s, ${(gzipBytes / plainBytes).toFixed(2)} of the bytes a response (${gzipBytes.toFixed(0)} against ${plainBytes.toFixed(0)}, headers included)`)
