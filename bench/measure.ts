@@ -44,5 +44,15 @@ export function treeCpuMs(pid: number): number {
   return children.reduce((ms, child) => ms + treeCpuMs(child), cpuMs(pid))
 }
 
+/**
+ * The machine's CPU ms so far, from /proc/stat: `idle` (idle and waiting on I/O, over all cores) and
+ * `irq` (interrupts and softirqs: loopback TCP's receive path runs there, charged to no process).
+ */
+export function machineCpuMs(): { idle: number; irq: number } {
+  // "cpu  user nice system idle iowait irq softirq ...", in USER_HZ ticks (100 a second)
+  const [, , , , idle, iowait, irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].split(/\s+/).map(Number)
+  return { idle: (idle + iowait) * 10, irq: (irq + softirq) * 10 }
+}
+
 /** The 1, 5 and 15 minute load averages, printed beside every figure. */
 export const loadAverage = (): string => loadavg().map((l) => l.toFixed(1)).join(' ')
