@@ -146,8 +146,8 @@ try {
       const cpuPerM = median(results[v].map((x) => (x.cores / x.rate) * 1e6))
       const mainPerM = median(results[v].map((x) => (x.mainCores / x.rate) * 1e6))
       const mb = batchBytes[v].reduce((a, b) => a + b, 0) / 1e6
-      const cores = (of: (x: Pull) => number) => median(results[v].map(of)).toFixed(2)
-      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, cores((x) => x.cores), cpuPerM.toFixed(2), mainPerM.toFixed(2), cores((x) => x.clientCores), cores((x) => x.idleCores), cores((x) => x.irqCores), mb.toFixed(0), (r / base).toFixed(2))
+      const mid = (of: (x: Pull) => number) => median(results[v].map(of)).toFixed(2)
+      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, mid((x) => x.cores), cpuPerM.toFixed(2), mainPerM.toFixed(2), mid((x) => x.clientCores), mid((x) => x.idleCores), mid((x) => x.irqCores), mb.toFixed(0), (r / base).toFixed(2))
     }
     const gzip = median(results[2].map((x) => x.rate))
     const cores = median(results[1].map((x) => x.cores))
