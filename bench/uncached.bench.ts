@@ -160,7 +160,7 @@ try {
   const gzipLoads: Measured[] = []
   const cachedLoads: Measured[] = []
   /** The spun bare servers' loads, by the share of mdq's CPU beyond the bare server's that each request burns. */
-  const SPUN = [[1, [] as (Measured & { spin: number })[]], [0.5, [] as (Measured & { spin: number })[]]] as const
+  const spunRows = [[1, [] as (Measured & { spin: number })[]], [0.5, [] as (Measured & { spin: number })[]]] as const
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
   await wrkLoad(mdq.url, key, loadFiles, 1) // warm-up
   await wrkLoad(bare.url, key, loadFiles, 1)
@@ -184,7 +184,7 @@ try {
     // so a first load, after a warm-up, corrects it to make the server's CPU a request the one wanted
     // (a load as long as the measured one: a 2 s load gave 20% more CPU a request than a 4 s one).
     const extra = cpuPerRequest(mdqLoads[r]) - cpuPerRequest(bareLoads[r])
-    for (const [share, loads] of SPUN) {
+    for (const [share, loads] of spunRows) {
       const want = extra * share
       let spin = Math.round(want * 1000)
       for (const last of [false, true]) {
@@ -214,7 +214,7 @@ try {
   for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads], ['mdq, Accept-Encoding: gzip', gzipLoads], ['mdq, cache on (64 MB), 20,000 windows', cachedLoads]] as const) {
     row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu), perRequest(ls, (l) => l.mainCpu))
   }
-  for (const [share, ls] of SPUN) {
+  for (const [share, ls] of spunRows) {
     row(`bare, ${availableParallelism()} processes, + ${share === 1 ? "mdq's" : `${share} of mdq's`} CPU`, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu))
     console.log(`  (burning ${ls.map((l) => `${l.spin} us`).join(', ')} counted a request by round)`)
   }

@@ -26,7 +26,8 @@ export class ChunkPool {
   }
 }
 
-const fresh = { take: () => Buffer.allocUnsafe(CHUNK) }
+/** A pool that keeps nothing: every Buffer fresh (for a JsonBytes whose pieces are kept or handed on). */
+const fresh = new ChunkPool(0)
 
 /**
  * Appends ASCII into Buffers of 16 KB; `take()` hands out the filled ones. A batch answer takes
@@ -48,7 +49,7 @@ export class JsonBytes<T extends Buffer | string = Buffer> {
   constructor(
     readonly text: T extends string ? true : false = false as T extends string ? true : false,
     /** Where its Buffers come from (a ChunkPool, to write into given-back ones). */
-    private readonly chunks: Pick<ChunkPool, 'take'> = fresh,
+    private readonly chunks: ChunkPool = fresh,
   ) {
     this.#buf = chunks.take()
     this.#view = viewOf(this.#buf)
