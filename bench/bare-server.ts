@@ -8,14 +8,17 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { processes: { type: 'string', default: '1' }, 'spin-us': { type: 'string', default: '0' } } })
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { processes: { type: 'string', default: '1' }, 'spin-us': { type: 'string', default: '0' } },
+})
 const processes = Number(values.processes)
 const spinUs = Number(values['spin-us'])
 
 /** Busy until this process has used `us` more microseconds of CPU (time it is descheduled does not count). */
 function burn(us: number): void {
   const start = process.cpuUsage()
-  for (let used = 0; used < us; ) {
+  for (let used = 0; used < us;) {
     const { user, system } = process.cpuUsage(start)
     used = user + system
   }
@@ -27,12 +30,21 @@ if (processes > 1 && cluster.isPrimary) {
   cluster.on('listening', (_, address) => ++listening === processes && console.log(address.port))
   for (let i = 0; i < processes; i++) cluster.fork()
 } else {
-  const bodies = new Map(Object.entries(JSON.parse(readFileSync(positionals[0], 'utf8')) as Record<string, string>).map(([p, b]) => [p, Buffer.from(b)]))
+  const bodies = new Map(
+    Object.entries(JSON.parse(readFileSync(positionals[0], 'utf8')) as Record<string, string>).map(([p, b]) => [
+      p,
+      Buffer.from(b),
+    ]),
+  )
   const server = createServer((req, res) => {
     const body = bodies.get(req.url ?? '')
     if (!body) return res.writeHead(404).end() // a path without its captured body would measure the wrong bytes
     if (spinUs > 0) burn(spinUs)
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, etag: 'W/"bare"' })
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': body.length,
+      etag: 'W/"bare"',
+    })
     res.end(body)
   })
   server.listen(0, '127.0.0.1', () => cluster.isPrimary && console.log((server.address() as { port: number }).port))

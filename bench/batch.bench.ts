@@ -26,7 +26,13 @@ async function buildStore(): Promise<string> {
   await store.write({
     instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
     bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 100, 0.4, 0.6]) })),
-    exFactors: SYMBOLS.map((symbol, i) => ({ symbol, events: Array.from({ length: 8 }, (_, k) => ({ timestamp: days[100 + k * 130 + (i % 7)], exFactor: 1.02 + k / 100 })) })),
+    exFactors: SYMBOLS.map((symbol, i) => ({
+      symbol,
+      events: Array.from({ length: 8 }, (_, k) => ({
+        timestamp: days[100 + k * 130 + (i % 7)],
+        exFactor: 1.02 + k / 100,
+      })),
+    })),
   })
   const key = generateKey()
   await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: null, burst: null })
@@ -49,10 +55,24 @@ function get(url: string, key: string): Promise<number> {
   })
 }
 
-
 try {
   const key = await buildStore()
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'), '--db', db, 'serve', '--port', '0', '--cache-mb', '0', '--rate-limit', 'off'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(
+    process.execPath,
+    [
+      join(import.meta.dirname, '..', '..', 'bin', 'mdq.js'),
+      '--db',
+      db,
+      'serve',
+      '--port',
+      '0',
+      '--cache-mb',
+      '0',
+      '--rate-limit',
+      'off',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
   let out = ''
   child.stdout!.on('data', (d) => (out += d))
   child.on('exit', (code) => code && process.exit(code))
@@ -70,7 +90,10 @@ try {
   const times = { separate: [] as number[], batch: [] as number[] }
   let bytes = { separate: 0, batch: 0 }
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, fn] of [['separate', separate], ['batch', batch]] as const) {
+    for (const [name, fn] of [
+      ['separate', separate],
+      ['batch', batch],
+    ] as const) {
       const t0 = performance.now()
       bytes = { ...bytes, [name]: await fn() }
       times[name].push(performance.now() - t0)
@@ -78,10 +101,17 @@ try {
   }
   child.kill('SIGTERM')
   const bars = SYMBOLS.length * BARS
-  console.log(`\nbatch: ${SYMBOLS.length} symbols x ${BARS} daily bars, forward, uncached (--cache-mb 0), one keep-alive connection, median of ${ROUNDS} alternating rounds`)
+  console.log(
+    `\nbatch: ${SYMBOLS.length} symbols x ${BARS} daily bars, forward, uncached (--cache-mb 0), one keep-alive connection, median of ${ROUNDS} alternating rounds`,
+  )
   row('workload', 'ms', 'bars/s', 'MB')
-  const perS = (ms: number) => `${((bars / ms) * 1000 / 1e6).toFixed(2)}M`
-  row('100 separate /v1/klines (baseline)', median(times.separate).toFixed(1), perS(median(times.separate)), (bytes.separate / 1e6).toFixed(1))
+  const perS = (ms: number) => `${(((bars / ms) * 1000) / 1e6).toFixed(2)}M`
+  row(
+    '100 separate /v1/klines (baseline)',
+    median(times.separate).toFixed(1),
+    perS(median(times.separate)),
+    (bytes.separate / 1e6).toFixed(1),
+  )
   row('one /v1/klines/batch', median(times.batch).toFixed(1), perS(median(times.batch)), (bytes.batch / 1e6).toFixed(1))
   console.log(`batch / separate: ${(median(times.separate) / median(times.batch)).toFixed(2)}x (goal >= 3x)`)
 } finally {

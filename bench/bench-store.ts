@@ -32,11 +32,16 @@ export async function buildBenchStore(db: string): Promise<{ key: string; firstM
     bars.prevClose[i] = NaN
   })
   const { market: store, keys } = await openStores({ store: db, create: true })
-  await store.write({ instruments: [bareInstrument('601398.SH', { name: '工商银行', type: 'stock' })], bars: [{ symbol: '601398.SH', period: '1m', bars }], exFactors: [{ symbol: '601398.SH', events: [{ timestamp: sh.zone.midnightUtc(daysFromCivil(2020, 7, 14)), exFactor: 1.05 }] }] })
+  await store.write({
+    instruments: [bareInstrument('601398.SH', { name: '工商银行', type: 'stock' })],
+    bars: [{ symbol: '601398.SH', period: '1m', bars }],
+    exFactors: [
+      { symbol: '601398.SH', events: [{ timestamp: sh.zone.midnightUtc(daysFromCivil(2020, 7, 14)), exFactor: 1.05 }] },
+    ],
+  })
   const key = generateKey()
   // A quota no benchmark reaches: the limiter is measured, never refusing.
   await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: 1e12, burst: 1e12 })
   await Promise.all([store.close(), keys.close()])
   return { key, firstMinute: ts[0], lastMinute: ts[ts.length - 1] }
 }
-

@@ -34,7 +34,9 @@ function get(agent: Agent, url: string, key: string, encoding: string): Promise<
     const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': encoding } }, (res) => {
       let bytes = 0
       res.on('data', (c: Buffer) => (bytes += c.length))
-      res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${url.slice(0, 120)}: ${res.statusCode}`))))
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${url.slice(0, 120)}: ${res.statusCode}`)),
+      )
     })
     req.on('error', reject)
     req.end()
@@ -77,7 +79,14 @@ interface Pull {
  * turned into bars by walking the batches' bytes in the order it asked for them (answers in flight
  * at the end count by the share read).
  */
-async function pull(server: Server, files: { script: string; paths: string }, key: string, encoding: string, batchBytes: readonly number[], barsPerBatch: readonly number[]): Promise<Pull> {
+async function pull(
+  server: Server,
+  files: { script: string; paths: string },
+  key: string,
+  encoding: string,
+  batchBytes: readonly number[],
+  barsPerBatch: readonly number[],
+): Promise<Pull> {
   const pid = server.child.pid!
   const cpu0 = cpuMs(pid)
   const main0 = cpuMs(pid, pid)
@@ -85,7 +94,13 @@ async function pull(server: Server, files: { script: string; paths: string }, ke
   const t0 = performance.now()
   const sample = () => {
     const machine = machineCpuMs()
-    return { cpu: cpuMs(pid) - cpu0, main: cpuMs(pid, pid) - main0, idle: machine.idle - machine0.idle, irq: machine.irq - machine0.irq, ms: performance.now() - t0 }
+    return {
+      cpu: cpuMs(pid) - cpu0,
+      main: cpuMs(pid, pid) - main0,
+      idle: machine.idle - machine0.idle,
+      irq: machine.irq - machine0.irq,
+      ms: performance.now() - t0,
+    }
   }
   let sampled: ReturnType<typeof sample> | undefined
   const timer = setTimeout(() => (sampled = sample()), PULL_SECONDS * 1000)
@@ -98,7 +113,14 @@ async function pull(server: Server, files: { script: string; paths: string }, ke
     bars += part * barsPerBatch[i]
     left -= batchBytes[i]
   }
-  return { rate: bars / load.seconds, cores: sampled.cpu / sampled.ms, mainCores: sampled.main / sampled.ms, clientCores: load.cpu / load.seconds, idleCores: sampled.idle / sampled.ms, irqCores: sampled.irq / sampled.ms }
+  return {
+    rate: bars / load.seconds,
+    cores: sampled.cpu / sampled.ms,
+    mainCores: sampled.main / sampled.ms,
+    clientCores: load.cpu / load.seconds,
+    idleCores: sampled.idle / sampled.ms,
+    irqCores: sampled.irq / sampled.ms,
+  }
 }
 
 try {
@@ -126,19 +148,35 @@ try {
     // The checked pulls (also the warm-up: JIT, page cache); the plain answers must match byte for byte in size.
     const batchBytes: number[][] = []
     for (const [, server, encoding] of variants) batchBytes.push(await checkedPull(server, paths, market.key, encoding))
-    if (batchBytes[0].join() !== batchBytes[1].join()) throw new Error('the pool and the main thread answered different sizes')
+    if (batchBytes[0].join() !== batchBytes[1].join())
+      throw new Error('the pool and the main thread answered different sizes')
     const results = variants.map(() => [] as Pull[])
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [v, [, server, encoding]] of variants.entries()) results[v].push(await pull(server, files, market.key, encoding, batchBytes[v], barsPerBatch))
+      for (const [v, [, server, encoding]] of variants.entries())
+        results[v].push(await pull(server, files, market.key, encoding, batchBytes[v], barsPerBatch))
     }
     const load = loadAverage()
-    console.log(`\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections (wrk, ${PULL_SECONDS} s a round, the batches in turn); median of ${ROUNDS} alternating rounds; load ${load}`)
+    console.log(
+      `\nbulk pull: ${market.symbols.length} symbols, ${market.dailyBars} daily bars, forward, uncached (--cache-mb 0), ${PER_REQUEST} symbols a request, ${CONNECTIONS} connections (wrk, ${PULL_SECONDS} s a round, the batches in turn); median of ${ROUNDS} alternating rounds; load ${load}`,
+    )
     // CPU seconds per million bars: what the work costs, whatever share of the cores the machine's load left the server;
     // "main thread": the main thread's part of it (with --workers 0, all the work; with a pool, HTTP and the hand-off).
     // "client": wrk's cores on the same 2 cores; "idle" and "irq": the machine's idle cores, and its
     // cores in interrupts (loopback TCP's receiving, charged to no process): server + client + irq
     // near 2, and idle near 0, mean the machine is full.
-    row('variant', 'market s', 'bars/s', 'cores', 'CPU s/Mbars', 'main thread', 'client', 'idle', 'irq', 'MB a pull', 'vs baseline')
+    row(
+      'variant',
+      'market s',
+      'bars/s',
+      'cores',
+      'CPU s/Mbars',
+      'main thread',
+      'client',
+      'idle',
+      'irq',
+      'MB a pull',
+      'vs baseline',
+    )
     const base = median(results[0].map((x) => x.rate))
     const plain = median(results[1].map((x) => x.rate))
     for (const [v, [name]] of variants.entries()) {
@@ -147,12 +185,26 @@ try {
       const mainPerM = median(results[v].map((x) => (x.mainCores / x.rate) * 1e6))
       const mb = batchBytes[v].reduce((a, b) => a + b, 0) / 1e6
       const mid = (of: (x: Pull) => number) => median(results[v].map(of)).toFixed(2)
-      row(name, (market.dailyBars / r).toFixed(2), `${(r / 1e6).toFixed(2)}M`, mid((x) => x.cores), cpuPerM.toFixed(2), mainPerM.toFixed(2), mid((x) => x.clientCores), mid((x) => x.idleCores), mid((x) => x.irqCores), mb.toFixed(0), (r / base).toFixed(2))
+      row(
+        name,
+        (market.dailyBars / r).toFixed(2),
+        `${(r / 1e6).toFixed(2)}M`,
+        mid((x) => x.cores),
+        cpuPerM.toFixed(2),
+        mainPerM.toFixed(2),
+        mid((x) => x.clientCores),
+        mid((x) => x.idleCores),
+        mid((x) => x.irqCores),
+        mb.toFixed(0),
+        (r / base).toFixed(2),
+      )
     }
     const gzip = median(results[2].map((x) => x.rate))
     const cores = median(results[1].map((x) => x.cores))
     console.log(`goal bars/s >= 3M: ${plain >= 3e6 ? 'met' : 'missed'} (${(plain / 1e6).toFixed(2)}M)`)
-    console.log(`goal server CPU >= 1.7 of 2 cores: ${cores >= 1.7 ? 'met' : 'missed'} (${cores.toFixed(3)}; the machine's idle cores meanwhile: ${median(results[1].map((x) => x.idleCores)).toFixed(2)})`)
+    console.log(
+      `goal server CPU >= 1.7 of 2 cores: ${cores >= 1.7 ? 'met' : 'missed'} (${cores.toFixed(3)}; the machine's idle cores meanwhile: ${median(results[1].map((x) => x.idleCores)).toFixed(2)})`,
+    )
     console.log(`goal gzip >= 0.7 of plain: ${gzip / plain >= 0.7 ? 'met' : 'missed'} (${(gzip / plain).toFixed(2)})`)
     await stopServer(inThread)
     await stopServer(pooled)
@@ -169,7 +221,9 @@ try {
   const w1Files = wrkFiles(join(dir, 'w1'), [w1])
   const [b, m] = (await alternatingLoads([bare.url, mdq.url], market.key, w1Files, SECONDS, ROUNDS)).map((l) => l.perS)
   const w1Load = loadAverage()
-  console.log(`\nW1 cached (latest 100 daily bars, forward), 32 connections (wrk), ${ROUNDS} alternating rounds of ${SECONDS} s, medians; load ${w1Load}`)
+  console.log(
+    `\nW1 cached (latest 100 daily bars, forward), 32 connections (wrk), ${ROUNDS} alternating rounds of ${SECONDS} s, medians; load ${w1Load}`,
+  )
   row('server', 'req/s', 'vs bare')
   row('bare node:http (same bytes)', b.toFixed(0), '1.00')
   row('mdq', m.toFixed(0), (m / b).toFixed(2))

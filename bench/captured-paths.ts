@@ -13,7 +13,12 @@ export function fixedPaths(n: number, seed: number, make: (rnd: () => number) =>
  * server then sends exactly the bytes mdq answered, and 404s any other path, so a load never measures
  * bytes mdq did not send.
  */
-export async function captureBodies(base: string, key: string, paths: readonly string[], file: string): Promise<Record<string, string>> {
+export async function captureBodies(
+  base: string,
+  key: string,
+  paths: readonly string[],
+  file: string,
+): Promise<Record<string, string>> {
   const bodies: Record<string, string> = {}
   for (const p of new Set(paths)) {
     const res = await fetch(base + p, { headers: { 'x-api-key': key } })

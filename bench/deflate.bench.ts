@@ -36,20 +36,29 @@ async function compute(): Promise<{ pieces: Buffer[]; ms: number }> {
   const pieces: Buffer[] = []
   for (let i = 0; i < PIECES; i++) {
     const parts: Buffer[] = []
-    for await (const some of batchPieces(store, contexts, { kind: 'klines-batch', symbols: market.symbols.slice(2 * i, 2 * i + 2), period: '1d', range }, new JsonBytes())) parts.push(...some)
+    for await (const some of batchPieces(
+      store,
+      contexts,
+      { kind: 'klines-batch', symbols: market.symbols.slice(2 * i, 2 * i + 2), period: '1d', range },
+      new JsonBytes(),
+    ))
+      parts.push(...some)
     pieces.push(Buffer.concat(parts))
   }
   return { pieces, ms: cpuNow() - t0 }
 }
 
-const zlibDeflate = (options: ZlibOptions) => (p: Buffer) => deflateRawSync(p, { ...options, finishFlush: zlib.Z_SYNC_FLUSH })
+const zlibDeflate = (options: ZlibOptions) => (p: Buffer) =>
+  deflateRawSync(p, { ...options, finishFlush: zlib.Z_SYNC_FLUSH })
 const variants: [string, (p: Buffer) => Buffer][] = [
   [`deflate level ${GZIP_LEVEL} (baseline)`, zlibDeflate({ level: GZIP_LEVEL })],
   ['zlib Huffman only', zlibDeflate({ level: GZIP_LEVEL, strategy: zlib.Z_HUFFMAN_ONLY })],
   ['JS Huffman only (rawHuffmanDeflate)', rawHuffmanDeflate],
 ]
 if (process.env.BENCH_BASELINE) {
-  const baseline = (await import(join(process.env.BENCH_BASELINE, 'src/api/huffman-deflate.js'))) as { rawHuffmanDeflate: typeof rawHuffmanDeflate }
+  const baseline = (await import(join(process.env.BENCH_BASELINE, 'src/api/huffman-deflate.js'))) as {
+    rawHuffmanDeflate: typeof rawHuffmanDeflate
+  }
   variants.push(['JS Huffman only, baseline build', (p) => baseline.rawHuffmanDeflate(p)])
 }
 const times = { compute: [] as number[], crc: [] as number[], deflate: variants.map(() => [] as number[]) }
@@ -73,13 +82,24 @@ for (let round = 0; round < ROUNDS; round++) {
 await store.close()
 
 const load = loadAverage()
-console.log(`\ndeflating a worker's piece: ${PIECES} pieces of 2 symbols x up to 10,000 daily bars, forward (${(plain / 1e6).toFixed(1)} MB of JSON); median of ${ROUNDS} rounds; load ${load}`)
+console.log(
+  `\ndeflating a worker's piece: ${PIECES} pieces of 2 symbols x up to 10,000 daily bars, forward (${(plain / 1e6).toFixed(1)} MB of JSON); median of ${ROUNDS} rounds; load ${load}`,
+)
 row('step', 'CPU ms', 'MB/CPU s', 'bytes out', 'vs compute')
 const computeMs = median(times.compute)
 row('computing the JSON (reference)', computeMs.toFixed(1), (plain / 1e3 / computeMs).toFixed(0), '', '1.00')
-row('CRC-32', median(times.crc).toFixed(1), (plain / 1e3 / median(times.crc)).toFixed(0), '', (median(times.crc) / computeMs).toFixed(2))
+row(
+  'CRC-32',
+  median(times.crc).toFixed(1),
+  (plain / 1e3 / median(times.crc)).toFixed(0),
+  '',
+  (median(times.crc) / computeMs).toFixed(2),
+)
 for (const [v, [name]] of variants.entries()) {
   const ms = median(times.deflate[v])
   row(name, ms.toFixed(1), (plain / 1e3 / ms).toFixed(0), (sizes[v] / plain).toFixed(3), (ms / computeMs).toFixed(2))
 }
-for (let v = 1; v < variants.length; v++) console.log(`${variants[v][0]}: ${(median(times.deflate[0]) / median(times.deflate[v])).toFixed(2)}x the speed of level ${GZIP_LEVEL}, ${(sizes[v] / sizes[0]).toFixed(3)} of its bytes`)
+for (let v = 1; v < variants.length; v++)
+  console.log(
+    `${variants[v][0]}: ${(median(times.deflate[0]) / median(times.deflate[v])).toFixed(2)}x the speed of level ${GZIP_LEVEL}, ${(sizes[v] / sizes[0]).toFixed(3)} of its bytes`,
+  )

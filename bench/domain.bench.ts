@@ -51,11 +51,16 @@ const minute = syntheticBars(usMinuteTimestamps(N))
 const dailyLen = 36_000
 const daily = syntheticBars(dailyTimestamps(dailyLen))
 const reps = Math.ceil(N / dailyLen)
-const events = Array.from({ length: 40 }, (_, k) => ({ timestamp: minute.timestamp[Math.floor(((k + 1) * N) / 41)], exFactor: 1 + ((k % 5) + 1) / 100 }))
+const events = Array.from({ length: 40 }, (_, k) => ({
+  timestamp: minute.timestamp[Math.floor(((k + 1) * N) / 41)],
+  exFactor: 1 + ((k % 5) + 1) / 100,
+}))
 const gaps = Float64Array.from(events, () => 0.5)
 const copy = new Float64Array(N)
 
-console.log(`domain bench: ${N.toLocaleString()} bars of 1m (US sessions), ${events.length} ex-factor events; best of 5`)
+console.log(
+  `domain bench: ${N.toLocaleString()} bars of 1m (US sessions), ${events.length} ex-factor events; best of 5`,
+)
 row('workload', 'ms', 'bars/s', 'vs copy')
 const copyMs = bestMs(() => {
   for (const f of PRICE_FIELDS) copy.set(minute[f])
@@ -76,5 +81,9 @@ row('aggregate 1m -> 60m', aggMs.toFixed(1), rate(N, aggMs), (aggMs / copyMs).to
 const weekMs = bestMs(() => {
   for (let r = 0; r < reps; r++) aggregate(daily, '1w', US)
 })
-row('aggregate 1d -> 1w', weekMs.toFixed(1), rate(reps * dailyLen, weekMs), ((weekMs / copyMs) * (N / (reps * dailyLen))).toFixed(2))
-
+row(
+  'aggregate 1d -> 1w',
+  weekMs.toFixed(1),
+  rate(reps * dailyLen, weekMs),
+  ((weekMs / copyMs) * (N / (reps * dailyLen))).toFixed(2),
+)

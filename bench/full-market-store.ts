@@ -57,7 +57,13 @@ function symbolOf(i: number, n: number): string {
  * A random walk in cents over the given bar starts; prev_close left to the reader (NaN). `step` is a
  * bar's largest move as a fraction of the price (4%: daily-like; a long 1m series wants far less).
  */
-export function walk(timestamps: readonly number[], rnd: () => number, startCents: number, volumeScale: number, step = 0.04): Bars {
+export function walk(
+  timestamps: readonly number[],
+  rnd: () => number,
+  startCents: number,
+  volumeScale: number,
+  step = 0.04,
+): Bars {
   const bars = allocBars(timestamps.length)
   let cents = startCents
   for (let i = 0; i < timestamps.length; i++) {
@@ -85,7 +91,10 @@ function tradingDays(firstDay: number, count: number): number[] {
 }
 
 /** Opens (or first generates) the full-market store under `dir`. */
-export async function fullMarketStore(dir = join('data', 'bench'), spec: FullMarketSpec = fullMarketSpec()): Promise<FullMarketStore> {
+export async function fullMarketStore(
+  dir = join('data', 'bench'),
+  spec: FullMarketSpec = fullMarketSpec(),
+): Promise<FullMarketStore> {
   const tag = `v${GENERATOR_VERSION}-${spec.dailySymbols}x${spec.years}y-${spec.minuteSymbols}x${spec.minuteDays}d`
   const db = join(dir, `full-market-${tag}.db`)
   const manifest = `${db}.json`
@@ -99,7 +108,9 @@ export async function fullMarketStore(dir = join('data', 'bench'), spec: FullMar
   const dailyTs = days.map((d) => zone.midnightUtc(d))
   const minuteDays = days.slice(-spec.minuteDays)
   const minuteTs: number[] = []
-  for (const d of minuteDays) for (const s of MARKETS.SH.sessions) for (let m = s.open; m < s.close; m++) minuteTs.push(zone.midnightUtc(d) + m * 60_000)
+  for (const d of minuteDays)
+    for (const s of MARKETS.SH.sessions)
+      for (let m = s.open; m < s.close; m++) minuteTs.push(zone.midnightUtc(d) + m * 60_000)
 
   const symbols = Array.from({ length: spec.dailySymbols }, (_, i) => symbolOf(i, spec.dailySymbols))
   const minuteSymbols = symbols.slice(0, spec.minuteSymbols)
@@ -117,7 +128,12 @@ export async function fullMarketStore(dir = join('data', 'bench'), spec: FullMar
       for (let y = 1; y < spec.years; y++) events.push({ timestamp: dailyTs[y * 243 + 100], exFactor: 1.01 })
       await writer.putExFactors(symbols[i], events)
       if (i < spec.minuteSymbols) {
-        const minutes = walk(minuteTs, rnd, Math.round(daily.close[daily.close.length - minuteDays.length - 1] * 100), 1e4)
+        const minutes = walk(
+          minuteTs,
+          rnd,
+          Math.round(daily.close[daily.close.length - minuteDays.length - 1] * 100),
+          1e4,
+        )
         await writer.putBars(symbols[i], '1m', minutes)
       }
     }
@@ -140,6 +156,8 @@ export async function fullMarketStore(dir = join('data', 'bench'), spec: FullMar
     lastMinuteMs: minuteTs[minuteTs.length - 1],
   }
   writeFileSync(manifest, JSON.stringify(store))
-  console.log(`generated ${db}: ${store.dailyBars.toLocaleString('en')} daily + ${store.minuteBars.toLocaleString('en')} 1m bars in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  console.log(
+    `generated ${db}: ${store.dailyBars.toLocaleString('en')} daily + ${store.minuteBars.toLocaleString('en')} 1m bars in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  )
   return store
 }

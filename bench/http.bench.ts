@@ -44,7 +44,8 @@ function filesOf(w: Workload) {
   return files.get(w.name)!
 }
 /** The servers take turns with the workload over ROUNDS rounds; each server's medians (any error or non-2xx answer fails it). */
-const alternate = (urls: readonly string[], w: Workload, key: string, seconds = SECONDS) => alternatingLoads(urls, key, filesOf(w), seconds, ROUNDS, CONNECTIONS)
+const alternate = (urls: readonly string[], w: Workload, key: string, seconds = SECONDS) =>
+  alternatingLoads(urls, key, filesOf(w), seconds, ROUNDS, CONNECTIONS)
 
 try {
   requireWrk()
@@ -60,7 +61,11 @@ try {
     { name: 'W2 10000 1m bars, forward', path: '/v1/klines?symbol=601398.SH&period=1m&count=10000&adjust=forward' },
     { name: 'W3 random 1000-bar 1m ranges', path: ranges, uncached: true },
     { name: 'W4 10000 60m bars', path: '/v1/klines?symbol=601398.SH&period=60m&count=10000&adjust=forward' },
-    { name: 'W5 10000 60m bars, uncached', path: '/v1/klines?symbol=601398.SH&period=60m&count=10000&adjust=forward', uncached: true },
+    {
+      name: 'W5 10000 60m bars, uncached',
+      path: '/v1/klines?symbol=601398.SH&period=60m&count=10000&adjust=forward',
+      uncached: true,
+    },
   ]
   const cacheMb = process.env.BENCH_CACHE_MB ?? '64'
   const mdq = await startMdq(db, ['--cache-mb', cacheMb])
@@ -69,23 +74,44 @@ try {
   const fixed = workloads.flatMap((w) => (typeof w.path === 'string' ? [w.path] : []))
   const bodies = await captureBodies(mdq.url, key, [...fixed, ...ranges], join(dir, 'bodies.json'))
   const bare = await startServer([bareServer, join(dir, 'bodies.json')])
-  console.log(`http bench: ${CONNECTIONS} connections, wrk over loopback; per workload the bare server and mdq take turns over ${ROUNDS} rounds of ${SECONDS} s, medians; mdq logs at info, response cache ${cacheMb} MB (W3, W5: off)`)
+  console.log(
+    `http bench: ${CONNECTIONS} connections, wrk over loopback; per workload the bare server and mdq take turns over ${ROUNDS} rounds of ${SECONDS} s, medians; mdq logs at info, response cache ${cacheMb} MB (W3, W5: off)`,
+  )
   row('workload', 'server', 'req/s', 'p50 ms', 'p99 ms', 'body KB', 'vs bare', 'ms/req')
   for (const w of workloads) {
     const size = (Buffer.byteLength(bodies[typeof w.path === 'string' ? w.path : ranges[0]]) / 1024).toFixed(0)
     const [bb, m] = await alternate([bare.url, (w.uncached ? uncached : mdq).url], w, key)
     // ms/req: 1000 / req/s, the time one request holds mdq's single thread at saturation.
     row(w.name, 'bare', bb.perS.toFixed(0), bb.p50.toFixed(1), bb.p99.toFixed(1), size, '1.00', '')
-    row('', w.uncached ? 'mdq (off)' : 'mdq', m.perS.toFixed(0), m.p50.toFixed(1), m.p99.toFixed(1), size, (m.perS / bb.perS).toFixed(2), (1000 / m.perS).toFixed(2))
+    row(
+      '',
+      w.uncached ? 'mdq (off)' : 'mdq',
+      m.perS.toFixed(0),
+      m.p50.toFixed(1),
+      m.p99.toFixed(1),
+      size,
+      (m.perS / bb.perS).toFixed(2),
+      (1000 / m.perS).toFixed(2),
+    )
   }
   // The limiter's cost on W1: the same server without it, and with Redis (a local redis-server).
   const w1 = workloads[0]
-  const variants: [string, string[]][] = [['mdq, no limiter', ['--rate-limit', 'off']], ['mdq, memory limiter', []]]
+  const variants: [string, string[]][] = [
+    ['mdq, no limiter', ['--rate-limit', 'off']],
+    ['mdq, memory limiter', []],
+  ]
   const redis = redisServer() ? undefined : await RedisServer.start()
   if (redis) variants.push(['mdq, Redis limiter', ['--redis-url', redis.url]])
   const servers = await Promise.all(variants.map(([, flags]) => startMdq(db, ['--cache-mb', cacheMb, ...flags])))
-  const limited = await alternate(servers.map((s) => s.url), w1, key, Math.max(2, Math.round(SECONDS / 2)))
-  console.log(`\nlimiter cost on W1: ${ROUNDS} alternating rounds of ${Math.max(2, Math.round(SECONDS / 2))} s, medians`)
+  const limited = await alternate(
+    servers.map((s) => s.url),
+    w1,
+    key,
+    Math.max(2, Math.round(SECONDS / 2)),
+  )
+  console.log(
+    `\nlimiter cost on W1: ${ROUNDS} alternating rounds of ${Math.max(2, Math.round(SECONDS / 2))} s, medians`,
+  )
   row('variant', '', 'req/s', 'p50 ms', 'p99 ms', '', 'vs no limiter')
   for (const [v, [name]] of variants.entries()) {
     const r = limited[v]

@@ -49,10 +49,11 @@ function* minutes(n: number): Generator<number> {
   for (let d = daysFromCivil(2010, 1, 4), k = 0; ; d++) {
     if (isoWeekday(d) >= 5) continue
     const midnight = sh.zone.midnightUtc(d)
-    for (const session of sh.sessions) for (let m = session.open; m < session.close; m++, k++) {
-      if (k === n) return
-      yield midnight + m * 60_000
-    }
+    for (const session of sh.sessions)
+      for (let m = session.open; m < session.close; m++, k++) {
+        if (k === n) return
+        yield midnight + m * 60_000
+      }
   }
 }
 
@@ -91,7 +92,9 @@ async function readLinesBaseline(): Promise<number> {
 }
 
 try {
-  console.log(`import bench (${MDQ}): ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols ${BY_MINUTE ? 'interleaved minute by minute' : 'one after another'}, ${ROUNDS} rounds (baseline and import alternating; medians below)`)
+  console.log(
+    `import bench (${MDQ}): ${ROWS.toLocaleString('en-US')} 1m rows over ${SYMBOLS} symbols ${BY_MINUTE ? 'interleaved minute by minute' : 'one after another'}, ${ROUNDS} rounds (baseline and import alternating; medians below)`,
+  )
   await generate()
   const size = statSync(csv).size
   const baseMs: number[] = []
@@ -110,12 +113,22 @@ try {
     if (run.status !== 0) throw new Error(`import failed: ${run.stderr}`)
     out = run.stdout
     peakMb.push(run.peakRssBytes / 2 ** 20)
-    row(String(round), baseMs.at(-1)!.toFixed(0), importMs.at(-1)!.toFixed(0), rate(ROWS, importMs.at(-1)!), `${peakMb.at(-1)!.toFixed(0)} MB`, loadAverage())
+    row(
+      String(round),
+      baseMs.at(-1)!.toFixed(0),
+      importMs.at(-1)!.toFixed(0),
+      rate(ROWS, importMs.at(-1)!),
+      `${peakMb.at(-1)!.toFixed(0)} MB`,
+      loadAverage(),
+    )
   }
   // Size on disk once the WAL is folded in.
   const store = SqliteMarketStore.open(db)
   await store.close()
-  execFileSync(process.execPath, ['-e', `const D=require(${JSON.stringify(join(import.meta.dirname, '..', '..', 'node_modules', 'better-sqlite3'))});const d=new D(${JSON.stringify(db)});d.pragma('wal_checkpoint(TRUNCATE)');d.exec('VACUUM');d.close()`])
+  execFileSync(process.execPath, [
+    '-e',
+    `const D=require(${JSON.stringify(join(import.meta.dirname, '..', '..', 'node_modules', 'better-sqlite3'))});const d=new D(${JSON.stringify(db)});d.pragma('wal_checkpoint(TRUNCATE)');d.exec('VACUUM');d.close()`,
+  ])
   const dbBytes = statSync(db).size
   const base = median(baseMs)
   const imported = median(importMs)
@@ -123,11 +136,21 @@ try {
   console.log()
   row('workload (median of rounds)', 'ms', 'rows/s', 'vs baseline', 'peak RSS (max)')
   row('baseline: read + split lines', base.toFixed(0), rate(ROWS, base), '1.00', '')
-  row('mdq import bars (whole CLI)', imported.toFixed(0), rate(ROWS, imported), (imported / base).toFixed(2), `${peak.toFixed(0)} MB`)
+  row(
+    'mdq import bars (whole CLI)',
+    imported.toFixed(0),
+    rate(ROWS, imported),
+    (imported / base).toFixed(2),
+    `${peak.toFixed(0)} MB`,
+  )
   const goal = (met: boolean) => (met ? 'met' : 'MISSED')
-  console.log(`goal >= 1M rows/s: ${goal(ROWS / (imported / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peak <= 512)} (load average at the end ${loadAverage()})`)
+  console.log(
+    `goal >= 1M rows/s: ${goal(ROWS / (imported / 1000) >= 1e6)}; goal peak RSS <= 512 MB: ${goal(peak <= 512)} (load average at the end ${loadAverage()})`,
+  )
   console.log(out.trim())
-  console.log(`CSV ${(size / ROWS).toFixed(1)} bytes/row; store ${(dbBytes / 1e6).toFixed(1)} MB = ${(dbBytes / ROWS).toFixed(1)} bytes/bar on disk (after checkpoint + VACUUM)`)
+  console.log(
+    `CSV ${(size / ROWS).toFixed(1)} bytes/row; store ${(dbBytes / 1e6).toFixed(1)} MB = ${(dbBytes / ROWS).toFixed(1)} bytes/bar on disk (after checkpoint + VACUUM)`,
+  )
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -34,13 +34,19 @@ export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => 
  * thread's id is the pid).
  */
 export function cpuMs(pid: number, thread?: number): number {
-  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime (fields 14, 15)
 }
 
 /** cpuMs of a process and its child processes (a node:cluster server's), read at once. */
 export function treeCpuMs(pid: number): number {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number)
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(' ')
+    .filter(Boolean)
+    .map(Number)
   return children.reduce((ms, child) => ms + treeCpuMs(child), cpuMs(pid))
 }
 
@@ -50,9 +56,15 @@ export function treeCpuMs(pid: number): number {
  */
 export function machineCpuMs(): { idle: number; irq: number } {
   // "cpu  user nice system idle iowait irq softirq ...", in USER_HZ ticks (100 a second)
-  const [, , , , idle, iowait, irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].split(/\s+/).map(Number)
+  const [, , , , idle, iowait, irq, softirq] = readFileSync('/proc/stat', 'utf8')
+    .split('\n', 1)[0]
+    .split(/\s+/)
+    .map(Number)
   return { idle: (idle + iowait) * 10, irq: (irq + softirq) * 10 }
 }
 
 /** The 1, 5 and 15 minute load averages, printed beside every figure. */
-export const loadAverage = (): string => loadavg().map((l) => l.toFixed(1)).join(' ')
+export const loadAverage = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')

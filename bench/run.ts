@@ -5,7 +5,17 @@ import { fileURLToPath } from 'node:url'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const only = process.argv.slice(2)
-for (const name of ['domain.bench.js', 'import.bench.js', 'http.bench.js', 'batch.bench.js', 'store.bench.js', 'uncached.bench.js', 'bulk.bench.js', 'deflate.bench.js', 'work.bench.js']) {
+for (const name of [
+  'domain.bench.js',
+  'import.bench.js',
+  'http.bench.js',
+  'batch.bench.js',
+  'store.bench.js',
+  'uncached.bench.js',
+  'bulk.bench.js',
+  'deflate.bench.js',
+  'work.bench.js',
+]) {
   if (only.length && !only.some((o) => name.includes(o))) continue
   const result = spawnSync(process.execPath, ['--max-old-space-size=8192', join(here, name)], { stdio: 'inherit' })
   if (result.status !== 0) process.exit(result.status ?? 1)

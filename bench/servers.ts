@@ -40,7 +40,8 @@ export function startServer(args: readonly string[]): Promise<Server> {
 }
 
 /** `mdq --db <db> serve` on a free port, with its flags. */
-export const startMdq = (db: string, flags: readonly string[] = []): Promise<Server> => startServer([mdqBin, '--db', db, 'serve', '--port', '0', ...flags])
+export const startMdq = (db: string, flags: readonly string[] = []): Promise<Server> =>
+  startServer([mdqBin, '--db', db, 'serve', '--port', '0', ...flags])
 
 /** Stops a child server and waits for it to exit. */
 export async function stopServer(server: Server): Promise<void> {

@@ -64,7 +64,7 @@ function dailySeries(): Bars {
   for (let d = daysFromCivil(2010, 1, 4), k = 0; k < DAILY; d++) {
     if (isoWeekday(d) >= 5) continue
     const open = price
-    price = Math.max(1, Math.round((price * (1 + (((k * 7919) % 11) - 5) / 500)) * 100) / 100)
+    price = Math.max(1, Math.round(price * (1 + (((k * 7919) % 11) - 5) / 500) * 100) / 100)
     bars.timestamp[k] = sh.zone.midnightUtc(d)
     bars.open[k] = open
     bars.close[k] = price
@@ -80,7 +80,10 @@ function dailySeries(): Bars {
 
 /** Imports everything through one write transaction; returns ms spent in the store (generation excluded). */
 async function importAll(store: MarketStore): Promise<number> {
-  await store.write({ instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })), bars: SYMBOLS.map((symbol) => ({ symbol, period: '1d', bars: dailySeries() })) })
+  await store.write({
+    instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
+    bars: SYMBOLS.map((symbol) => ({ symbol, period: '1d', bars: dailySeries() })),
+  })
   const w = await store.beginWrite()
   let ms = 0
   for (const [symbol, bars] of minuteSeries()) {
@@ -101,14 +104,26 @@ function quantile(sorted: number[], q: number): number {
  * p50/p99 ms of readKlines on each store, with a random end time each call (no answer is asked twice):
  * the stores take turns with the same request, so load from other processes falls on all alike.
  */
-async function latencies(stores: readonly MarketStore[], period: Period, count: number, endFrom: number, endTo: number): Promise<string[]> {
+async function latencies(
+  stores: readonly MarketStore[],
+  period: Period,
+  count: number,
+  endFrom: number,
+  endTo: number,
+): Promise<string[]> {
   const contexts = stores.map((store) => new SymbolContexts(store))
   const times: number[][] = stores.map(() => [])
   for (let i = 0; i < READS + 10; i++) {
     const endTime = Math.round(endFrom + Math.random() * (endTo - endFrom))
     for (const [k, store] of stores.entries()) {
       const t0 = performance.now()
-      const bars = await readKlines(store, contexts[k], { symbol: SYMBOLS[i % SYMBOLS.length], period, count, endTime, adjust: 'none' })
+      const bars = await readKlines(store, contexts[k], {
+        symbol: SYMBOLS[i % SYMBOLS.length],
+        period,
+        count,
+        endTime,
+        adjust: 'none',
+      })
       if (i >= 10) times[k].push(performance.now() - t0)
       if (bars.timestamp.length === 0) throw new Error(`no ${period} bars read`)
     }
@@ -122,7 +137,9 @@ async function latencies(stores: readonly MarketStore[], period: Period, count: 
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-store-'))
 const server = await ClickHouseServer.start()
 try {
-  console.log(`\nStore backends: ${ROWS.toLocaleString('en')} 1m bars over ${SYMBOLS.length} symbols (+${DAILY} daily bars each); reads: readKlines, random end time, p50 / p99 of ${READS}`)
+  console.log(
+    `\nStore backends: ${ROWS.toLocaleString('en')} 1m bars over ${SYMBOLS.length} symbols (+${DAILY} daily bars each); reads: readKlines, random end time, p50 / p99 of ${READS}`,
+  )
   row('', 'SQLite'.padEnd(20), 'ClickHouse 18.16')
   const db = join(dir, 'bench.db')
   const sqlite = SqliteMarketStore.open(db)
@@ -139,7 +156,11 @@ try {
   const sqliteBytes = statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0)
   // Bytes on disk of the bars table once merged into one part (what it settles to).
   await fetch(`${server.httpUrl}/?query=${encodeURIComponent('OPTIMIZE TABLE bench.bars FINAL')}`, { method: 'POST' })
-  const parts = await (await fetch(`${server.httpUrl}/?query=${encodeURIComponent("SELECT sum(bytes_on_disk) FROM system.parts WHERE database = 'bench' AND table = 'bars' AND active")}`)).text()
+  const parts = await (
+    await fetch(
+      `${server.httpUrl}/?query=${encodeURIComponent("SELECT sum(bytes_on_disk) FROM system.parts WHERE database = 'bench' AND table = 'bars' AND active")}`,
+    )
+  ).text()
   const total = ROWS + DAILY * SYMBOLS.length
   row('bytes per bar on disk', (sqliteBytes / total).toFixed(1).padEnd(20), (Number(parts) / total).toFixed(1))
 
@@ -147,11 +168,18 @@ try {
   const last = Date.UTC(2010 + Math.max(2, Math.floor(ROWS / SYMBOLS.length / 240 / 250)), 0, 1)
   const sqliteReader = SqliteMarketStore.open(db)
   // The same store without its in-memory daily histories: every daily read (also the two behind a 1m read) asks the server.
-  const { market: chNoDaily, keys: keysNoDaily } = await ClickHouseStores.open({ ...parseClickHouseUrl(server.storeUrl('bench')), dailyCacheBytes: 0 })
+  const { market: chNoDaily, keys: keysNoDaily } = await ClickHouseStores.open({
+    ...parseClickHouseUrl(server.storeUrl('bench')),
+    dailyCacheBytes: 0,
+  })
   row('', 'SQLite'.padEnd(20), 'ClickHouse'.padEnd(20), 'ClickHouse, daily cache off')
   // Other processes share this machine: the load beside the read figures says how much.
   console.log(`load average before the reads: ${loadAverage()}`)
-  for (const [label, period, count] of [['100 daily bars', '1d', 100], ['10,000 1m bars', '1m', 10_000], ['10,000 60m bars', '60m', 10_000]] as const) {
+  for (const [label, period, count] of [
+    ['100 daily bars', '1d', 100],
+    ['10,000 1m bars', '1m', 10_000],
+    ['10,000 60m bars', '60m', 10_000],
+  ] as const) {
     const [a, b, c] = await latencies([sqliteReader, ch, chNoDaily], period, count, first, last)
     row(`readKlines ${label}`, a.padEnd(20), b.padEnd(20), c)
   }

@@ -56,7 +56,12 @@ async function buildStore(): Promise<{ key: string; minutes: number[] }> {
       { symbol: SYMBOL, period: '1m', bars: walk(minutes, rnd, 1000, 1e4, 0.004) },
       { symbol: SYMBOL, period: '1d', bars: walk(days, rnd, 1000, 1e6) },
     ],
-    exFactors: [{ symbol: SYMBOL, events: Array.from({ length: 8 }, (_, k) => ({ timestamp: days[200 + k * 300], exFactor: 1.02 + k / 100 })) }],
+    exFactors: [
+      {
+        symbol: SYMBOL,
+        events: Array.from({ length: 8 }, (_, k) => ({ timestamp: days[200 + k * 300], exFactor: 1.02 + k / 100 })),
+      },
+    ],
   })
   const key = generateKey()
   await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: null, burst: null })
@@ -70,7 +75,9 @@ function get(agent: Agent, url: string, key: string): Promise<Buffer> {
     const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': 'identity' } }, (res) => {
       const parts: Buffer[] = []
       res.on('data', (c: Buffer) => parts.push(c))
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url}: ${res.statusCode}`))))
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url}: ${res.statusCode}`)),
+      )
     })
     req.on('error', reject)
     req.end()
@@ -85,7 +92,12 @@ try {
   const mdq = await startMdq(db, ['--cache-mb', '0', '--rate-limit', 'off'])
   servers.push(mdq)
   // 400 windows drawn once; both servers answer random picks of them (the bare one with mdq's bytes).
-  const windows = fixedPaths(400, 42, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`)
+  const windows = fixedPaths(
+    400,
+    42,
+    (r) =>
+      `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`,
+  )
   const loadFiles = wrkFiles(dir, windows)
   const hourPath = `/v1/klines?symbol=${SYMBOL}&period=60m&count=10000&adjust=forward`
   const bodies = await captureBodies(mdq.url, key, [...windows, hourPath], join(dir, 'bodies.json'))
@@ -98,13 +110,27 @@ try {
   const cached = await startMdq(db, ['--rate-limit', 'off'])
   servers.push(cached)
   mkdirSync(join(dir, 'many'))
-  const manyFiles = wrkFiles(join(dir, 'many'), fixedPaths(20_000, 7, (r) => `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`))
+  const manyFiles = wrkFiles(
+    join(dir, 'many'),
+    fixedPaths(
+      20_000,
+      7,
+      (r) =>
+        `/v1/klines?symbol=${SYMBOL}&period=1m&count=1000&adjust=forward&end_time=${minutes[1000 + Math.floor(r() * (minutes.length - 1000))]}`,
+    ),
+  )
 
   // 60m: HTTP (rollups) and in-process rollups vs in-process aggregate-on-read, alternating.
   const store = SqliteMarketStore.open(db, { readonly: true })
   const onRead = aggregatingOnRead(store)
   const q = { symbol: SYMBOL, period: '60m' as const, count: 10_000, adjust: 'forward' as const }
-  const times = { http: [] as number[], bare: [] as number[], bytes: [] as number[], rollups: [] as number[], onRead: [] as number[] }
+  const times = {
+    http: [] as number[],
+    bare: [] as number[],
+    bytes: [] as number[],
+    rollups: [] as number[],
+    onRead: [] as number[],
+  }
   const contexts = new SymbolContexts(store)
   const task = { kind: 'klines', symbol: SYMBOL, period: '60m', range: { count: 10_000, adjust: 'forward' } } as const
   for (let r = 0; r < WARM_UP; r++) {
@@ -145,7 +171,15 @@ try {
   }
   one.destroy()
   // One window's answer bytes in-process (read, fill, adjust, JSON): what a request costs beyond HTTP and the pool.
-  const windowTasks = windows.map((w) => ({ kind: 'klines', symbol: SYMBOL, period: '1m', range: { count: 1000, endTime: Number(/end_time=(\d+)/.exec(w)![1]), adjust: 'forward' } }) as const)
+  const windowTasks = windows.map(
+    (w) =>
+      ({
+        kind: 'klines',
+        symbol: SYMBOL,
+        period: '1m',
+        range: { count: 1000, endTime: Number(/end_time=(\d+)/.exec(w)![1]), adjust: 'forward' },
+      }) as const,
+  )
   for (const w of windowTasks) await answerBytes(store, contexts, w)
   const window0 = process.cpuUsage()
   for (let pass = 0; pass < 3; pass++) for (const w of windowTasks) await answerBytes(store, contexts, w)
@@ -160,14 +194,21 @@ try {
   const gzipLoads: Measured[] = []
   const cachedLoads: Measured[] = []
   /** The spun bare servers' loads, by the share of mdq's CPU beyond the bare server's that each request burns. */
-  const spunRows = [[1, [] as (Measured & { spin: number })[]], [0.5, [] as (Measured & { spin: number })[]]] as const
+  const spunRows = [
+    [1, [] as (Measured & { spin: number })[]],
+    [0.5, [] as (Measured & { spin: number })[]],
+  ] as const
   const rounds = Math.max(1, Math.min(ROUNDS, 3))
   await wrkLoad(mdq.url, key, loadFiles, 1) // warm-up
   await wrkLoad(bare.url, key, loadFiles, 1)
   await wrkLoad(mdq.url, key, loadFiles, 1, 32, { encoding: 'gzip' })
   await wrkLoad(cached.url, key, manyFiles, 1)
   // The main thread's share apart (HTTP, routing, hooks, the pool's hops); the rest is the query workers and V8's GC helpers.
-  const measured = async (server: Server, encoding: 'identity' | 'gzip' = 'identity', files = loadFiles): Promise<Measured> => {
+  const measured = async (
+    server: Server,
+    encoding: 'identity' | 'gzip' = 'identity',
+    files = loadFiles,
+  ): Promise<Measured> => {
     const pid = server.child.pid!
     const cpu0 = treeCpuMs(pid)
     const main0 = cpuMs(pid, pid)
@@ -188,10 +229,21 @@ try {
       const want = extra * share
       let spin = Math.round(want * 1000)
       for (const last of [false, true]) {
-        const spun = await startServer([bareServer, join(dir, 'bodies.json'), '--processes', String(availableParallelism()), '--spin-us', String(spin)])
+        const spun = await startServer([
+          bareServer,
+          join(dir, 'bodies.json'),
+          '--processes',
+          String(availableParallelism()),
+          '--spin-us',
+          String(spin),
+        ])
         await wrkLoad(spun.url, key, loadFiles, 1) // warm-up: the first second costs more (the bodies' GC, compiling)
         if (last) loads.push({ ...(await measured(spun)), spin })
-        else spin = Math.max(0, Math.round(spin + (want - (cpuPerRequest(await measured(spun)) - cpuPerRequest(bareLoads[r]))) * 1000))
+        else
+          spin = Math.max(
+            0,
+            Math.round(spin + (want - (cpuPerRequest(await measured(spun)) - cpuPerRequest(bareLoads[r]))) * 1000),
+          )
         await stopServer(spun)
       }
     }
@@ -199,7 +251,9 @@ try {
     cachedLoads.push(await measured(cached, 'identity', manyFiles))
   }
   await store.close()
-  console.log(`\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`)
+  console.log(
+    `\nuncached (--cache-mb 0, --rate-limit off): ${minutes.length.toLocaleString('en')} 1m bars of one SH symbol, 8 events, forward; load average ${loadAtStart} at start, ${loadavg()[0].toFixed(1)} at end`,
+  )
   row('10,000 forward 60m bars, one at a time', 'median ms', 'goal', 'server CPU ms/request')
   row('mdq over HTTP (stored rollups)', median(times.http).toFixed(1), '<= 10 ms', (serverCpu / ROUNDS).toFixed(1))
   row('bare node:http, same bytes (baseline)', median(times.bare).toFixed(1), '', '')
@@ -208,21 +262,46 @@ try {
   row('in-process: aggregate-on-read (base)', median(times.onRead).toFixed(1), '')
   // wrk gives each load's percentiles: the median round's are printed.
   const mid = (ls: WrkLoad[], of: (l: WrkLoad) => number, digits = 1) => median(ls.map(of)).toFixed(digits)
-  const perRequest = (ls: Measured[], of: (l: Measured) => number) => (ls.reduce((a, l) => a + of(l), 0) / ls.reduce((a, l) => a + l.requests, 0)).toFixed(2)
-  console.log(`random 1,000-bar 1m windows at 32 connections, loaded by wrk: the median of ${rounds} rounds of ${SECONDS} s; the server's CPU ms a request, all threads and the main thread's`)
+  const perRequest = (ls: Measured[], of: (l: Measured) => number) =>
+    (ls.reduce((a, l) => a + of(l), 0) / ls.reduce((a, l) => a + l.requests, 0)).toFixed(2)
+  console.log(
+    `random 1,000-bar 1m windows at 32 connections, loaded by wrk: the median of ${rounds} rounds of ${SECONDS} s; the server's CPU ms a request, all threads and the main thread's`,
+  )
   row('', 'p50 ms', 'p99 ms', 'req/s', 'CPU ms/req', 'main thread')
-  for (const [name, ls] of [['mdq', mdqLoads], ['bare node:http, same bytes (baseline)', bareLoads], ['mdq, Accept-Encoding: gzip', gzipLoads], ['mdq, cache on (64 MB), 20,000 windows', cachedLoads]] as const) {
-    row(name, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu), perRequest(ls, (l) => l.mainCpu))
+  for (const [name, ls] of [
+    ['mdq', mdqLoads],
+    ['bare node:http, same bytes (baseline)', bareLoads],
+    ['mdq, Accept-Encoding: gzip', gzipLoads],
+    ['mdq, cache on (64 MB), 20,000 windows', cachedLoads],
+  ] as const) {
+    row(
+      name,
+      mid(ls, (l) => l.p50),
+      mid(ls, (l) => l.p99),
+      mid(ls, (l) => l.perS, 0),
+      perRequest(ls, (l) => l.cpu),
+      perRequest(ls, (l) => l.mainCpu),
+    )
   }
   for (const [share, ls] of spunRows) {
-    row(`bare, ${availableParallelism()} processes, + ${share === 1 ? "mdq's" : `${share} of mdq's`} CPU`, mid(ls, (l) => l.p50), mid(ls, (l) => l.p99), mid(ls, (l) => l.perS, 0), perRequest(ls, (l) => l.cpu))
+    row(
+      `bare, ${availableParallelism()} processes, + ${share === 1 ? "mdq's" : `${share} of mdq's`} CPU`,
+      mid(ls, (l) => l.p50),
+      mid(ls, (l) => l.p99),
+      mid(ls, (l) => l.perS, 0),
+      perRequest(ls, (l) => l.cpu),
+    )
     console.log(`  (burning ${ls.map((l) => `${l.spin} us`).join(', ')} counted a request by round)`)
   }
-  console.log('  (the bare server with no hops between threads, each request burning the CPU mdq spent beyond it, or a share: the latency that CPU alone allows here)')
+  console.log(
+    '  (the bare server with no hops between threads, each request burning the CPU mdq spent beyond it, or a share: the latency that CPU alone allows here)',
+  )
   const gzipBytes = median(gzipLoads.map((l) => l.bytes / l.requests))
   const plainBytes = median(mdqLoads.map((l) => l.bytes / l.requests))
-  console.log(`gzip against plain (mdq's rows above): ${(median(gzipLoads.map((l) => l.perS)) / median(mdqLoads.map((l) => l.perS))).toFixed(2)} of the req/s, ${(gzipBytes / plainBytes).toFixed(2)} of the bytes a response (${gzipBytes.toFixed(0)} against ${plainBytes.toFixed(0)}, headers included)`)
-  row('in-process: one window\'s answer bytes', '', '', '', windowMs.toFixed(2))
+  console.log(
+    `gzip against plain (mdq's rows above): ${(median(gzipLoads.map((l) => l.perS)) / median(mdqLoads.map((l) => l.perS))).toFixed(2)} of the req/s, ${(gzipBytes / plainBytes).toFixed(2)} of the bytes a response (${gzipBytes.toFixed(0)} against ${plainBytes.toFixed(0)}, headers included)`,
+  )
+  row("in-process: one window's answer bytes", '', '', '', windowMs.toFixed(2))
 } finally {
   for (const server of servers) await stopServer(server)
   rmSync(dir, { recursive: true, force: true })

@@ -35,7 +35,8 @@ const contexts = new SymbolContexts(store)
 const range = { count: 10_000, adjust: 'forward' as const }
 const tasks: BatchTask[] = []
 const symbols = market.symbols.slice(0, BATCHES * PER_REQUEST)
-for (let i = 0; i < symbols.length; i += PER_TASK) tasks.push({ kind: 'klines-batch', symbols: symbols.slice(i, i + PER_TASK), period: '1d', range })
+for (let i = 0; i < symbols.length; i += PER_TASK)
+  tasks.push({ kind: 'klines-batch', symbols: symbols.slice(i, i + PER_TASK), period: '1d', range })
 
 interface Build {
   readonly name: string
@@ -53,11 +54,20 @@ if (process.env.BENCH_BASELINE) {
   const runner = (await import(join(dist, 'src/api/query-runner.js'))) as { taskPieces: typeof TaskPieces }
   const gzip = (await import(join(dist, 'src/api/gzip-member.js'))) as { deflatePiece: typeof DeflatePiece }
   const open = (await import(join(dist, 'src/cli/open-stores.js'))) as { openStores: typeof openStores }
-  const symbolContexts = (await import(join(dist, 'src/query/symbol-context.js'))) as { SymbolContexts: typeof SymbolContexts }
+  const symbolContexts = (await import(join(dist, 'src/query/symbol-context.js'))) as {
+    SymbolContexts: typeof SymbolContexts
+  }
   const stores = await open.openStores({ store: market.db, create: false })
   await stores.keys.close()
   const baseStore = stores.market
-  builds.unshift({ name: 'baseline', taskPieces: runner.taskPieces, deflatePiece: gzip.deflatePiece, takesPieces: false, store: baseStore, contexts: new symbolContexts.SymbolContexts(baseStore) })
+  builds.unshift({
+    name: 'baseline',
+    taskPieces: runner.taskPieces,
+    deflatePiece: gzip.deflatePiece,
+    takesPieces: false,
+    store: baseStore,
+    contexts: new symbolContexts.SymbolContexts(baseStore),
+  })
 }
 
 /** CPU (all threads: V8's GC helpers too) and wall ms of fn. */
@@ -85,7 +95,9 @@ let barsPerRound = 0
 const steps: Record<string, () => Promise<number>> = {
   'readKlines: + prev_close, adjust': async () => {
     let n = 0
-    for (const t of tasks) for (const symbol of t.symbols) n += barCount(await readKlines(store, contexts, { symbol, period: '1d', ...range }))
+    for (const t of tasks)
+      for (const symbol of t.symbols)
+        n += barCount(await readKlines(store, contexts, { symbol, period: '1d', ...range }))
     return n
   },
 }
@@ -93,7 +105,9 @@ for (const b of builds) {
   const { store, contexts } = b
   steps[`${b.name}: read (SQLite + decode)`] = async () => {
     let n = 0
-    for (const t of tasks) for (const symbol of t.symbols) n += barCount(await store.readBars({ symbol, period: '1d', limit: range.count + 1 }))
+    for (const t of tasks)
+      for (const symbol of t.symbols)
+        n += barCount(await store.readBars({ symbol, period: '1d', limit: range.count + 1 }))
     return n
   }
   steps[`${b.name}: taskPieces (+ JSON)`] = async () => {
@@ -123,7 +137,9 @@ if (only) for (const name of Object.keys(steps)) if (!name.includes(only)) delet
 const results = new Map<string, { cpu: number[]; wall: number[]; out: number }>()
 for (const name of Object.keys(steps)) results.set(name, { cpu: [], wall: [], out: 0 })
 for (const fn of Object.values(steps)) await fn() // warm-up: JIT, page cache, symbol contexts
-for (const t of tasks) for (const symbol of t.symbols) barsPerRound += barCount(await store.readBars({ symbol, period: '1d', limit: range.count + 1 }))
+for (const t of tasks)
+  for (const symbol of t.symbols)
+    barsPerRound += barCount(await store.readBars({ symbol, period: '1d', limit: range.count + 1 }))
 for (let round = 0; round < ROUNDS; round++) {
   for (const [name, fn] of Object.entries(steps)) {
     const r = await timed(fn)
@@ -135,9 +151,16 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 await Promise.all(builds.map((b) => b.store.close()))
 
-console.log(`\nthe work per bar of the bulk daily pull, in-process: ${tasks.length} tasks of ${PER_TASK} symbol(s), ${barsPerRound.toLocaleString('en')} forward-adjusted daily bars (${market.db}); median of ${ROUNDS} rounds; load ${loadAverage()}${process.env.BENCH_BASELINE ? `; baseline: ${process.env.BENCH_BASELINE}` : ''}`)
+console.log(
+  `\nthe work per bar of the bulk daily pull, in-process: ${tasks.length} tasks of ${PER_TASK} symbol(s), ${barsPerRound.toLocaleString('en')} forward-adjusted daily bars (${market.db}); median of ${ROUNDS} rounds; load ${loadAverage()}${process.env.BENCH_BASELINE ? `; baseline: ${process.env.BENCH_BASELINE}` : ''}`,
+)
 row('step', 'CPU ns/bar', 'wall ns/bar', 'bytes/bar')
 for (const [name, r] of results) {
   const bytes = name.includes('read') ? '' : (r.out / barsPerRound).toFixed(1)
-  row(name, ((median(r.cpu) * 1e6) / barsPerRound).toFixed(0), ((median(r.wall) * 1e6) / barsPerRound).toFixed(0), bytes)
+  row(
+    name,
+    ((median(r.cpu) * 1e6) / barsPerRound).toFixed(0),
+    ((median(r.wall) * 1e6) / barsPerRound).toFixed(0),
+    bytes,
+  )
 }

@@ -88,19 +88,52 @@ export type MedianLoad = Pick<WrkLoad, 'perS' | 'p50' | 'p99'>
  * The servers take turns with one load over `rounds` rounds of `seconds` (after a warm-up second
  * each: JIT, caches), as the shared machine's noise asks; each server's medians, in `urls`' order.
  */
-export async function alternatingLoads(urls: readonly string[], key: string, files: { script: string; paths: string }, seconds: number, rounds: number, connections = 32): Promise<MedianLoad[]> {
+export async function alternatingLoads(
+  urls: readonly string[],
+  key: string,
+  files: { script: string; paths: string },
+  seconds: number,
+  rounds: number,
+  connections = 32,
+): Promise<MedianLoad[]> {
   for (const url of urls) await wrkLoad(url, key, files, 1, connections)
   const loads = urls.map(() => [] as WrkLoad[])
   for (let round = 0; round < rounds; round++) {
     for (const [i, url] of urls.entries()) loads[i].push(await wrkLoad(url, key, files, seconds, connections))
   }
-  return loads.map((l) => ({ perS: median(l.map((r) => r.perS)), p50: median(l.map((r) => r.p50)), p99: median(l.map((r) => r.p99)) }))
+  return loads.map((l) => ({
+    perS: median(l.map((r) => r.perS)),
+    p50: median(l.map((r) => r.p50)),
+    p99: median(l.map((r) => r.p99)),
+  }))
 }
 
 /** `connections` keep-alive connections on one wrk thread for `seconds`. */
-export function wrkLoad(base: string, key: string, files: { script: string; paths: string }, seconds: number, connections = 32, options: WrkOptions = {}): Promise<WrkLoad> {
+export function wrkLoad(
+  base: string,
+  key: string,
+  files: { script: string; paths: string },
+  seconds: number,
+  connections = 32,
+  options: WrkOptions = {},
+): Promise<WrkLoad> {
   const { order = 'random', encoding = 'identity' } = options
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', files.script, base, '--', files.paths, key, String(seed++), encoding, order]
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    files.script,
+    base,
+    '--',
+    files.paths,
+    key,
+    String(seed++),
+    encoding,
+    order,
+  ]
   const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.on('data', (d) => (out += d))
@@ -109,10 +142,27 @@ export function wrkLoad(base: string, key: string, files: { script: string; path
     child.on('exit', (code) => {
       const line = /^WRK (.*)$/m.exec(out)
       if (code !== 0 || !line) return reject(new Error(`wrk exited ${code}: ${out}`))
-      const r = JSON.parse(line[1]) as { requests: number; us: number; bytes: number; p50: number; p99: number; errors: number; cpu: number }
-      if (r.errors > 0) return reject(new Error(`wrk: ${r.errors} of ${r.requests} requests failed or were not 2xx: ${out}`))
+      const r = JSON.parse(line[1]) as {
+        requests: number
+        us: number
+        bytes: number
+        p50: number
+        p99: number
+        errors: number
+        cpu: number
+      }
+      if (r.errors > 0)
+        return reject(new Error(`wrk: ${r.errors} of ${r.requests} requests failed or were not 2xx: ${out}`))
       const seconds = r.us / 1e6
-      resolve({ requests: r.requests, perS: r.requests / seconds, p50: r.p50 / 1000, p99: r.p99 / 1000, bytes: r.bytes, seconds, cpu: r.cpu })
+      resolve({
+        requests: r.requests,
+        perS: r.requests / seconds,
+        p50: r.p50 / 1000,
+        p99: r.p99 / 1000,
+        bytes: r.bytes,
+        seconds,
+        cpu: r.cpu,
+      })
     })
   })
 }

@@ -28,6 +28,12 @@ if (files.length === 0) {
   console.error(`no test file matches ${only.map((o) => JSON.stringify(o)).join(' or ')}`)
   process.exit(1)
 }
-const args = ['--enable-source-maps', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.MDQ_TEST_CONCURRENCY ?? 2}`, ...files]
+const args = [
+  '--enable-source-maps',
+  '--test',
+  '--test-reporter=spec',
+  `--test-concurrency=${process.env.MDQ_TEST_CONCURRENCY ?? 2}`,
+  ...files,
+]
 const result = spawnSync(process.execPath, args, { stdio: 'inherit' })
 process.exit(result.status ?? 1)

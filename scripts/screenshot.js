@@ -5,5 +5,8 @@ import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 
 const env = { ...process.env, MDQ_SCREENSHOT: resolve('docs', 'chart.png'), CI: 'true' } // CI: no browser is a failure, not a skip
-const result = spawnSync(process.execPath, ['scripts/run-tests.js', 'test/browser/chart-page'], { stdio: 'inherit', env })
+const result = spawnSync(process.execPath, ['scripts/run-tests.js', 'test/browser/chart-page'], {
+  stdio: 'inherit',
+  env,
+})
 process.exit(result.status ?? 1)

@@ -20,7 +20,12 @@ describe('imports while others read', () => {
     assert.equal(runMdq(['--db', db, 'import', 'bars', join(dir, 'v1.csv'), '--period', '1m']).status, 0)
     // The reader sums the volume of all bars over and over, in its own process, until it sees the
     // new total (the deadline only keeps a broken run from hanging; it decides nothing).
-    const reader = spawn(process.execPath, ['--input-type=module', '-e', `
+    const reader = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       const { SqliteMarketStore } = await import(${JSON.stringify(join(repoRoot(), 'dist/src/store/sqlite/sqlite-market-store.js'))})
       const store = SqliteMarketStore.open(${JSON.stringify(db)}, { readonly: true })
       const seen = new Set()
@@ -32,7 +37,10 @@ describe('imports while others read', () => {
         seen.add(bars.volume.length + ':' + v)
         if (seen.has('${n}:${2 * n}')) break
       }
-      console.log(JSON.stringify([...seen]))`], { stdio: ['ignore', 'pipe', 'inherit'] })
+      console.log(JSON.stringify([...seen]))`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     let out = ''
     reader.stdout.on('data', (d) => (out += d))
     const closed = once(reader, 'close')
@@ -43,7 +51,11 @@ describe('imports while others read', () => {
     await closed
     out = out.slice(out.indexOf('\n') + 1)
     const seen = JSON.parse(out) as string[]
-    assert.deepEqual(seen.filter((s) => s !== `${n}:${n}` && s !== `${n}:${2 * n}`), [], `only old or new totals: ${out}`)
+    assert.deepEqual(
+      seen.filter((s) => s !== `${n}:${n}` && s !== `${n}:${2 * n}`),
+      [],
+      `only old or new totals: ${out}`,
+    )
     assert.ok(seen.includes(`${n}:${2 * n}`), 'the reader saw the new data without reopening')
   })
 
@@ -63,7 +75,8 @@ describe('imports while others read', () => {
         let err = ''
         child.stderr.on('data', (d) => (err += d))
         // The import says where it stopped, then blocks until killed: no timer decides when.
-        while (!err.includes(`import paused at ${point}`) && child.exitCode === null) await Promise.race([once(child.stderr, 'data'), exited])
+        while (!err.includes(`import paused at ${point}`) && child.exitCode === null)
+          await Promise.race([once(child.stderr, 'data'), exited])
         assert.match(err, new RegExp(`import paused at ${point}`), 'the import reached the checkpoint')
       } finally {
         child.kill('SIGKILL')

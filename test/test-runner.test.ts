@@ -9,7 +9,8 @@ import { repoRoot } from './helpers/shared-data.js'
 import { CN_CODES } from './reference/cn.js'
 
 const root = repoRoot()
-const tally = (out: string, what: 'pass' | 'fail' | 'skipped' | 'tests') => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(out)?.[1])
+const tally = (out: string, what: 'pass' | 'fail' | 'skipped' | 'tests') =>
+  Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(out)?.[1])
 
 /** The environment without this runner's own marks (NODE_TEST_CONTEXT makes a child report to us, not print). */
 function cleanEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -18,7 +19,11 @@ function cleanEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 function runFile(file: string, env: NodeJS.ProcessEnv) {
-  const r = spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], { cwd: root, encoding: 'utf8', env: cleanEnv(env) })
+  const r = spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], {
+    cwd: root,
+    encoding: 'utf8',
+    env: cleanEnv(env),
+  })
   return { status: r.status, out: r.stdout }
 }
 
@@ -48,7 +53,11 @@ describe('test runner', () => {
     const stale = join(root, 'dist', 'test', name)
     writeFileSync(stale, "throw new Error('a stale test ran')\n")
     try {
-      const r = spawnSync(process.execPath, ['scripts/run-tests.js', name], { cwd: root, encoding: 'utf8', env: cleanEnv() })
+      const r = spawnSync(process.execPath, ['scripts/run-tests.js', name], {
+        cwd: root,
+        encoding: 'utf8',
+        env: cleanEnv(),
+      })
       assert.equal(r.status, 1)
       assert.doesNotMatch(r.stdout, /a stale test ran/)
       assert.match(r.stderr, new RegExp(`not run \\(no source file any more\\): .*${name}`))
@@ -59,7 +68,11 @@ describe('test runner', () => {
   })
 
   it('runs only the files matching a pattern', () => {
-    const r = spawnSync(process.execPath, ['scripts/run-tests.js', 'domain/period.test'], { cwd: root, encoding: 'utf8', env: cleanEnv({ MDQ_TEST_CONCURRENCY: '1' }) })
+    const r = spawnSync(process.execPath, ['scripts/run-tests.js', 'domain/period.test'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: cleanEnv({ MDQ_TEST_CONCURRENCY: '1' }),
+    })
     assert.equal(r.status, 0, r.stdout + r.stderr)
     assert.match(r.stdout, /periods/)
     assert.doesNotMatch(r.stdout, /parseSymbol|chunk codec/)

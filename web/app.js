@@ -6,7 +6,13 @@
 const $ = (id) => document.getElementById(id)
 // Bars per request; ?page=N in the URL changes it (small pages show the paging at work).
 const PAGE = Math.min(10000, Math.max(10, Number(new URLSearchParams(location.search).get('page')) || 500))
-const ZONES = { SH: 'Asia/Shanghai', SZ: 'Asia/Shanghai', BJ: 'Asia/Shanghai', HK: 'Asia/Hong_Kong', US: 'America/New_York' }
+const ZONES = {
+  SH: 'Asia/Shanghai',
+  SZ: 'Asia/Shanghai',
+  BJ: 'Asia/Shanghai',
+  HK: 'Asia/Hong_Kong',
+  US: 'America/New_York',
+}
 
 const chart = LightweightCharts.createChart($('chart'), {
   autoSize: true,
@@ -14,13 +20,33 @@ const chart = LightweightCharts.createChart($('chart'), {
   timeScale: { timeVisible: true, secondsVisible: false },
   grid: { vertLines: { color: '#f0f0f0' }, horzLines: { color: '#f0f0f0' } },
 })
-const candles = chart.addSeries(LightweightCharts.CandlestickSeries, { upColor: '#d23c3c', downColor: '#1f9d55', borderVisible: false, wickUpColor: '#d23c3c', wickDownColor: '#1f9d55' })
-const volume = chart.addSeries(LightweightCharts.HistogramSeries, { priceFormat: { type: 'volume' }, color: '#9db4cc' }, 1)
+const candles = chart.addSeries(LightweightCharts.CandlestickSeries, {
+  upColor: '#d23c3c',
+  downColor: '#1f9d55',
+  borderVisible: false,
+  wickUpColor: '#d23c3c',
+  wickDownColor: '#1f9d55',
+})
+const volume = chart.addSeries(
+  LightweightCharts.HistogramSeries,
+  { priceFormat: { type: 'volume' }, color: '#9db4cc' },
+  1,
+)
 const markers = LightweightCharts.createSeriesMarkers(candles, [])
 window.mdqChart = chart // for tests and the curious
 
 // `settled`: the view is the user's; range changes before that come from our own fit, not a scroll.
-let state = { symbol: '', period: '1d', adjust: 'forward', bars: [], events: [], loading: false, exhausted: false, settled: false, generation: 0 }
+let state = {
+  symbol: '',
+  period: '1d',
+  adjust: 'forward',
+  bars: [],
+  events: [],
+  loading: false,
+  exhausted: false,
+  settled: false,
+  generation: 0,
+}
 
 function status(text, error = false) {
   $('status').textContent = text
@@ -33,8 +59,23 @@ function offsetSeconds(zone, ms) {
   const hour = Math.floor(ms / 3600000)
   const key = zone + hour
   if (!offsets.has(key)) {
-    const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' }).formatToParts(hour * 3600000).map((p) => [p.type, p.value]))
-    offsets.set(key, (Date.UTC(+parts.year, parts.month - 1, +parts.day, +parts.hour, +parts.minute) - hour * 3600000) / 1000)
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+      })
+        .formatToParts(hour * 3600000)
+        .map((p) => [p.type, p.value]),
+    )
+    offsets.set(
+      key,
+      (Date.UTC(+parts.year, parts.month - 1, +parts.day, +parts.hour, +parts.minute) - hour * 3600000) / 1000,
+    )
   }
   return offsets.get(key)
 }
@@ -52,7 +93,11 @@ async function api(path) {
       await new Promise((r) => setTimeout(r, body.retry_after_ms))
       continue
     }
-    const hint = { 401: 'Check the API key (create one with: npx mdq keys create --name me).', 404: 'No such instrument in this store.' }[res.status] ?? ''
+    const hint =
+      {
+        401: 'Check the API key (create one with: npx mdq keys create --name me).',
+        404: 'No such instrument in this store.',
+      }[res.status] ?? ''
     throw new Error(`${res.status}: ${body.message ?? res.statusText} ${hint}`)
   }
 }
@@ -69,7 +114,14 @@ function render() {
   for (const e of rows.length ? state.events : []) {
     if (e.timestamp < rows[0].t) continue
     const i = calendar ? rows.findLastIndex((b) => b.t <= e.timestamp) : rows.findIndex((b) => b.t >= e.timestamp)
-    if (i >= 0) marks.push({ time: chartTime(rows[i].t), position: 'aboveBar', shape: 'arrowDown', color: '#7b4bb7', text: `XD ${e.ex_factor.toFixed(4)}` })
+    if (i >= 0)
+      marks.push({
+        time: chartTime(rows[i].t),
+        position: 'aboveBar',
+        shape: 'arrowDown',
+        color: '#7b4bb7',
+        text: `XD ${e.ex_factor.toFixed(4)}`,
+      })
   }
   markers.setMarkers(marks.sort((a, b) => a.time - b.time))
   $('bar-count').value = String(rows.length)
@@ -84,13 +136,27 @@ function toBars(d) {
 async function load() {
   const symbol = $('symbol').value.trim().split(' ')[0]
   const generation = ++state.generation
-  state = { ...state, symbol, period: $('period').value, adjust: $('adjust').value, bars: [], events: [], exhausted: false, loading: true, settled: false }
+  state = {
+    ...state,
+    symbol,
+    period: $('period').value,
+    adjust: $('adjust').value,
+    bars: [],
+    events: [],
+    exhausted: false,
+    loading: true,
+    settled: false,
+  }
   $('bar-count').dataset.settled = ''
   localStorage.setItem('mdq.apiKey', $('api-key').value.trim())
   status(`Loading ${symbol} ${state.period} ${state.adjust}...`)
   try {
     const q = `symbol=${encodeURIComponent(symbol)}&period=${state.period}&adjust=${state.adjust}&count=${PAGE}`
-    const [data, events, info] = await Promise.all([api(`/v1/klines?${q}`), api(`/v1/klines/ex-factors?symbols=${encodeURIComponent(symbol)}`), api(`/v1/instruments?symbols=${encodeURIComponent(symbol)}`)])
+    const [data, events, info] = await Promise.all([
+      api(`/v1/klines?${q}`),
+      api(`/v1/klines/ex-factors?symbols=${encodeURIComponent(symbol)}`),
+      api(`/v1/instruments?symbols=${encodeURIComponent(symbol)}`),
+    ])
     if (generation !== state.generation) return
     state.bars = toBars(data)
     state.events = Object.values(events)[0] ?? []
@@ -103,7 +169,11 @@ async function load() {
       state.settled = true
       $('bar-count').dataset.settled = 'true' // for tests: scrolling now loads older bars
     }, 300)
-    status(state.bars.length ? `${symbol}: ${state.bars.length} bars. Scroll left for older ones.` : `${symbol}: no bars for ${state.period}.`)
+    status(
+      state.bars.length
+        ? `${symbol}: ${state.bars.length} bars. Scroll left for older ones.`
+        : `${symbol}: no bars for ${state.period}.`,
+    )
   } catch (err) {
     status(err.message, true)
   } finally {
@@ -117,14 +187,17 @@ async function loadOlder() {
   const generation = state.generation
   try {
     const end = state.bars[0].t - 1
-    const data = await api(`/v1/klines?symbol=${encodeURIComponent(state.symbol)}&period=${state.period}&adjust=${state.adjust}&count=${PAGE}&end_time=${end}`)
+    const data = await api(
+      `/v1/klines?symbol=${encodeURIComponent(state.symbol)}&period=${state.period}&adjust=${state.adjust}&count=${PAGE}&end_time=${end}`,
+    )
     if (generation !== state.generation) return
     const range = chart.timeScale().getVisibleLogicalRange()
     const older = toBars(data)
     state.bars = [...older, ...state.bars]
     state.exhausted = older.length < PAGE
     render()
-    if (range) chart.timeScale().setVisibleLogicalRange({ from: range.from + older.length, to: range.to + older.length })
+    if (range)
+      chart.timeScale().setVisibleLogicalRange({ from: range.from + older.length, to: range.to + older.length })
     status(`${state.symbol}: ${state.bars.length} bars${state.exhausted ? ' (the whole history)' : ''}.`)
   } catch (err) {
     status(err.message, true)
@@ -145,7 +218,14 @@ $('symbol').addEventListener('input', () => {
   searchTimer = setTimeout(async () => {
     try {
       const found = await api(`/v1/instruments/search?q=${encodeURIComponent(q)}&limit=20`)
-      $('symbols').replaceChildren(...found.map((i) => Object.assign(document.createElement('option'), { value: i.symbol, label: [i.symbol, i.name, i.ext.name_en].filter(Boolean).join(' ') })))
+      $('symbols').replaceChildren(
+        ...found.map((i) =>
+          Object.assign(document.createElement('option'), {
+            value: i.symbol,
+            label: [i.symbol, i.name, i.ext.name_en].filter(Boolean).join(' '),
+          }),
+        ),
+      )
     } catch {
       /* search is a convenience; the Show button reports errors */
     }

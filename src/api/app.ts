@@ -11,7 +11,14 @@ import { authPlugin, keyAuthenticator } from './auth.js'
 import { FastAnswers, serverWithFastPath } from './fast-answers.js'
 import { compressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, schemaErrorFormatter, sendError } from './errors.js'
+import {
+  clientErrorHandler,
+  errorHandler,
+  frameworkErrorHandler,
+  notFoundHandler,
+  schemaErrorFormatter,
+  sendError,
+} from './errors.js'
 import { DEFAULT_HTTP_LIMITS, connectionsCheckingIntervalMs, type HttpLimits } from './http-limits.js'
 import { guardIntegerParams } from './integer-params.js'
 import { parseQueryString } from './query-string.js'
@@ -56,13 +63,19 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 /** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
 function sharedVersion(store: MarketStore, dataVersion: PerTurn<string>): MarketStore {
-  return new Proxy(store, { get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)) })
+  return new Proxy(store, {
+    get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)),
+  })
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits }
   let fast: FastAnswers | undefined
-  const http = { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: connectionsCheckingIntervalMs(limits) }
+  const http = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: connectionsCheckingIntervalMs(limits),
+  }
   const app = Fastify({
     serverFactory: serverWithFastPath(http, limits, () => fast),
     logger: opts.logger ?? false,
@@ -90,7 +103,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     try {
       done(null, JSON.parse(body as string))
     } catch {
-      done(Object.assign(new Error('The request body is not valid JSON.'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON' }), undefined)
+      done(
+        Object.assign(new Error('The request body is not valid JSON.'), {
+          statusCode: 400,
+          code: 'FST_ERR_CTP_INVALID_JSON',
+        }),
+        undefined,
+      )
     }
   })
 
@@ -113,15 +132,25 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   })
   app.addHook('onRequest', async (req, reply) => {
     // Requests that reach a closing server (on kept-alive connections) are turned away, and the connection with them.
-    if (closing) return sendError(reply.header('Connection', 'close'), 503, 'The server is shutting down; retry on another instance or shortly.')
-    if (req.url.length > MAX_URL_LENGTH) return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
+    if (closing)
+      return sendError(
+        reply.header('Connection', 'close'),
+        503,
+        'The server is shutting down; retry on another instance or shortly.',
+      )
+    if (req.url.length > MAX_URL_LENGTH)
+      return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
   })
 
   await app.register(compress, compressOptions)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'mdq', version: '1', description: 'Market data query service, wire-compatible with the TickFlow API.' },
+      info: {
+        title: 'mdq',
+        version: '1',
+        description: 'Market data query service, wire-compatible with the TickFlow API.',
+      },
       components: {
         securitySchemes: {
           ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
@@ -148,19 +177,39 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   metrics.watch(cache, opts.store, runner)
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   runner.useMainStore?.(store, contexts)
-  await app.register(observabilityPlugin, { store: opts.store, keys: opts.keys, metrics, limiter: opts.rateLimit?.limiter })
+  await app.register(observabilityPlugin, {
+    store: opts.store,
+    keys: opts.keys,
+    metrics,
+    limiter: opts.rateLimit?.limiter,
+  })
   const authenticator = keyAuthenticator(opts.keys)
-  const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) => (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
+  const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) =>
+    (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
   const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
   if (opts.fastPath !== false) {
-    fast = new FastAnswers({ dataVersion, cache, authenticator, rateLimit, metrics, log: app.log, closing: () => closing })
+    fast = new FastAnswers({
+      dataVersion,
+      cache,
+      authenticator,
+      rateLimit,
+      metrics,
+      log: app.log,
+      closing: () => closing,
+    })
     app.decorate('fastAnswers', fast)
   }
   app.decorateRequest('limitedAs', undefined)
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { authenticator })
-      const routeOptions = { store, contexts, cache, runner, limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)) }
+      const routeOptions = {
+        store,
+        contexts,
+        cache,
+        runner,
+        limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)),
+      }
       await v1.register(dataRoutes, routeOptions)
       await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
     },
@@ -173,7 +222,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       method: ALL_METHODS.filter((m) => !methods.includes(m)),
       url,
       schema: { hide: true },
-      handler: async (req, reply) => sendError(reply.header('Allow', allow.join(', ')), 405, `Method ${req.method} is not allowed on ${url}; allowed: ${allow.join(', ')}.`),
+      handler: async (req, reply) =>
+        sendError(
+          reply.header('Allow', allow.join(', ')),
+          405,
+          `Method ${req.method} is not allowed on ${url}; allowed: ${allow.join(', ')}.`,
+        ),
     })
   }
   return app

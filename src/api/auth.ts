@@ -22,9 +22,11 @@ function presentedKey(req: FastifyRequest): string {
   const header = req.headers['x-api-key']
   const query = (req.query as Record<string, unknown> | undefined)?.api_key
   if (Array.isArray(header) || Array.isArray(query)) throw badKey('The API key is given more than once.')
-  if (header !== undefined && query !== undefined && header !== query) throw badKey('The X-API-Key header and the api_key parameter hold different keys.')
+  if (header !== undefined && query !== undefined && header !== query)
+    throw badKey('The X-API-Key header and the api_key parameter hold different keys.')
   const key = header ?? query
-  if (typeof key !== 'string' || key === '') throw badKey('Missing API key: send it in the X-API-Key header or the api_key query parameter.')
+  if (typeof key !== 'string' || key === '')
+    throw badKey('Missing API key: send it in the X-API-Key header or the api_key query parameter.')
   return key
 }
 

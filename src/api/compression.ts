@@ -49,5 +49,9 @@ export function requestedEncoding(headers: IncomingHttpHeaders): Encoding | unde
 }
 
 export function compress(encoding: Encoding, body: Buffer): Buffer {
-  return encoding === 'gzip' ? gzipSync(body, { level: GZIP_LEVEL }) : brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } })
+  return encoding === 'gzip'
+    ? gzipSync(body, { level: GZIP_LEVEL })
+    : brotliCompressSync(body, {
+        params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length },
+      })
 }

@@ -45,7 +45,7 @@ const EXTRA_BITS: Record<number, number> = { 16: 2, 17: 3, 18: 7 }
 /** The code lengths of both alphabets, run-length coded with symbols 16 (repeat previous 3-6), 17 (3-10 zeros), 18 (11-138 zeros): [symbol, extra bits value] pairs. */
 function runLengths(lengths: Uint8Array): number[] {
   const out: number[] = []
-  for (let i = 0; i < lengths.length; ) {
+  for (let i = 0; i < lengths.length;) {
     const l = lengths[i]
     let run = 1
     while (i + run < lengths.length && lengths[i + run] === l) run++

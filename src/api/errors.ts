@@ -36,12 +36,20 @@ const FASTIFY_MESSAGES: Record<string, string> = {
 }
 
 /** Sends `{code, message}` (and for 429 `retry_after_ms`); the one way an error answer is written. */
-export function sendError(reply: FastifyReply, code: number, message: string, extra: Partial<ErrorBody> = {}): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  code: number,
+  message: string,
+  extra: Partial<ErrorBody> = {},
+): FastifyReply {
   // A tag stands for a successful answer only (issue 11.10); an error never carries one.
   reply.removeHeader('etag')
   // Nor the encoding of a compressed stream that failed before its first byte: this body is plain (@fastify/compress may encode it anew).
   reply.removeHeader('content-encoding')
-  return reply.code(code).type('application/json; charset=utf-8').send({ code, message, ...extra })
+  return reply
+    .code(code)
+    .type('application/json; charset=utf-8')
+    .send({ code, message, ...extra })
 }
 
 /**
@@ -55,41 +63,65 @@ function drainUnreadBody(req: FastifyRequest, reply: FastifyReply): void {
   req.raw.on('data', () => {}) // flowing, dropped
 }
 
-export function errorHandler(err: FastifyError | MdqError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function errorHandler(
+  err: FastifyError | MdqError | Error,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   drainUnreadBody(req, reply)
   if (err instanceof MdqError) {
     const code = STATUS[err.code]
     if (code >= 500) req.log.error({ err }, err.message)
-    return sendError(reply, code, err.message, err.code === 'RATE_LIMITED' && err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {})
+    return sendError(
+      reply,
+      code,
+      err.message,
+      err.code === 'RATE_LIMITED' && err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {},
+    )
   }
   const fe = err as FastifyError
   if (fe.validation) return sendError(reply, 400, fe.message)
-  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(reply, fe.statusCode, FASTIFY_MESSAGES[fe.code] ?? fe.message)
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500)
+    return sendError(reply, fe.statusCode, FASTIFY_MESSAGES[fe.code] ?? fe.message)
   req.log.error({ err }, 'unexpected failure') // internals go to the log only
   return sendError(reply, 500, 'Internal server error.')
 }
 
 /** Fastify's router failures (its `frameworkErrors` option), answered like every other error. */
 export function frameworkErrorHandler(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (err.code === 'FST_ERR_BAD_URL') return sendError(reply, 400, 'The URL path is not valid (a malformed percent-escape).')
+  if (err.code === 'FST_ERR_BAD_URL')
+    return sendError(reply, 400, 'The URL path is not valid (a malformed percent-escape).')
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 414, 'A path segment of the URL is too long.')
   return sendError(reply, 400, 'The request could not be routed.')
 }
 
 /** Ajv errors worded like every other mdq error: the parameter and what it allows. */
-export function schemaErrorFormatter(errors: readonly { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }[], dataVar: string): Error {
+export function schemaErrorFormatter(
+  errors: readonly { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string }[],
+  dataVar: string,
+): Error {
   const e = errors[0]
   const where = dataVar === 'body' ? 'Body field' : 'Parameter'
-  const name = e.keyword === 'required' ? String(e.params.missingProperty) : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || dataVar
+  const name =
+    e.keyword === 'required'
+      ? String(e.params.missingProperty)
+      : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || dataVar
   const rule =
-    e.keyword === 'required' ? 'is required'
-    : e.keyword === 'enum' ? `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`
-    : e.keyword === 'type' ? `must be ${e.params.type === 'integer' ? 'an integer' : `of type ${String(e.params.type)}`}`
-    : e.keyword === 'maximum' ? `must be at most ${String(e.params.limit)}`
-    : e.keyword === 'minimum' ? `must be at least ${String(e.params.limit)}`
-    : e.keyword === 'maxItems' ? `must have at most ${String(e.params.limit)} items`
-    : e.keyword === 'minItems' ? `must have at least ${String(e.params.limit)} items`
-    : (e.message ?? 'is invalid')
+    e.keyword === 'required'
+      ? 'is required'
+      : e.keyword === 'enum'
+        ? `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`
+        : e.keyword === 'type'
+          ? `must be ${e.params.type === 'integer' ? 'an integer' : `of type ${String(e.params.type)}`}`
+          : e.keyword === 'maximum'
+            ? `must be at most ${String(e.params.limit)}`
+            : e.keyword === 'minimum'
+              ? `must be at least ${String(e.params.limit)}`
+              : e.keyword === 'maxItems'
+                ? `must have at most ${String(e.params.limit)} items`
+                : e.keyword === 'minItems'
+                  ? `must have at least ${String(e.params.limit)} items`
+                  : (e.message ?? 'is invalid')
   return new Error(`${where} '${name}' ${rule}.`)
 }
 
@@ -109,6 +141,8 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   // Never write into a response already under way on this connection (Node's own rule).
   const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
   if (socket.writable && !answering) {
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
   } else socket.destroy(err)
 }

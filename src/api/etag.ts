@@ -9,7 +9,10 @@ import { gzipBeside } from './gzip-member.js'
 import type { ResponseCache } from './response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
-const digests = new LRUCache<string, string>({ maxSize: 4 << 20, sizeCalculation: (digest, url) => url.length + digest.length })
+const digests = new LRUCache<string, string>({
+  maxSize: 4 << 20,
+  sizeCalculation: (digest, url) => url.length + digest.length,
+})
 
 /** The request as far as the answer depends on it: method, path, query without the key, body. */
 function requestDigest(req: FastifyRequest): string {
@@ -37,7 +40,13 @@ export function matchesTag(header: string | undefined, tag: string): boolean {
  * error, untagged). Weak tags: compression may change the bytes, not the data. Any import changes
  * the data version, so neither a tag nor a cached answer outlives its data.
  */
-export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, store: MarketStore, cache: ResponseCache, produce: () => Promise<string | Buffer | Readable>): Promise<FastifyReply> {
+export async function sendWithEtag(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  store: MarketStore,
+  cache: ResponseCache,
+  produce: () => Promise<string | Buffer | Readable>,
+): Promise<FastifyReply> {
   const version = await store.dataVersion()
   const tag = `W/"${version}-${requestDigest(req)}"`
   const matches = matchesTag(req.headers['if-none-match'], tag)
@@ -49,7 +58,9 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
     return reply.code(304).send()
   }
   reply.type('application/json; charset=utf-8')
-  return Buffer.isBuffer(body) && cache.maxBytes > 0 ? sendCached(req, reply, cache, version, tag, body) : reply.send(body)
+  return Buffer.isBuffer(body) && cache.maxBytes > 0
+    ? sendCached(req, reply, cache, version, tag, body)
+    : reply.send(body)
 }
 
 /**
@@ -58,7 +69,14 @@ export async function sendWithEtag(req: FastifyRequest, reply: FastifyReply, sto
  * gzip member the runner made with the answer (gzipBeside) is kept rather than made here.
  * The app's fast path (fast-answers.ts) is told, so it can send the repeats itself.
  */
-function sendCached(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, version: string, tag: string, body: Buffer): FastifyReply {
+function sendCached(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cache: ResponseCache,
+  version: string,
+  tag: string,
+  body: Buffer,
+): FastifyReply {
   const encoding = body.length >= compressOptions.threshold ? requestedEncoding(req.headers) : undefined
   req.server.fastAnswers?.remember(req, reply, { version, tag, encoding })
   if (encoding === undefined) {

@@ -15,7 +15,15 @@ import { noCompression, type Encoding } from './compression.js'
 import type { HttpLimits } from './http-limits.js'
 import type { Metrics } from './observability.js'
 import type { PerTurn } from './per-turn.js'
-import { carryOutcome, outcomeNow, plainAllow, rateLimitHeaders, takeOutcome, type Outcome, type RateLimitOptions } from './rate-limit.js'
+import {
+  carryOutcome,
+  outcomeNow,
+  plainAllow,
+  rateLimitHeaders,
+  takeOutcome,
+  type Outcome,
+  type RateLimitOptions,
+} from './rate-limit.js'
 import { matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from './response-cache.js'
@@ -41,7 +49,11 @@ interface Held {
   readonly operation: LimitedOperation | undefined
   readonly route: string
   readonly loggedUrl: string
-  readonly count: { readonly ok: { inc(): void }; readonly notModified: { inc(): void }; readonly latency: { observe(seconds: number): void } }
+  readonly count: {
+    readonly ok: { inc(): void }
+    readonly notModified: { inc(): void }
+    readonly latency: { observe(seconds: number): void }
+  }
 }
 
 /** What etag.ts knows of an answer it just sent from the cache. */
@@ -72,7 +84,10 @@ export class FastAnswers {
    * copy, plus about a kilobyte of objects: headers, metric children); the answers' bytes stay in the
    * response cache, under its own bound.
    */
-  readonly #held = new LRUCache<string, Held>({ maxSize: 8 << 20, sizeCalculation: (_held, key) => 4 * key.length + 1024 })
+  readonly #held = new LRUCache<string, Held>({
+    maxSize: 8 << 20,
+    sizeCalculation: (_held, key) => 4 * key.length + 1024,
+  })
 
   /** Requests answered here (the rest went to Fastify): tests check which path answered. */
   answered = 0
@@ -85,12 +100,20 @@ export class FastAnswers {
    * X-API-Key header (a key in the URL would be held in this map).
    */
   remember(req: FastifyRequest, reply: FastifyReply, sent: SentAnswer): void {
-    if (req.method !== 'GET' || reply.statusCode !== 200 || hasBody(req.raw) || typeof req.headers['x-api-key'] !== 'string' || noCompression(req.headers)) return
+    if (
+      req.method !== 'GET' ||
+      reply.statusCode !== 200 ||
+      hasBody(req.raw) ||
+      typeof req.headers['x-api-key'] !== 'string' ||
+      noCompression(req.headers)
+    )
+      return
     if ((req.query as Record<string, unknown> | undefined)?.api_key !== undefined) return
     const route = req.routeOptions.url ?? 'unmatched'
     const { requests, latency } = this.opts.metrics
     const headers: Record<string, string> = { etag: sent.tag, 'content-type': 'application/json; charset=utf-8' }
-    if (sent.encoding !== undefined) Object.assign(headers, { 'content-encoding': sent.encoding, vary: 'accept-encoding' })
+    if (sent.encoding !== undefined)
+      Object.assign(headers, { 'content-encoding': sent.encoding, vary: 'accept-encoding' })
     this.#held.set(heldKey(req.url, req.headers['accept-encoding']), {
       version: sent.version,
       tag: sent.tag,
@@ -99,7 +122,11 @@ export class FastAnswers {
       operation: req.limitedAs,
       route,
       loggedUrl: loggedUrl(req.url),
-      count: { ok: requests.labels(route, 'GET', '200'), notModified: requests.labels(route, 'GET', '304'), latency: latency.labels(route, 'GET') },
+      count: {
+        ok: requests.labels(route, 'GET', '200'),
+        notModified: requests.labels(route, 'GET', '304'),
+        latency: latency.labels(route, 'GET'),
+      },
     })
   }
 
@@ -122,7 +149,11 @@ export class FastAnswers {
     const version = this.opts.dataVersion.settled()
     if (key !== undefined && version !== undefined) {
       const limit = this.#limitNow(key, held)
-      if (limit !== undefined) return (limit.allowed && this.#send(req, res, held, key, version, limit.outcome, start)) || handOver(req, limit.outcome)
+      if (limit !== undefined)
+        return (
+          (limit.allowed && this.#send(req, res, held, key, version, limit.outcome, start)) ||
+          handOver(req, limit.outcome)
+        )
     }
     this.#answer(req, res, presented, held, start).then(
       (answered) => answered || fallback(req, res),
@@ -145,7 +176,13 @@ export class FastAnswers {
   }
 
   /** The full path's steps in its order (auth, rate limit, ETag, cache); false, untouched, when Fastify must answer. */
-  async #answer(req: IncomingMessage, res: ServerResponse, presented: string, held: Held, start: number): Promise<boolean> {
+  async #answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    presented: string,
+    held: Held,
+    start: number,
+  ): Promise<boolean> {
     const { rateLimit } = this.opts
     let key
     try {
@@ -162,7 +199,15 @@ export class FastAnswers {
   }
 
   /** Sends the held answer (or its 304) if it still stands at `version`; false, untouched, if not. */
-  #send(req: IncomingMessage, res: ServerResponse, held: Held, key: ApiKeyRecord, version: string, outcome: Outcome | undefined, start: number): boolean {
+  #send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    held: Held,
+    key: ApiKeyRecord,
+    version: string,
+    outcome: Outcome | undefined,
+    start: number,
+  ): boolean {
     if (this.opts.closing() || version !== held.version) return false
     const { cache } = this.opts
     const limitHeaders = outcome !== undefined && 'decision' in outcome ? rateLimitHeaders(outcome.decision) : undefined
@@ -183,7 +228,18 @@ export class FastAnswers {
     this.answered++
     res.once('finish', () => {
       const ms = performance.now() - start
-      this.opts.log.info({ reqId: randomUUID(), method: 'GET', url: held.loggedUrl, route: held.route, status, ms: Math.round(ms * 100) / 100, keyId: key.id }, 'request')
+      this.opts.log.info(
+        {
+          reqId: randomUUID(),
+          method: 'GET',
+          url: held.loggedUrl,
+          route: held.route,
+          status,
+          ms: Math.round(ms * 100) / 100,
+          keyId: key.id,
+        },
+        'request',
+      )
       ;(status === 200 ? held.count.ok : held.count.notModified).inc()
       held.count.latency.observe(ms / 1000)
     })
@@ -203,14 +259,19 @@ function handOver(req: IncomingMessage, outcome: Outcome | undefined): false {
   return false
 }
 
-const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+const hasBody = (req: IncomingMessage) =>
+  req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose
  * requests meet the fast path first and whose whole answers leave at the end of each turn (turn-writes.ts).
  * `fast` is read per request: the app builds it after the server.
  */
-export function serverWithFastPath(http: ServerOptions, limits: HttpLimits, fast: () => FastAnswers | undefined): (handler: Handler) => Server {
+export function serverWithFastPath(
+  http: ServerOptions,
+  limits: HttpLimits,
+  fast: () => FastAnswers | undefined,
+): (handler: Handler) => Server {
   return (handler) => {
     const server = createServer({ ...http, ServerResponse: TurnEndResponse }, (req, res) => {
       if (!fast()?.take(req, res, handler)) handler(req, res)

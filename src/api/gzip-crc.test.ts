@@ -16,7 +16,15 @@ describe('crc32Combine', () => {
   })
 
   it('combines many pieces in order, as the gzip writer does: large pieces, one-byte pieces, an empty piece', () => {
-    const pieces = [randomBytes(700_000), Buffer.from(','), randomBytes(1), Buffer.alloc(0), randomBytes(65_537), Buffer.from('}}'), randomBytes(3_000_001)]
+    const pieces = [
+      randomBytes(700_000),
+      Buffer.from(','),
+      randomBytes(1),
+      Buffer.alloc(0),
+      randomBytes(65_537),
+      Buffer.from('}}'),
+      randomBytes(3_000_001),
+    ]
     let crc = 0
     for (const p of pieces) crc = crc32Combine(crc, crc32(p), p.length)
     assert.equal(crc, crc32(Buffer.concat(pieces)))

@@ -22,7 +22,10 @@ export interface DeflatedPiece {
  * With `borrow`, `deflated` is the coder's scratch memory, good until its next call in this thread
  * (rawHuffmanDeflate): for a caller that copies it at once.
  */
-export function deflatePiece(plain: Uint8Array | readonly Uint8Array[], options: { readonly borrow?: boolean } = {}): DeflatedPiece {
+export function deflatePiece(
+  plain: Uint8Array | readonly Uint8Array[],
+  options: { readonly borrow?: boolean } = {},
+): DeflatedPiece {
   const pieces = plain instanceof Uint8Array ? [plain] : plain
   let crc = 0
   let length = 0
@@ -106,7 +109,10 @@ export function attachGzip(plain: Buffer, member: Buffer): Buffer {
 export const gzipBeside = (plain: Buffer): Buffer | undefined => besides.get(plain)
 
 /** The gzip member of the pieces, as a stream to send (made by `toStream`, by default Readable.from). */
-export function gzipStream(pieces: AsyncIterable<DeflatedPiece | string>, toStream = (bytes: AsyncIterable<Buffer>): Readable => Readable.from(bytes, { objectMode: false })): Readable {
+export function gzipStream(
+  pieces: AsyncIterable<DeflatedPiece | string>,
+  toStream = (bytes: AsyncIterable<Buffer>): Readable => Readable.from(bytes, { objectMode: false }),
+): Readable {
   const stream = toStream(gzipMember(pieces))
   gzipped.add(stream)
   return stream
@@ -124,7 +130,13 @@ export const wantsGzip = (req: FastifyRequest): boolean => requestedEncoding(req
  * Set here and not before sending, so a 304 or an error sent in its place carries neither. (A
  * callback, not an async function: it runs on every answer of the hottest routes.)
  */
-export function gzipOnSend(_req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
-  if ((payload instanceof Readable || Buffer.isBuffer(payload)) && gzipped.has(payload)) reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
+export function gzipOnSend(
+  _req: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: null, payload: unknown) => void,
+): void {
+  if ((payload instanceof Readable || Buffer.isBuffer(payload)) && gzipped.has(payload))
+    reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
   done(null, payload)
 }

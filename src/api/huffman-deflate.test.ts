@@ -16,7 +16,7 @@ const kraft = (lengths: Uint8Array) => lengths.reduce((sum, l) => sum + (l ? 2 *
 /** JSON columns as the klines writer makes them (digits, dots, commas, keys), `n` bars. */
 function klinesJson(n: number, seed: number): Buffer {
   let x = seed
-  const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const rnd = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const col = (f: () => string) => `[${Array.from({ length: n }, f).join(',')}]`
   return Buffer.from(
     `"600519.SH":{"timestamp":${col(() => String(1104681600000 + Math.floor(rnd() * 1e9) * 1000))},"open":${col(() => (rnd() * 2000).toFixed(2))},` +
@@ -51,7 +51,13 @@ describe('rawHuffmanDeflate', () => {
     const digits = Buffer.from('1234567890,'.repeat(6000), 'latin1')
     digits[4097] = 0 // not a sampled position (every 4th), not printable: the block is counted in full
     digits[40_001] = 0x7e // printable: has a code from the floor
-    for (const input of [digits, randomBytes(100_000), Buffer.from(Array.from({ length: 256 }, (_, i) => i)), Buffer.alloc(70_000, 48), Buffer.alloc(1, 200)])
+    for (const input of [
+      digits,
+      randomBytes(100_000),
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      Buffer.alloc(70_000, 48),
+      Buffer.alloc(1, 200),
+    ])
       assert.deepEqual(inflate(rawHuffmanDeflate(input)), input)
   })
 
@@ -59,7 +65,11 @@ describe('rawHuffmanDeflate', () => {
     const parts = [klinesJson(300, 1), Buffer.alloc(0), randomBytes(33_000), Buffer.from(','), klinesJson(10, 2)]
     const joined = Buffer.concat(parts.map((p) => rawHuffmanDeflate(p)))
     assert.deepEqual(inflate(joined), Buffer.concat(parts))
-    assert.deepEqual(rawHuffmanDeflate(Buffer.alloc(0)), Buffer.from([0, 0, 0, 0xff, 0xff]), 'an empty stored block, as a zlib sync flush')
+    assert.deepEqual(
+      rawHuffmanDeflate(Buffer.alloc(0)),
+      Buffer.from([0, 0, 0, 0xff, 0xff]),
+      'an empty stored block, as a zlib sync flush',
+    )
   })
 
   it('makes one gzip member that gunzip reads, from pieces deflated on their own and text between them', async () => {
@@ -74,21 +84,28 @@ describe('rawHuffmanDeflate', () => {
     }
     const chunks: Buffer[] = []
     for await (const c of gzipMember(pieces())) chunks.push(c)
-    assert.deepEqual(gunzipSync(Buffer.concat(chunks)), Buffer.concat([Buffer.from('{"data":{'), a, Buffer.from(','), b, Buffer.from('}}')]))
+    assert.deepEqual(
+      gunzipSync(Buffer.concat(chunks)),
+      Buffer.concat([Buffer.from('{"data":{'), a, Buffer.from(','), b, Buffer.from('}}')]),
+    )
   })
 })
 
 describe('codeLengths', () => {
   it('gives every used symbol a code of at most the limit, a complete prefix code, none to unused symbols', () => {
     fc.assert(
-      fc.property(fc.array(fc.nat({ max: 1e6 }), { minLength: 2, maxLength: 286 }), fc.integer({ min: 7, max: 15 }), (freq, limit) => {
-        const used = freq.filter((f) => f > 0).length
-        fc.pre(used >= 2 && used <= 2 ** limit)
-        const lengths = codeLengths(freq, limit)
-        freq.forEach((f, s) => assert.equal(lengths[s] > 0, f > 0, `symbol ${s}`))
-        assert.ok(Math.max(...lengths) <= limit)
-        assert.equal(kraft(lengths), 1)
-      }),
+      fc.property(
+        fc.array(fc.nat({ max: 1e6 }), { minLength: 2, maxLength: 286 }),
+        fc.integer({ min: 7, max: 15 }),
+        (freq, limit) => {
+          const used = freq.filter((f) => f > 0).length
+          fc.pre(used >= 2 && used <= 2 ** limit)
+          const lengths = codeLengths(freq, limit)
+          freq.forEach((f, s) => assert.equal(lengths[s] > 0, f > 0, `symbol ${s}`))
+          assert.ok(Math.max(...lengths) <= limit)
+          assert.equal(kraft(lengths), 1)
+        },
+      ),
       { numRuns: 500 },
     )
   })
@@ -113,6 +130,9 @@ describe('canonicalCodes', () => {
     const reverse = (c: number, l: number) => parseInt(c.toString(2).padStart(l, '0').split('').reverse().join(''), 2)
     const lengths = Uint8Array.from([3, 3, 3, 3, 3, 2, 4, 4])
     const expected = [0b010, 0b011, 0b100, 0b101, 0b110, 0b00, 0b1110, 0b1111]
-    assert.deepEqual([...canonicalCodes(lengths)], expected.map((c, i) => reverse(c, lengths[i])))
+    assert.deepEqual(
+      [...canonicalCodes(lengths)],
+      expected.map((c, i) => reverse(c, lengths[i])),
+    )
   })
 })

@@ -206,7 +206,7 @@ export function rawHuffmanDeflate(pieces: Uint8Array | readonly Uint8Array[], { 
     size = 0
   }
   for (const piece of list) {
-    for (let from = 0; from < piece.length; ) {
+    for (let from = 0; from < piece.length;) {
       const to = Math.min(piece.length, from + BLOCK - size)
       spans.push({ piece, from, to })
       size += to - from

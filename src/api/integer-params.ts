@@ -24,7 +24,8 @@ interface JsonSchemaLike {
   anyOf?: JsonSchemaLike[]
 }
 
-const isInteger = (s: JsonSchemaLike): boolean => s.type === 'integer' || (Array.isArray(s.type) && s.type.includes('integer')) || (s.anyOf?.some(isInteger) ?? false)
+const isInteger = (s: JsonSchemaLike): boolean =>
+  s.type === 'integer' || (Array.isArray(s.type) && s.type.includes('integer')) || (s.anyOf?.some(isInteger) ?? false)
 const bound = (v: unknown) => (typeof v === 'number' ? v : undefined)
 
 /** The top-level integer fields of an object schema, with their bounds. */

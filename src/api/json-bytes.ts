@@ -22,7 +22,9 @@ export class ChunkPool {
 
   /** Pieces a JsonBytes of this pool handed out, no longer read anywhere (others are left alone). */
   give(pieces: readonly Buffer[]): void {
-    for (const p of pieces) if (p.byteOffset === 0 && p.buffer.byteLength === CHUNK && this.#free.length < this.max) this.#free.push(Buffer.from(p.buffer, 0, CHUNK))
+    for (const p of pieces)
+      if (p.byteOffset === 0 && p.buffer.byteLength === CHUNK && this.#free.length < this.max)
+        this.#free.push(Buffer.from(p.buffer, 0, CHUNK))
   }
 }
 
@@ -138,7 +140,12 @@ export function writeKlinesColumns<T extends Buffer | string>(out: JsonBytes<T>,
   const price: NumberStyle = opts.adjusted ? 'price4' : 'float'
   out.ascii('{"timestamp":')
   out.column(bars.timestamp, 'integer')
-  for (const [key, values] of [['open', bars.open], ['high', bars.high], ['low', bars.low], ['close', bars.close]] as const) {
+  for (const [key, values] of [
+    ['open', bars.open],
+    ['high', bars.high],
+    ['low', bars.low],
+    ['close', bars.close],
+  ] as const) {
     out.ascii(`,"${key}":`)
     out.column(values, price)
   }

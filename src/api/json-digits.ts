@@ -147,7 +147,14 @@ export let stoppedAt = 0
  * decimals), non-negative integers (`integer`); other numbers take writeNumber, and one that only
  * String() writes right stops the run (see stoppedAt).
  */
-export function writeRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, style: NumberStyle): number {
+export function writeRun(
+  v: DataView,
+  at: number,
+  values: Float64Array,
+  i: number,
+  stop: number,
+  style: NumberStyle,
+): number {
   if (style === 'price4') return price4Run(v, at, values, i, stop)
   if (style === 'float') return floatRun(v, at, values, i, stop)
   if (style === 'integer') return integerRun(v, at, values, i, stop)

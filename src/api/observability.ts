@@ -13,7 +13,12 @@ import type { ResponseCache } from './response-cache.js'
 /** The metrics of one app (a registry of its own, so tests can build many apps). */
 export class Metrics {
   readonly registry = new Registry()
-  readonly requests = new Counter({ name: 'mdq_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] })
+  readonly requests = new Counter({
+    name: 'mdq_http_requests_total',
+    help: 'HTTP requests by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  })
   readonly latency = new Histogram({
     name: 'mdq_http_request_duration_seconds',
     help: 'HTTP request latency by route',
@@ -21,8 +26,18 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   })
-  readonly rateLimited = new Counter({ name: 'mdq_rate_limited_total', help: 'Requests refused with 429, by operation', labelNames: ['operation'] as const, registers: [this.registry] })
-  readonly limiterErrors = new Counter({ name: 'mdq_rate_limiter_errors_total', help: 'Rate-limiter backend failures (Redis unreachable), by operation', labelNames: ['operation'] as const, registers: [this.registry] })
+  readonly rateLimited = new Counter({
+    name: 'mdq_rate_limited_total',
+    help: 'Requests refused with 429, by operation',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  })
+  readonly limiterErrors = new Counter({
+    name: 'mdq_rate_limiter_errors_total',
+    help: 'Rate-limiter backend failures (Redis unreachable), by operation',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  })
   readonly storeReads = new Histogram({
     name: 'mdq_store_read_duration_seconds',
     help: 'Time spent in store reads, by operation',
@@ -38,10 +53,38 @@ export class Metrics {
   /** Gauges read when scraped: cache counters and the store's import generation. */
   watch(cache: ResponseCache, store: MarketStore, runner: QueryRunner): void {
     const registers = [this.registry]
-    new Gauge({ name: 'mdq_query_queue_size', help: 'Klines queries waiting for a free worker thread (always 0 with --workers 0)', registers, collect() { this.set(runner.queueSize()) } })
-    new Gauge({ name: 'mdq_response_cache_hits_total', help: 'Answers served from the response cache', registers, collect() { this.set(cache.hits) } })
-    new Gauge({ name: 'mdq_response_cache_misses_total', help: 'Cacheable answers computed', registers, collect() { this.set(cache.misses) } })
-    new Gauge({ name: 'mdq_response_cache_bytes', help: 'Memory held by cached answers', registers, collect() { this.set(cache.bytes) } })
+    new Gauge({
+      name: 'mdq_query_queue_size',
+      help: 'Klines queries waiting for a free worker thread (always 0 with --workers 0)',
+      registers,
+      collect() {
+        this.set(runner.queueSize())
+      },
+    })
+    new Gauge({
+      name: 'mdq_response_cache_hits_total',
+      help: 'Answers served from the response cache',
+      registers,
+      collect() {
+        this.set(cache.hits)
+      },
+    })
+    new Gauge({
+      name: 'mdq_response_cache_misses_total',
+      help: 'Cacheable answers computed',
+      registers,
+      collect() {
+        this.set(cache.misses)
+      },
+    })
+    new Gauge({
+      name: 'mdq_response_cache_bytes',
+      help: 'Memory held by cached answers',
+      registers,
+      collect() {
+        this.set(cache.bytes)
+      },
+    })
     new Gauge({
       name: 'mdq_store_imports_total',
       help: 'Imports committed to the store so far (any process)',
@@ -60,14 +103,16 @@ export function timedStore(store: MarketStore, metrics: Metrics): MarketStore {
 
 /** The store with each read's operation (as the histogram labels it) and seconds reported to `record`. */
 export function withTimedReads(store: MarketStore, record: (operation: string, seconds: number) => void): MarketStore {
-  const time = <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    const t0 = performance.now()
-    try {
-      return await fn(...args)
-    } finally {
-      record(operation, (performance.now() - t0) / 1000)
+  const time =
+    <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const t0 = performance.now()
+      try {
+        return await fn(...args)
+      } finally {
+        record(operation, (performance.now() - t0) / 1000)
+      }
     }
-  }
   const timed: Partial<MarketStore> = {
     readBars: time('bars', store.readBars.bind(store)),
     readInstruments: time('instruments', store.readInstruments.bind(store)),
@@ -89,12 +134,25 @@ export interface ObservabilityOptions {
   readonly limiter?: RateLimiter
 }
 
-const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: FastifyInstance, { store, keys, metrics, limiter }) => {
+const observability: FastifyPluginAsync<ObservabilityOptions> = async (
+  app: FastifyInstance,
+  { store, keys, metrics, limiter },
+) => {
   // One hook for the request's log line and its metrics (request.routeOptions builds an object per read).
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched'
     const ms = reply.elapsedTime
-    req.log.info({ method: req.method, url: loggedUrl(req.url), route, status: reply.statusCode, ms: Math.round(ms * 100) / 100, keyId: req.apiKey?.id }, 'request')
+    req.log.info(
+      {
+        method: req.method,
+        url: loggedUrl(req.url),
+        route,
+        status: reply.statusCode,
+        ms: Math.round(ms * 100) / 100,
+        keyId: req.apiKey?.id,
+      },
+      'request',
+    )
     metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) })
     metrics.latency.observe({ route, method: req.method }, ms / 1000)
   })
@@ -115,9 +173,13 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (app: Fast
     }
     if (limiter?.name === 'redis') checks.redis = (await limiter.ready()) ? 'ok' : 'unreachable'
     const ready = Object.values(checks).every((c) => c === 'ok')
-    return reply.code(ready ? 200 : 503).send(ready ? { status: 'ready', checks } : { code: 503, message: 'Not ready.', checks })
+    return reply
+      .code(ready ? 200 : 503)
+      .send(ready ? { status: 'ready', checks } : { code: 503, message: 'Not ready.', checks })
   })
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()))
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  )
 }
 
 export const observabilityPlugin = fp(observability, { name: 'mdq-observability' })

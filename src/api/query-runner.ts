@@ -21,11 +21,22 @@ export type AnswerTask =
   | { readonly kind: 'klines'; readonly symbol: string; readonly period: Period; readonly range: Range }
   | { readonly kind: 'intraday'; readonly symbol: string; readonly period: MinutePeriod; readonly count?: number }
 export type BatchTask =
-  | { readonly kind: 'klines-batch'; readonly symbols: readonly string[]; readonly period: Period; readonly range: Range }
-  | { readonly kind: 'intraday-batch'; readonly symbols: readonly string[]; readonly period: MinutePeriod; readonly count?: number }
+  | {
+      readonly kind: 'klines-batch'
+      readonly symbols: readonly string[]
+      readonly period: Period
+      readonly range: Range
+    }
+  | {
+      readonly kind: 'intraday-batch'
+      readonly symbols: readonly string[]
+      readonly period: MinutePeriod
+      readonly count?: number
+    }
 
 /** Whether a task is a batch group (its bytes stream, and their memory can be used again once written). */
-const isBatchTask = (task: AnswerTask | BatchTask): task is BatchTask => task.kind === 'klines-batch' || task.kind === 'intraday-batch'
+const isBatchTask = (task: AnswerTask | BatchTask): task is BatchTask =>
+  task.kind === 'klines-batch' || task.kind === 'intraday-batch'
 
 export type StoreReadObserver = (operation: string, seconds: number) => void
 
@@ -83,7 +94,12 @@ export async function answerBytes(store: MarketStore, contexts: SymbolContexts, 
 }
 
 /** The bytes of one answer task in the pieces they were written in (a worker copies them once, into the memory it hands over). */
-async function answerPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask, chunks?: ChunkPool): Promise<Buffer[]> {
+async function answerPieces(
+  store: MarketStore,
+  contexts: SymbolContexts,
+  task: AnswerTask,
+  chunks?: ChunkPool,
+): Promise<Buffer[]> {
   const bars =
     task.kind === 'klines'
       ? await readKlines(store, contexts, { symbol: task.symbol, period: task.period, ...task.range })
@@ -99,7 +115,12 @@ async function answerPieces(store: MarketStore, contexts: SymbolContexts, task: 
  * `"SYM":{...}` of each symbol of a batch task (a comma before all but the first), yielded after each
  * symbol, so that no more than one symbol's answer is held at once.
  */
-export async function* batchPieces<T extends Buffer | string>(store: MarketStore, contexts: SymbolContexts, task: BatchTask, out: JsonBytes<T>): AsyncGenerator<T[]> {
+export async function* batchPieces<T extends Buffer | string>(
+  store: MarketStore,
+  contexts: SymbolContexts,
+  task: BatchTask,
+  out: JsonBytes<T>,
+): AsyncGenerator<T[]> {
   const entries =
     task.kind === 'klines-batch'
       ? readKlinesBatch(store, contexts, task.symbols, { period: task.period, ...task.range })
@@ -118,7 +139,12 @@ export async function* batchPieces<T extends Buffer | string>(store: MarketStore
  * The bytes of any task (an answer, or a batch group's members) as Buffers: what a worker computes,
  * and the pool's main-thread fallback; `chunks`: where the pieces' Buffers come from.
  */
-export async function taskPieces(store: MarketStore, contexts: SymbolContexts, task: AnswerTask | BatchTask, chunks?: ChunkPool): Promise<Buffer[]> {
+export async function taskPieces(
+  store: MarketStore,
+  contexts: SymbolContexts,
+  task: AnswerTask | BatchTask,
+  chunks?: ChunkPool,
+): Promise<Buffer[]> {
   if (!isBatchTask(task)) return answerPieces(store, contexts, task, chunks)
   const pieces: Buffer[] = []
   for await (const some of batchPieces(store, contexts, task, new JsonBytes(false, chunks))) pieces.push(...some)
@@ -145,5 +171,9 @@ export interface ErrorData {
   readonly message: string
   readonly retryAfterMs?: number
 }
-export const errorData = (err: MdqError): ErrorData => ({ code: err.code, message: err.message, ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }) })
+export const errorData = (err: MdqError): ErrorData => ({
+  code: err.code,
+  message: err.message,
+  ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }),
+})
 export const fromErrorData = (e: ErrorData): MdqError => new MdqError(e.code, e.message, e.retryAfterMs)

@@ -35,13 +35,22 @@ export interface RateLimitOptions {
  */
 const backendDown = new WeakMap<RateLimiter, boolean>()
 
-const quotaOf = (opts: RateLimitOptions, key: ApiKeyRecord): Quota => ({ ratePerMin: key.ratePerMin ?? opts.defaults.ratePerMin, burst: key.burst ?? opts.defaults.burst })
+const quotaOf = (opts: RateLimitOptions, key: ApiKeyRecord): Quota => ({
+  ratePerMin: key.ratePerMin ?? opts.defaults.ratePerMin,
+  burst: key.burst ?? opts.defaults.burst,
+})
 
 /** One token taken (or not) for a key: the limiter's decision, or its backend's failure. */
-export type Outcome = { readonly keyId: number; readonly operation: LimitedOperation } & ({ readonly decision: Decision } | { readonly error: unknown })
+export type Outcome = { readonly keyId: number; readonly operation: LimitedOperation } & (
+  { readonly decision: Decision } | { readonly error: unknown }
+)
 
 /** Takes one token of the key's bucket for `operation`, with the key's own quota or the defaults. */
-export async function takeOutcome(opts: RateLimitOptions, key: ApiKeyRecord, operation: LimitedOperation): Promise<Outcome> {
+export async function takeOutcome(
+  opts: RateLimitOptions,
+  key: ApiKeyRecord,
+  operation: LimitedOperation,
+): Promise<Outcome> {
   try {
     return { keyId: key.id, operation, decision: await opts.limiter.take(key.id, operation, quotaOf(opts, key)) }
   } catch (error) {
@@ -50,13 +59,22 @@ export async function takeOutcome(opts: RateLimitOptions, key: ApiKeyRecord, ope
 }
 
 /** The outcome at once, when the limiter can give it so (memory); else undefined, nothing taken (call `takeOutcome`). */
-export function outcomeNow(opts: RateLimitOptions, key: ApiKeyRecord, operation: LimitedOperation): Outcome | undefined {
+export function outcomeNow(
+  opts: RateLimitOptions,
+  key: ApiKeyRecord,
+  operation: LimitedOperation,
+): Outcome | undefined {
   const { limiter } = opts
-  return limiter.takeNow && { keyId: key.id, operation, decision: limiter.takeNow(key.id, operation, quotaOf(opts, key)) }
+  return (
+    limiter.takeNow && { keyId: key.id, operation, decision: limiter.takeNow(key.id, operation, quotaOf(opts, key)) }
+  )
 }
 
 /** Whether the fast path may answer on this outcome: a plain allow with the backend known up (no outage to log as ended). */
-export function plainAllow(opts: RateLimitOptions, outcome: Outcome): outcome is Outcome & { readonly decision: Decision } {
+export function plainAllow(
+  opts: RateLimitOptions,
+  outcome: Outcome,
+): outcome is Outcome & { readonly decision: Decision } {
   return 'decision' in outcome && outcome.decision.allowed && !backendDown.get(opts.limiter)
 }
 
@@ -68,7 +86,11 @@ export function carryOutcome(raw: IncomingMessage, outcome: Outcome): void {
 }
 
 export function rateLimitHeaders(decision: Decision): Record<string, number> {
-  return { 'ratelimit-limit': decision.limit, 'ratelimit-remaining': decision.remaining, 'ratelimit-reset': Math.ceil(decision.resetMs / 1000) }
+  return {
+    'ratelimit-limit': decision.limit,
+    'ratelimit-remaining': decision.remaining,
+    'ratelimit-reset': Math.ceil(decision.resetMs / 1000),
+  }
 }
 
 export function rateLimitHook(opts: RateLimitOptions, operation: LimitedOperation): onRequestAsyncHookHandler {
@@ -79,14 +101,22 @@ export function rateLimitHook(opts: RateLimitOptions, operation: LimitedOperatio
     if (!key) return
     const pre = carried.get(req.raw)
     carried.delete(req.raw)
-    const outcome = pre !== undefined && pre.keyId === key.id && pre.operation === operation ? pre : await takeOutcome(opts, key, operation)
+    const outcome =
+      pre !== undefined && pre.keyId === key.id && pre.operation === operation
+        ? pre
+        : await takeOutcome(opts, key, operation)
     if ('error' in outcome) {
       const err = outcome.error
       opts.onOutcome?.('backend_error', operation)
       if (!backendDown.get(limiter)) {
         backendDown.set(limiter, true)
-        const mode = opts.failOpen ? 'serving without limit (fail-open)' : 'refusing limited requests with 503 (fail-closed)'
-        req.log.error({ limiter: limiter.name, reason: err instanceof Error ? err.message : String(err) }, `rate limiter unreachable: ${mode}; further failures are counted in mdq_rate_limiter_errors_total`)
+        const mode = opts.failOpen
+          ? 'serving without limit (fail-open)'
+          : 'refusing limited requests with 503 (fail-closed)'
+        req.log.error(
+          { limiter: limiter.name, reason: err instanceof Error ? err.message : String(err) },
+          `rate limiter unreachable: ${mode}; further failures are counted in mdq_rate_limiter_errors_total`,
+        )
       }
       if (opts.failOpen) return
       throw new MdqError('LIMITER_UNAVAILABLE', 'Rate limiting is unavailable right now; retry shortly.')
@@ -101,7 +131,11 @@ export function rateLimitHook(opts: RateLimitOptions, operation: LimitedOperatio
       opts.onOutcome?.('limited', operation)
       reply.header('Retry-After', Math.ceil(decision.retryAfterMs / 1000))
       const quota = quotaOf(opts, key)
-      throw new MdqError('RATE_LIMITED', `Rate limit of this API key on ${operation} reached (${quota.ratePerMin}/min, burst ${quota.burst}); retry after ${decision.retryAfterMs} ms.`, decision.retryAfterMs)
+      throw new MdqError(
+        'RATE_LIMITED',
+        `Rate limit of this API key on ${operation} reached (${quota.ratePerMin}/min, burst ${quota.burst}); retry after ${decision.retryAfterMs} ms.`,
+        decision.retryAfterMs,
+      )
     }
   }
 }

@@ -33,7 +33,10 @@ const NOTHING_SECRET = /^(?!.*(%|mdq_|key|token|secret|auth))/is
  * Logged forms of recent URLs that hold nothing secret (so none is kept here), bounded in characters:
  * clients repeat their requests, and the rebuild below is per-request work on the main thread.
  */
-const plain = new LRUCache<string, string>({ maxSize: 1 << 20, sizeCalculation: (logged, url) => url.length + logged.length })
+const plain = new LRUCache<string, string>({
+  maxSize: 1 << 20,
+  sizeCalculation: (logged, url) => url.length + logged.length,
+})
 
 /** The path and query of `url` for logs: decoded, key-like text masked, secret-named parameters redacted. */
 export function loggedUrl(url: string): string {

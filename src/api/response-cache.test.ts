@@ -34,14 +34,16 @@ async function slowServer(cache: ResponseCache) {
   const closes = new Map<string, Promise<unknown>>()
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const tag = req.url!.slice(1)
-    void cache.answer(tag, async () => assert.fail(`${tag} is not cached`)).then((body) => {
-      assert.ok(Buffer.isBuffer(body))
-      cache.writing(body, res)
-      closes.set(tag, once(res, 'close'))
-      res.writeHead(200) // chunked: the client's response ends only when the server ends it
-      res.write(body)
-      ends.set(tag, () => res.end())
-    })
+    void cache
+      .answer(tag, async () => assert.fail(`${tag} is not cached`))
+      .then((body) => {
+        assert.ok(Buffer.isBuffer(body))
+        cache.writing(body, res)
+        closes.set(tag, once(res, 'close'))
+        res.writeHead(200) // chunked: the client's response ends only when the server ends it
+        res.write(body)
+        ends.set(tag, () => res.end())
+      })
   })
   servers.push(server)
   server.listen(0, '127.0.0.1')
@@ -86,7 +88,11 @@ describe('ResponseCache: memory of answers that left it goes back to the runner'
     assert.equal(cache.answer('b4', async () => ownAnswer(20, 2)) instanceof Promise, true) // the sixth: evicts a
     await Promise.resolve()
     assert.equal(cache.has('a'), false)
-    assert.equal(handedBack.length, 0, 'handed back in the turn it left (someone who got it this turn may still say it writes it)')
+    assert.equal(
+      handedBack.length,
+      0,
+      'handed back in the turn it left (someone who got it this turn may still say it writes it)',
+    )
     await nextTurn()
     assert.deepEqual(handedBack, [first])
     await nextTurn()
@@ -153,4 +159,3 @@ describe('ResponseCache: memory of answers that left it goes back to the runner'
     assert.equal(cache.bytes, 40_960 + pooled.length)
   })
 })
-

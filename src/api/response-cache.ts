@@ -19,7 +19,8 @@ const bytesOf = (produced: string | Buffer) => (typeof produced === 'string' ? B
  * whole ArrayBuffer (a worker's answer may sit in memory a quarter larger than it, or in a spare up
  * to twice its size; a zlib output may be a slice of a larger chunk).
  */
-export const memoryHeld = (body: Buffer): number => (body.buffer.byteLength === Buffer.poolSize ? body.length : body.buffer.byteLength)
+export const memoryHeld = (body: Buffer): number =>
+  body.buffer.byteLength === Buffer.poolSize ? body.length : body.buffer.byteLength
 
 /** The cached answer a response writes (ResponseCache's `writing`). */
 const BODY = Symbol('mdq.cachedBody')

@@ -11,7 +11,18 @@ import { gzipOnSend, wantsGzip } from './gzip-member.js'
 import type { AnswerUse, QueryRunner } from './query-runner.js'
 import type { ResponseCache } from './response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
-import { ErrorResponse, ExFactorsQuery, ExFactorsResponse, InstrumentsBody, InstrumentsResponse, KlinesQuery, KlinesResponse, RateLimitResponse, SearchQuery, SymbolsQuery } from './schemas.js'
+import {
+  ErrorResponse,
+  ExFactorsQuery,
+  ExFactorsResponse,
+  InstrumentsBody,
+  InstrumentsResponse,
+  KlinesQuery,
+  KlinesResponse,
+  RateLimitResponse,
+  SearchQuery,
+  SymbolsQuery,
+} from './schemas.js'
 import { instrumentWire, wireJson } from './wire.js'
 
 export interface RouteOptions {
@@ -25,7 +36,19 @@ export interface RouteOptions {
 }
 
 /** Query parameters of the data routes: each may be given once and never empty. */
-export const QUERY_PARAMS = ['symbol', 'symbols', 'period', 'count', 'start_time', 'end_time', 'adjust', 'q', 'limit', 'type', 'universes']
+export const QUERY_PARAMS = [
+  'symbol',
+  'symbols',
+  'period',
+  'count',
+  'start_time',
+  'end_time',
+  'adjust',
+  'q',
+  'limit',
+  'type',
+  'universes',
+]
 
 export const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
 
@@ -35,14 +58,18 @@ export const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorRespon
  * 1..max entries (malformed ones are refused later).
  */
 export function symbolList(value: string | readonly string[], max: number): string[] {
-  const list = (typeof value === 'string' ? [value] : value).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
+  const list = (typeof value === 'string' ? [value] : value)
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
   if (list.length === 0) throw badParam(`Parameter 'symbols' must name at least one symbol.`)
   if (list.length > max) throw badParam(`Parameter 'symbols' must name at most ${max} symbols (got ${list.length}).`)
   return list
 }
 
 export function checkRange(start?: number, end?: number): void {
-  if (start !== undefined && end !== undefined && start > end) throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
+  if (start !== undefined && end !== undefined && start > end)
+    throw badParam(`Parameter 'start_time' (${start}) must not be after 'end_time' (${end}).`)
 }
 
 /**
@@ -53,7 +80,12 @@ export function checkRange(start?: number, end?: number): void {
  * was not needed: a 304); a client that takes gzip may get it gzipped by the runner (the route's
  * onSend is gzipOnSend). A response that never finishes (the client left) leaves its memory to the GC.
  */
-export async function uncachedAnswer(req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, answer: (use: AnswerUse) => Promise<Buffer>): Promise<Buffer> {
+export async function uncachedAnswer(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cache: ResponseCache,
+  answer: (use: AnswerUse) => Promise<Buffer>,
+): Promise<Buffer> {
   const kept = cache.maxBytes > 0
   const body = await answer(wantsGzip(req) ? { gzip: kept ? 'beside' : 'instead' } : {})
   if (!kept) cache.passing(body, reply.raw)
@@ -66,19 +98,44 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
 
   app.get(
     '/klines',
-    { ...limited('klines'), onSend: gzipOnSend, schema: { summary: 'Kline series of one instrument (columnar)', querystring: KlinesQuery, response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse } } },
+    {
+      ...limited('klines'),
+      onSend: gzipOnSend,
+      schema: {
+        summary: 'Kline series of one instrument (columnar)',
+        querystring: KlinesQuery,
+        response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse },
+      },
+    },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       return sendWithEtag(req, reply, store, cache, () =>
-        uncachedAnswer(req, reply, cache, (use) => runner.answer({ kind: 'klines', symbol: q.symbol, period: q.period, range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust } }, use)),
+        uncachedAnswer(req, reply, cache, (use) =>
+          runner.answer(
+            {
+              kind: 'klines',
+              symbol: q.symbol,
+              period: q.period,
+              range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust },
+            },
+            use,
+          ),
+        ),
       )
     },
   )
 
   app.get(
     '/klines/ex-factors',
-    { ...limited('ex-factors'), schema: { summary: 'Ex-rights / ex-dividend factors of instruments', querystring: ExFactorsQuery, response: { 200: ExFactorsResponse, ...errors, 429: RateLimitResponse } } },
+    {
+      ...limited('ex-factors'),
+      schema: {
+        summary: 'Ex-rights / ex-dividend factors of instruments',
+        querystring: ExFactorsQuery,
+        response: { 200: ExFactorsResponse, ...errors, 429: RateLimitResponse },
+      },
+    },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
@@ -86,25 +143,56 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       return sendWithEtag(req, reply, store, cache, async () => {
         const events = await readExFactors(store, symbols, q.start_time, q.end_time)
         const data: Record<string, { timestamp: number; ex_factor: number }[]> = {}
-        for (const [symbol, list] of events) data[symbol] = list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.exFactor }))
+        for (const [symbol, list] of events)
+          data[symbol] = list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.exFactor }))
         return wireJson({ data })
       })
     },
   )
 
-  const instruments = async (symbols: string[]) => wireJson({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
-  app.get('/instruments', { schema: { summary: 'Instrument metadata', querystring: SymbolsQuery(1000), response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
-    const symbols = symbolList(req.query.symbols, 1000)
-    return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
-  })
+  const instruments = async (symbols: string[]) =>
+    wireJson({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
+  app.get(
+    '/instruments',
+    {
+      schema: {
+        summary: 'Instrument metadata',
+        querystring: SymbolsQuery(1000),
+        response: { 200: InstrumentsResponse, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const symbols = symbolList(req.query.symbols, 1000)
+      return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
+    },
+  )
   app.get(
     '/instruments/search',
-    { schema: { summary: 'Search instruments by symbol, code or name (an mdq extension, used by the chart page)', querystring: SearchQuery, response: { 200: InstrumentsResponse, ...errors } } },
-    async (req, reply) => sendJson(reply, wireJson({ data: (await store.searchInstruments(req.query.q, req.query.limit)).map(instrumentWire) })),
+    {
+      schema: {
+        summary: 'Search instruments by symbol, code or name (an mdq extension, used by the chart page)',
+        querystring: SearchQuery,
+        response: { 200: InstrumentsResponse, ...errors },
+      },
+    },
+    async (req, reply) =>
+      sendJson(
+        reply,
+        wireJson({ data: (await store.searchInstruments(req.query.q, req.query.limit)).map(instrumentWire) }),
+      ),
   )
-  app.post('/instruments', { schema: { summary: 'Instrument metadata (body form, used by the TickFlow SDK)', body: InstrumentsBody, response: { 200: InstrumentsResponse, ...errors } } }, async (req, reply) => {
-    const symbols = symbolList(req.body.symbols, 1000)
-    return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
-  })
+  app.post(
+    '/instruments',
+    {
+      schema: {
+        summary: 'Instrument metadata (body form, used by the TickFlow SDK)',
+        body: InstrumentsBody,
+        response: { 200: InstrumentsResponse, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const symbols = symbolList(req.body.symbols, 1000)
+      return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
+    },
+  )
 }
-

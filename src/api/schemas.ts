@@ -3,15 +3,26 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ADJUSTS, type Adjust } from '../domain/adjust.js'
 import { PERIODS, type Period } from '../domain/period.js'
 
-const epochMs = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description }))
+const epochMs = (description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description }))
 
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ description: 'Instrument, `<code>.<exchange>`, e.g. 600000.SH, AAPL.US, 00700.HK' }),
   period: Type.Unsafe<Period>({ type: 'string', enum: [...PERIODS], default: '1d', description: 'Kline period' }),
-  count: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'The latest `count` bars of the range are returned' }),
+  count: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 100,
+    description: 'The latest `count` bars of the range are returned',
+  }),
   start_time: epochMs('Range start, epoch ms, inclusive'),
   end_time: epochMs('Range end, epoch ms, inclusive; page back with the first returned timestamp - 1'),
-  adjust: Type.Unsafe<Adjust>({ type: 'string', enum: [...ADJUSTS], default: 'forward', description: 'Price adjustment' }),
+  adjust: Type.Unsafe<Adjust>({
+    type: 'string',
+    enum: [...ADJUSTS],
+    default: 'forward',
+    description: 'Price adjustment',
+  }),
 })
 export type KlinesQuery = Static<typeof KlinesQuery>
 
@@ -27,7 +38,9 @@ export const KlinesColumns = Type.Object(
     amount: numbers('Turnover in the quote currency'),
     prev_close: numbers('Previous close (the ex-rights reference price on ex-dates)'),
   },
-  { description: 'Eight arrays of equal length, ascending by timestamp; prices and amount always carry a fraction part' },
+  {
+    description: 'Eight arrays of equal length, ascending by timestamp; prices and amount always carry a fraction part',
+  },
 )
 export const KlinesResponse = Type.Object({ data: KlinesColumns })
 
@@ -54,7 +67,8 @@ export const InstrumentsBody = Type.Object({
 })
 export type InstrumentsBody = Static<typeof InstrumentsBody>
 
-const nullable = <T extends ReturnType<typeof Type.Number> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])
+const nullable = <T extends ReturnType<typeof Type.Number> | ReturnType<typeof Type.String>>(t: T) =>
+  Type.Union([t, Type.Null()])
 export const InstrumentRecord = Type.Object({
   symbol: Type.String(),
   code: Type.String(),
@@ -71,13 +85,19 @@ export const InstrumentRecord = Type.Object({
     total_shares: nullable(Type.Number()),
     float_shares: nullable(Type.Number()),
     name_en: Type.Optional(nullable(Type.String({ description: 'English name (CN instruments only)' }))),
-    lot_size: Type.Optional(Type.Union([Type.Integer({ description: 'Shares per board lot (HK instruments only)' }), Type.Null()])),
+    lot_size: Type.Optional(
+      Type.Union([Type.Integer({ description: 'Shares per board lot (HK instruments only)' }), Type.Null()]),
+    ),
   }),
 })
 export const InstrumentsResponse = Type.Object({ data: Type.Array(InstrumentRecord) })
 
 export const ErrorResponse = Type.Object({ code: Type.Integer(), message: Type.String() })
-export const RateLimitResponse = Type.Object({ code: Type.Literal(429), message: Type.String(), retry_after_ms: Type.Integer() })
+export const RateLimitResponse = Type.Object({
+  code: Type.Literal(429),
+  message: Type.String(),
+  retry_after_ms: Type.Integer(),
+})
 
 export const SearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 64, description: 'Text in the symbol, code or name' }),

@@ -14,8 +14,23 @@ import { rejectRepeatedOrEmpty } from './query-string.js'
 import { checkRange, errors, uncachedAnswer, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
 import { RateLimitResponse } from './schemas.js'
 import {
-  ExchangeInstrumentsQuery, ExchangeInstrumentsResponse, ExchangeParams, ExchangesResponse, IntradayBatchQuery, IntradayQuery, IntradayResponse, KlinesBatchQuery,
-  KlinesBatchResponse, QuotesBody, QuotesQuery, QuotesResponse, UniverseBatchBody, UniverseBatchResponse, UniverseParams, UniverseResponse, UniversesResponse,
+  ExchangeInstrumentsQuery,
+  ExchangeInstrumentsResponse,
+  ExchangeParams,
+  ExchangesResponse,
+  IntradayBatchQuery,
+  IntradayQuery,
+  IntradayResponse,
+  KlinesBatchQuery,
+  KlinesBatchResponse,
+  QuotesBody,
+  QuotesQuery,
+  QuotesResponse,
+  UniverseBatchBody,
+  UniverseBatchResponse,
+  UniverseParams,
+  UniverseResponse,
+  UniversesResponse,
 } from './sdk-schemas.js'
 import type { BatchTask, QueryRunner } from './query-runner.js'
 import { instrumentWire, wireJson } from './wire.js'
@@ -38,14 +53,25 @@ function batchStream(req: FastifyRequest, runner: QueryRunner, task: BatchTask):
   }
   // A runner that reuses its pieces' memory is told when each was written (written-stream.ts).
   const { written } = runner
-  if (runner.deflatedBatch && wantsGzip(req)) return gzipStream(json(runner.deflatedBatch(task)), written && ((bytes) => writtenStream(bytes, written)))
+  if (runner.deflatedBatch && wantsGzip(req))
+    return gzipStream(json(runner.deflatedBatch(task)), written && ((bytes) => writtenStream(bytes, written)))
   // Other encodings, or a runner in the main thread: @fastify/compress compresses the stream as it goes.
   if (written) return writtenStream(json(runner.batch(task)), written)
   // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
-  return Readable.from(json(runner.batch(task)), { objectMode: false, ...(runner.textPieces && { encoding: 'latin1' }) })
+  return Readable.from(json(runner.batch(task)), {
+    objectMode: false,
+    ...(runner.textPieces && { encoding: 'latin1' }),
+  })
 }
 
-const summaryWire = (u: StoredUniverse) => ({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description, symbol_count: u.symbols.length })
+const summaryWire = (u: StoredUniverse) => ({
+  id: u.id,
+  name: u.name,
+  region: u.region,
+  category: u.category,
+  description: u.description,
+  symbol_count: u.symbols.length,
+})
 const detailWire = (u: StoredUniverse) => ({ ...summaryWire(u), symbols: u.symbols })
 const quoteWire = (q: Quote) => ({
   symbol: q.symbol,
@@ -61,16 +87,29 @@ const quoteWire = (q: Quote) => ({
   session: q.session,
   ext: { type: q.kind, name: q.name, change_amount: q.changeAmount, change_pct: q.changePct, amplitude: q.amplitude },
 })
-const commaList = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+const commaList = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
 
 /** Why each route TickFlow has and mdq does not serve is absent (a 404 that says so, not "No route"). */
 export const NOT_SERVED: readonly { readonly url: string; readonly why: string }[] = [
   { url: '/depth', why: 'Order book depth needs a live market feed; mdq serves stored bars only.' },
-  { url: '/financials/*', why: 'Financial statements are a data set mdq does not hold; it serves klines, ex-factors and instruments.' },
-  { url: '/ws/*', why: 'WebSocket streams need a live market feed; mdq serves stored bars only (poll /v1/quotes instead).' },
+  {
+    url: '/financials/*',
+    why: 'Financial statements are a data set mdq does not hold; it serves klines, ex-factors and instruments.',
+  },
+  {
+    url: '/ws/*',
+    why: 'WebSocket streams need a live market feed; mdq serves stored bars only (poll /v1/quotes instead).',
+  },
 ]
 
-export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app, { store, contexts, cache, limit, now, runner }) => {
+export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
+  app,
+  { store, contexts, cache, limit, now, runner },
+) => {
   // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
   const klinesLimited = limit ? { onRequest: limit('klines') } : {}
   // gzipOnSend: answers a runner gzipped (batch streams, and intraday answers when nothing keeps them) go out labelled gzip.
@@ -80,73 +119,173 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (app,
 
   app.get(
     '/klines/batch',
-    { ...klinesOptions, schema: { summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it', querystring: KlinesBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    {
+      ...klinesOptions,
+      schema: {
+        summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it',
+        querystring: KlinesBatchQuery,
+        response: { 200: KlinesBatchResponse, ...limitedErrors },
+      },
+    },
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
       const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }
-      return sendWithEtag(req, reply, store, cache, async () => batchStream(req, runner, { kind: 'klines-batch', symbols, period: q.period, range }))
+      return sendWithEtag(req, reply, store, cache, async () =>
+        batchStream(req, runner, { kind: 'klines-batch', symbols, period: q.period, range }),
+      )
     },
   )
 
   app.get(
     '/klines/intraday',
-    { ...klinesOptions, schema: { summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted", querystring: IntradayQuery, response: { 200: IntradayResponse, ...limitedErrors } } },
+    {
+      ...klinesOptions,
+      schema: {
+        summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted",
+        querystring: IntradayQuery,
+        response: { 200: IntradayResponse, ...limitedErrors },
+      },
+    },
     async (req, reply) => {
       const q = req.query
-      return sendWithEtag(req, reply, store, cache, () => uncachedAnswer(req, reply, cache, (use) => runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use)))
+      return sendWithEtag(req, reply, store, cache, () =>
+        uncachedAnswer(req, reply, cache, (use) =>
+          runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use),
+        ),
+      )
     },
   )
 
   app.get(
     '/klines/intraday/batch',
-    { ...klinesOptions, schema: { summary: 'Intraday minute bars of up to 100 instruments', querystring: IntradayBatchQuery, response: { 200: KlinesBatchResponse, ...limitedErrors } } },
+    {
+      ...klinesOptions,
+      schema: {
+        summary: 'Intraday minute bars of up to 100 instruments',
+        querystring: IntradayBatchQuery,
+        response: { 200: KlinesBatchResponse, ...limitedErrors },
+      },
+    },
     async (req, reply) => {
       const q = req.query
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
-      return sendWithEtag(req, reply, store, cache, async () => batchStream(req, runner, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }))
+      return sendWithEtag(req, reply, store, cache, async () =>
+        batchStream(req, runner, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }),
+      )
     },
   )
 
-  app.get('/exchanges', { schema: { summary: 'Exchanges with at least one instrument, and how many', response: { 200: ExchangesResponse, ...errors } } }, async (req, reply) =>
-    sendWithEtag(req, reply, store, cache, async () => wireJson({ data: await listExchanges(store) })),
+  app.get(
+    '/exchanges',
+    {
+      schema: {
+        summary: 'Exchanges with at least one instrument, and how many',
+        response: { 200: ExchangesResponse, ...errors },
+      },
+    },
+    async (req, reply) =>
+      sendWithEtag(req, reply, store, cache, async () => wireJson({ data: await listExchanges(store) })),
   )
 
   app.get(
     '/exchanges/:exchange/instruments',
-    { schema: { summary: 'Every instrument of one exchange, optionally of one security type', params: ExchangeParams, querystring: ExchangeInstrumentsQuery, response: { 200: ExchangeInstrumentsResponse, ...errors } } },
+    {
+      schema: {
+        summary: 'Every instrument of one exchange, optionally of one security type',
+        params: ExchangeParams,
+        querystring: ExchangeInstrumentsQuery,
+        response: { 200: ExchangeInstrumentsResponse, ...errors },
+      },
+    },
     async (req, reply) => {
       const { exchange, instruments } = await exchangeInstruments(store, req.params.exchange, req.query.type)
-      return sendWithEtag(req, reply, store, cache, async () => wireJson({ exchange, count: instruments.length, data: instruments.map(instrumentWire) }))
+      return sendWithEtag(req, reply, store, cache, async () =>
+        wireJson({ exchange, count: instruments.length, data: instruments.map(instrumentWire) }),
+      )
     },
   )
 
-  app.get('/universes', { schema: { summary: 'Universes: the four built-in ones and the imported ones', response: { 200: UniversesResponse, ...errors } } }, async (req, reply) =>
-    sendWithEtag(req, reply, store, cache, async () => wireJson({ data: (await listUniverses(store)).map(summaryWire) })),
+  app.get(
+    '/universes',
+    {
+      schema: {
+        summary: 'Universes: the four built-in ones and the imported ones',
+        response: { 200: UniversesResponse, ...errors },
+      },
+    },
+    async (req, reply) =>
+      sendWithEtag(req, reply, store, cache, async () =>
+        wireJson({ data: (await listUniverses(store)).map(summaryWire) }),
+      ),
   )
 
-  app.get('/universes/:id', { schema: { summary: 'One universe with its symbols', params: UniverseParams, response: { 200: UniverseResponse, ...errors } } }, async (req, reply) => {
-    const [universe] = await readUniverses(store, [req.params.id])
-    if (!universe) throw new MdqError('UNKNOWN_UNIVERSE', `Unknown universe '${req.params.id.slice(0, 64)}' (GET /v1/universes lists them).`)
-    return sendWithEtag(req, reply, store, cache, async () => wireJson({ data: detailWire(universe) }))
-  })
+  app.get(
+    '/universes/:id',
+    {
+      schema: {
+        summary: 'One universe with its symbols',
+        params: UniverseParams,
+        response: { 200: UniverseResponse, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const [universe] = await readUniverses(store, [req.params.id])
+      if (!universe)
+        throw new MdqError(
+          'UNKNOWN_UNIVERSE',
+          `Unknown universe '${req.params.id.slice(0, 64)}' (GET /v1/universes lists them).`,
+        )
+      return sendWithEtag(req, reply, store, cache, async () => wireJson({ data: detailWire(universe) }))
+    },
+  )
 
-  app.post('/universes/batch', { schema: { summary: 'Several universes with their symbols; unknown ids left out', body: UniverseBatchBody, response: { 200: UniverseBatchResponse, ...errors } } }, async (req, reply) => {
-    const found = await readUniverses(store, req.body.ids)
-    return sendJson(reply, wireJson({ data: Object.fromEntries(found.map((u) => [u.id, detailWire(u)])) }))
-  })
+  app.post(
+    '/universes/batch',
+    {
+      schema: {
+        summary: 'Several universes with their symbols; unknown ids left out',
+        body: UniverseBatchBody,
+        response: { 200: UniverseBatchResponse, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const found = await readUniverses(store, req.body.ids)
+      return sendJson(reply, wireJson({ data: Object.fromEntries(found.map((u) => [u.id, detailWire(u)])) }))
+    },
+  )
 
-  const quotes = async (request: QuotesRequest) => wireJson({ data: (await readQuotes(store, contexts, await quoteSymbols(store, request), now())).map(quoteWire) })
+  const quotes = async (request: QuotesRequest) =>
+    wireJson({ data: (await readQuotes(store, contexts, await quoteSymbols(store, request), now())).map(quoteWire) })
   app.get(
     '/quotes',
-    { ...klinesLimited, schema: { summary: 'Quotes derived from the latest stored bars (no live feed)', querystring: QuotesQuery, response: { 200: QuotesResponse, ...limitedErrors } } },
-    async (req, reply) => sendJson(reply, await quotes({ symbols: commaList(req.query.symbols), universes: commaList(req.query.universes) })),
+    {
+      ...klinesLimited,
+      schema: {
+        summary: 'Quotes derived from the latest stored bars (no live feed)',
+        querystring: QuotesQuery,
+        response: { 200: QuotesResponse, ...limitedErrors },
+      },
+    },
+    async (req, reply) =>
+      sendJson(
+        reply,
+        await quotes({ symbols: commaList(req.query.symbols), universes: commaList(req.query.universes) }),
+      ),
   )
   app.post(
     '/quotes',
-    { ...klinesLimited, schema: { summary: 'Quotes (body form, for long lists)', body: QuotesBody, response: { 200: QuotesResponse, ...limitedErrors } } },
-    async (req, reply) => sendJson(reply, await quotes({ symbols: req.body.symbols ?? [], universes: req.body.universes ?? [] })),
+    {
+      ...klinesLimited,
+      schema: {
+        summary: 'Quotes (body form, for long lists)',
+        body: QuotesBody,
+        response: { 200: QuotesResponse, ...limitedErrors },
+      },
+    },
+    async (req, reply) =>
+      sendJson(reply, await quotes({ symbols: req.body.symbols ?? [], universes: req.body.universes ?? [] })),
   )
 
   for (const { url, why } of NOT_SERVED) {

@@ -19,7 +19,9 @@ async function serve(handler: RequestListener, hold = true): Promise<number> {
 
 /** One GET on a fresh connection: status and body. */
 async function fetchText(port: number, path = '/'): Promise<{ status: number; body: string }> {
-  const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => get({ port, host: '127.0.0.1', path, agent: false }, resolve).on('error', reject))
+  const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) =>
+    get({ port, host: '127.0.0.1', path, agent: false }, resolve).on('error', reject),
+  )
   let body = ''
   res.setEncoding('utf8')
   for await (const piece of res) body += piece
@@ -39,7 +41,10 @@ describe('TurnEndResponse', () => {
     assert.deepEqual(await fetchText(port, '/a'), { status: 200, body: 'answer to /a' })
     assert.equal(seen.length, 1)
     assert.equal(seen[0].ended, true, 'the response is ended when its handler ends it')
-    assert.ok(seen[0].heldBytes > 'answer to /a'.length, `the head and body wait in the socket (${seen[0].heldBytes} bytes)`)
+    assert.ok(
+      seen[0].heldBytes > 'answer to /a'.length,
+      `the head and body wait in the socket (${seen[0].heldBytes} bytes)`,
+    )
     await new Promise((r) => setImmediate(r))
     assert.equal(seen[0].heldAtTurnEnd, 0, 'and are written once the turn ends')
   })
@@ -59,16 +64,22 @@ describe('TurnEndResponse', () => {
     const socket = connect(port, '127.0.0.1')
     await once(socket, 'connect')
     const paths = Array.from({ length: 20 }, (_, i) => `/p${i}`)
-    socket.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join('') + 'GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    socket.write(
+      paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join('') +
+        'GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    )
     let text = ''
     socket.setEncoding('latin1')
     for await (const piece of socket) text += piece
     const bodies = [...text.matchAll(/\r\n\r\n(<[^>]*>)/g)].map((m) => m[1])
-    assert.deepEqual(bodies, [...paths, '/last'].map((p) => `<${p}>`))
+    assert.deepEqual(
+      bodies,
+      [...paths, '/last'].map((p) => `<${p}>`),
+    )
     assert.equal(text.match(/HTTP\/1\.1 200 OK/g)?.length, 21)
   })
 
-  it('writes the other connections\' answers when one connection is destroyed while its answer is held', async () => {
+  it("writes the other connections' answers when one connection is destroyed while its answer is held", async () => {
     let n = 0
     const port = await serve((req, res) => {
       res.end(`body of ${req.url}`)
@@ -81,7 +92,7 @@ describe('TurnEndResponse', () => {
     assert.equal(n, 2)
   })
 
-  it('writes a streamed answer\'s pieces as they come: only its end waits', async () => {
+  it("writes a streamed answer's pieces as they come: only its end waits", async () => {
     const seen: number[] = []
     const port = await serve(async (_req, res) => {
       res.write('piece one,')

@@ -9,7 +9,11 @@ import { fileURLToPath } from 'node:url'
 
 /** web/ at the package root (this file runs from dist/src/api/). */
 const WEB_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'web')
-const CHARTS = join(dirname(createRequire(import.meta.url).resolve('lightweight-charts/package.json')), 'dist', 'lightweight-charts.standalone.production.js')
+const CHARTS = join(
+  dirname(createRequire(import.meta.url).resolve('lightweight-charts/package.json')),
+  'dist',
+  'lightweight-charts.standalone.production.js',
+)
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: join(WEB_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
@@ -46,7 +50,9 @@ export const webPlugin: FastifyPluginAsync = async (app) => {
   await app.register(helmet, HELMET)
   for (const [url, { file, type }] of Object.entries(ASSETS)) {
     const body = readFileSync(file) // read once at startup: a handful of small files
-    app.get(url, { schema: { hide: true } }, async (_req, reply) => reply.type(type).header('Cache-Control', 'no-cache').send(body))
+    app.get(url, { schema: { hide: true } }, async (_req, reply) =>
+      reply.type(type).header('Cache-Control', 'no-cache').send(body),
+    )
   }
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -8,9 +8,13 @@ describe('formatNumber', () => {
   it('writes the same number JSON.stringify writes, for any finite double', () => {
     const check = (x: number) => assert.equal(Number(formatNumber(x)), Number(JSON.stringify(x)), String(x))
     fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), check), { numRuns: 20_000 })
-    fc.assert(fc.property(fc.integer({ min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 4 }), (n, d) => check(n / 10 ** d)), { numRuns: 20_000 })
+    fc.assert(
+      fc.property(fc.integer({ min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 4 }), (n, d) => check(n / 10 ** d)),
+      { numRuns: 20_000 },
+    )
     fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 53 - 1 }), check), { numRuns: 20_000 })
-    for (const x of [0, -0, 0.5, -0.5, 10.0385, 1e-7, 1700000040000, -1700000040000, 99999999999.9999, 123456789.01]) check(x)
+    for (const x of [0, -0, 0.5, -0.5, 10.0385, 1e-7, 1700000040000, -1700000040000, 99999999999.9999, 123456789.01])
+      check(x)
   })
   it('formatPrice4 writes exactly round4(x), for any finite double', () => {
     const check = (x: number) => assert.equal(Number(formatPrice4(x)), Number(JSON.stringify(round4(x))), String(x)) // JSON has no -0
@@ -32,11 +36,25 @@ describe('floats on the wire', () => {
     assert.equal(formatFloat(266), '266.0')
     assert.equal(formatPrice4(266.00001), '266.0')
     assert.equal(formatPrice4(-12), '-12.0')
-    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => assert.equal(Number(formatFloat(x)), Number(JSON.stringify(x)))), { numRuns: 20_000 })
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) =>
+        assert.equal(Number(formatFloat(x)), Number(JSON.stringify(x))),
+      ),
+      { numRuns: 20_000 },
+    )
   })
   it('wireJson: numbers under price, amount and ratio keys as floats, everything else as JSON.stringify', () => {
-    const value = { data: [{ symbol: 'A', close: 266, volume: 100, ext: { tick_size: 1, total_shares: 5, change_pct: 0, name: null } }], count: 1, ex: { X: [{ timestamp: 5, ex_factor: 2 }] } }
-    assert.equal(wireJson(value), '{"data":[{"symbol":"A","close":266.0,"volume":100,"ext":{"tick_size":1.0,"total_shares":5,"change_pct":0.0,"name":null}}],"count":1,"ex":{"X":[{"timestamp":5,"ex_factor":2.0}]}}')
+    const value = {
+      data: [
+        { symbol: 'A', close: 266, volume: 100, ext: { tick_size: 1, total_shares: 5, change_pct: 0, name: null } },
+      ],
+      count: 1,
+      ex: { X: [{ timestamp: 5, ex_factor: 2 }] },
+    }
+    assert.equal(
+      wireJson(value),
+      '{"data":[{"symbol":"A","close":266.0,"volume":100,"ext":{"tick_size":1.0,"total_shares":5,"change_pct":0.0,"name":null}}],"count":1,"ex":{"X":[{"timestamp":5,"ex_factor":2.0}]}}',
+    )
     assert.deepEqual(JSON.parse(wireJson(value)), value)
   })
 })

@@ -8,7 +8,9 @@ import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.j
 // Number formatting is most of the cost of a large answer; V8's double-to-string takes ~100 ns.
 // Values with at most 4 decimals (all prices we emit) are written from integers instead: exact,
 // and about 3x faster. Anything else goes through String(), the shortest round-trip form.
-const FRACTION = Array.from({ length: 10_000 }, (_, f) => (f === 0 ? '' : `.${String(f).padStart(4, '0').replace(/0+$/, '')}`))
+const FRACTION = Array.from({ length: 10_000 }, (_, f) =>
+  f === 0 ? '' : `.${String(f).padStart(4, '0').replace(/0+$/, '')}`,
+)
 const MAX_FAST = 1e11
 
 /** The JSON text of a finite number, the same value JSON.stringify would give. */
@@ -64,7 +66,22 @@ export function klinesJson(bars: Bars, opts: KlinesFormat): Buffer {
 }
 
 /** Keys whose numbers are prices, amounts or ratios: written with a fraction part wherever they appear. */
-const FLOAT_KEYS: ReadonlySet<string> = new Set(['open', 'high', 'low', 'close', 'amount', 'prev_close', 'last_price', 'ex_factor', 'tick_size', 'limit_up', 'limit_down', 'change_amount', 'change_pct', 'amplitude'])
+const FLOAT_KEYS: ReadonlySet<string> = new Set([
+  'open',
+  'high',
+  'low',
+  'close',
+  'amount',
+  'prev_close',
+  'last_price',
+  'ex_factor',
+  'tick_size',
+  'limit_up',
+  'limit_down',
+  'change_amount',
+  'change_pct',
+  'amplitude',
+])
 
 /** JSON.stringify for answers, except that numbers under FLOAT_KEYS always carry a fraction part. */
 export function wireJson(value: unknown, key = ''): string {

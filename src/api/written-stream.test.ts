@@ -51,7 +51,10 @@ describe('writtenStream', () => {
     dest.held.shift()!.done()
     await once(dest, 'finish')
     assert.deepEqual(reported, [pieces[0], pieces[2], pieces[3]])
-    assert.ok(reported.every((p, i) => p === [pieces[0], pieces[2], pieces[3]][i]), 'the very Buffers given, not copies')
+    assert.ok(
+      reported.every((p, i) => p === [pieces[0], pieces[2], pieces[3]][i]),
+      'the very Buffers given, not copies',
+    )
   })
 
   it('never reports a piece whose write failed, and closes its source', async () => {
@@ -130,7 +133,9 @@ describe('writtenStream', () => {
     await once(client, 'connect')
     const reported = new Set<Buffer>()
     let twice = 0
-    const stream = writtenStream(Readable.from(pieces, { objectMode: true }), (p) => (reported.has(p) ? twice++ : reported.add(p)))
+    const stream = writtenStream(Readable.from(pieces, { objectMode: true }), (p) =>
+      reported.has(p) ? twice++ : reported.add(p),
+    )
     stream.pipe(client)
     await once(client, 'finish')
     await until(() => got.reduce((n, c) => n + c.length, 0) === 20 * 256 * 1024 + 20)
@@ -146,16 +151,25 @@ describe('writtenStream', () => {
     const reported: Buffer[] = []
     const out: Buffer[] = []
     const collect = new Writable({ write: (c: Buffer, _encoding, done) => done(void out.push(c)) })
-    await pipeline(writtenStream(Readable.from(pieces, { objectMode: true }), (p) => reported.push(p)), createGzip(), collect)
-    assert.ok(gunzipSync(Buffer.concat(out)).equals(Buffer.concat([pieces[0] as Buffer, Buffer.from(','), pieces[2] as Buffer])))
+    await pipeline(
+      writtenStream(Readable.from(pieces, { objectMode: true }), (p) => reported.push(p)),
+      createGzip(),
+      collect,
+    )
+    assert.ok(
+      gunzipSync(Buffer.concat(out)).equals(
+        Buffer.concat([pieces[0] as Buffer, Buffer.from(','), pieces[2] as Buffer]),
+      ),
+    )
     assert.deepEqual(reported, [pieces[0], pieces[2]])
   })
 
-  it('read without pipe() (resume, for await: a HEAD route), it gives Readable.from\'s bytes and reports nothing', async () => {
+  it("read without pipe() (resume, for await: a HEAD route), it gives Readable.from's bytes and reports nothing", async () => {
     const pieces = [piece(1), ',', piece(2)]
     const reported: Buffer[] = []
     const chunks: Buffer[] = []
-    for await (const c of writtenStream(Readable.from(pieces, { objectMode: true }), (p) => reported.push(p))) chunks.push(c as Buffer)
+    for await (const c of writtenStream(Readable.from(pieces, { objectMode: true }), (p) => reported.push(p)))
+      chunks.push(c as Buffer)
     assert.ok(Buffer.concat(chunks).equals(Buffer.concat([piece(1), Buffer.from(','), piece(2)])))
     assert.deepEqual(reported, [])
   })

@@ -44,7 +44,12 @@ class WrittenStream extends Readable {
         if (this.destroyed) return void (await this.#pieces.return?.())
         if (next.done) break
         const piece = next.value
-        const more = typeof piece === 'string' ? dest.write(piece, 'latin1') : dest.write(piece, (err) => { if (!err) this.#written(piece) })
+        const more =
+          typeof piece === 'string'
+            ? dest.write(piece, 'latin1')
+            : dest.write(piece, (err) => {
+                if (!err) this.#written(piece)
+              })
         if (!more && !(await this.#drained(dest))) {
           await this.#pieces.return?.()
           // The destination closed or failed first (a client that left): as pipe() would, stop here.
@@ -80,7 +85,10 @@ class WrittenStream extends Readable {
     if (this.#mode === 'piped') return // the write loop sends everything; only its final push(null) is read
     if (this.#mode === 'idle') this.#mode = 'pushing'
     this.#pieces.next().then(
-      (next) => void this.push(next.done ? null : typeof next.value === 'string' ? Buffer.from(next.value, 'latin1') : next.value),
+      (next) =>
+        void this.push(
+          next.done ? null : typeof next.value === 'string' ? Buffer.from(next.value, 'latin1') : next.value,
+        ),
       (err: Error) => this.destroy(err),
     )
   }

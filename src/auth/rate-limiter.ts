@@ -146,8 +146,14 @@ export class RedisRateLimiter implements RateLimiter {
   #takeTurn(): void {
     const turn = this.#turn
     this.#turn = []
-    const take = (this.#redis as unknown as { mdqTake(keys: number, ...args: (string | number)[]): Promise<number[]> }).mdqTake
-    const call = take.call(this.#redis, turn.length, ...turn.map((w) => w.bucket), ...turn.flatMap((w) => [w.quota.ratePerMin, w.quota.burst]))
+    const take = (this.#redis as unknown as { mdqTake(keys: number, ...args: (string | number)[]): Promise<number[]> })
+      .mdqTake
+    const call = take.call(
+      this.#redis,
+      turn.length,
+      ...turn.map((w) => w.bucket),
+      ...turn.flatMap((w) => [w.quota.ratePerMin, w.quota.burst]),
+    )
     answeredWithin(call, this.commandTimeoutMs, 'Redis: a rate-limit check').then(
       (reply) => turn.forEach((w, i) => w.resolve(reply.slice(4 * i, 4 * i + 4))),
       (err: unknown) => turn.forEach((w) => w.reject(err)),

@@ -23,25 +23,34 @@ describe('token bucket', () => {
   })
   it('a retry after retryAfterMs always succeeds; just before it always fails', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6000 }), fc.integer({ min: 1, max: 20 }), fc.array(fc.integer({ min: 0, max: 500 }), { maxLength: 40 }), (rate, burst, gaps) => {
-        const q = { ratePerMin: rate, burst }
-        let state: BucketState | undefined
-        let now = 0
-        for (const gap of gaps) {
-          now += gap
-          const r = takeToken(state, now, q)
-          state = r.state
-          if (!r.decision.allowed) {
-            assert.equal(takeToken(state, now + r.decision.retryAfterMs, q).decision.allowed, true)
-            if (r.decision.retryAfterMs > 1) assert.equal(takeToken(state, now + r.decision.retryAfterMs - 1.5, q).decision.allowed, false)
+      fc.property(
+        fc.integer({ min: 1, max: 6000 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 500 }), { maxLength: 40 }),
+        (rate, burst, gaps) => {
+          const q = { ratePerMin: rate, burst }
+          let state: BucketState | undefined
+          let now = 0
+          for (const gap of gaps) {
+            now += gap
+            const r = takeToken(state, now, q)
+            state = r.state
+            if (!r.decision.allowed) {
+              assert.equal(takeToken(state, now + r.decision.retryAfterMs, q).decision.allowed, true)
+              if (r.decision.retryAfterMs > 1)
+                assert.equal(takeToken(state, now + r.decision.retryAfterMs - 1.5, q).decision.allowed, false)
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 2000 },
     )
     // The counterexample fast-check found once: a retry at exactly retryAfterMs.
     const first = takeToken(undefined, 0, { ratePerMin: 10, burst: 1 })
     const refused = takeToken(first.state, 14, { ratePerMin: 10, burst: 1 })
-    assert.equal(takeToken(refused.state, 14 + refused.decision.retryAfterMs, { ratePerMin: 10, burst: 1 }).decision.allowed, true)
+    assert.equal(
+      takeToken(refused.state, 14 + refused.decision.retryAfterMs, { ratePerMin: 10, burst: 1 }).decision.allowed,
+      true,
+    )
   })
 })

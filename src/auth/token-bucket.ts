@@ -30,7 +30,11 @@ export interface Decision {
 export const TOKEN_EPSILON = 1e-9
 
 /** Refill since the last update, then take one token if there is one. */
-export function takeToken(state: BucketState | undefined, nowMs: number, quota: Quota): { decision: Decision; state: BucketState } {
+export function takeToken(
+  state: BucketState | undefined,
+  nowMs: number,
+  quota: Quota,
+): { decision: Decision; state: BucketState } {
   const perMs = quota.ratePerMin / 60_000
   const elapsed = state ? Math.max(0, nowMs - state.updatedMs) : 0
   let tokens = state ? Math.min(quota.burst, state.tokens + elapsed * perMs) : quota.burst

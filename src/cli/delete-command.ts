@@ -6,15 +6,22 @@ import { deleteBars, deleteExFactors, deleteInstruments, rangeOf, type RangeArgs
 import { withStores } from './open-stores.js'
 import { storeUrls } from './store-flags.js'
 
-const between = (o: RangeArgs) => (o.from === undefined && o.to === undefined ? 'all' : `${o.from ?? 'the first'} .. ${o.to ?? 'the last'}`)
+const between = (o: RangeArgs) =>
+  o.from === undefined && o.to === undefined ? 'all' : `${o.from ?? 'the first'} .. ${o.to ?? 'the last'}`
 
 export function registerCorrections(program: Command): void {
-  const del = program.command('delete').description('correct the store: delete bars, ex-factors or instruments (each all or nothing)')
-  const market = <T>(fn: (m: MarketStore) => Promise<T>) => withStores({ ...storeUrls(program), create: false }, (s) => fn(s.market))
+  const del = program
+    .command('delete')
+    .description('correct the store: delete bars, ex-factors or instruments (each all or nothing)')
+  const market = <T>(fn: (m: MarketStore) => Promise<T>) =>
+    withStores({ ...storeUrls(program), create: false }, (s) => fn(s.market))
   const ranged = (cmd: Command) =>
     cmd
       .requiredOption('--symbol <symbol>', 'the symbol, e.g. 600000.SH')
-      .option('--from <time>', 'first time deleted (inclusive): epoch ms, YYYY-MM-DD or YYYY-MM-DD HH:MM local to the exchange; default: the first')
+      .option(
+        '--from <time>',
+        'first time deleted (inclusive): epoch ms, YYYY-MM-DD or YYYY-MM-DD HH:MM local to the exchange; default: the first',
+      )
       .option('--to <time>', 'last time deleted (inclusive; a bare date includes the whole day); default: the last')
 
   ranged(del.command('bars').description('delete the stored bars of one symbol and period in a time range'))
@@ -25,12 +32,13 @@ export function registerCorrections(program: Command): void {
       process.stdout.write(`deleted ${n.toLocaleString('en-US')} ${o.period} bars of ${range.symbol} (${between(o)})\n`)
     })
 
-  ranged(del.command('ex-factors').description('delete the ex-factor events of one symbol in a time range'))
-    .action(async (o: RangeArgs) => {
+  ranged(del.command('ex-factors').description('delete the ex-factor events of one symbol in a time range')).action(
+    async (o: RangeArgs) => {
       const range = rangeOf(o)
       const n = await market((m) => deleteExFactors(m, range))
       process.stdout.write(`deleted ${n.toLocaleString('en-US')} ex-factor events of ${range.symbol} (${between(o)})\n`)
-    })
+    },
+  )
 
   del
     .command('instruments')
@@ -38,6 +46,8 @@ export function registerCorrections(program: Command): void {
     .argument('<symbols...>', 'the symbols, e.g. 600000.SH AAPL.US')
     .action(async (symbols: string[]) => {
       const d = await market((m) => deleteInstruments(m, symbols))
-      process.stdout.write(`deleted ${d.instruments} instruments with ${d.bars.toLocaleString('en-US')} bars and ${d.events.toLocaleString('en-US')} ex-factor events\n`)
+      process.stdout.write(
+        `deleted ${d.instruments} instruments with ${d.bars.toLocaleString('en-US')} bars and ${d.events.toLocaleString('en-US')} ex-factor events\n`,
+      )
     })
 }

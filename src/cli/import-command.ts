@@ -1,7 +1,14 @@
 /** @module `mdq import instruments|bars|ex-factors|actions|universes FILE.csv [options]`. */
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
-import { formatSummary, importFile, IMPORT_KINDS, type ImportCheckpoint, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
+import {
+  formatSummary,
+  importFile,
+  IMPORT_KINDS,
+  type ImportCheckpoint,
+  type ImportKind,
+  type ImportProgress,
+} from '../ingest/import-file.js'
 import { withStores } from './open-stores.js'
 import { storeUrls } from './store-flags.js'
 
@@ -14,7 +21,11 @@ function positiveNumber(value: string): number {
 /** A progress bar on a terminal only; pipes and CI logs get just the summary line. */
 function terminalProgress(): ImportProgress | undefined {
   if (!process.stderr.isTTY) return undefined
-  const bar = new SingleBar({ format: 'importing [{bar}] {percentage}% | {value}/{total} MB', stream: process.stderr, hideCursor: true })
+  const bar = new SingleBar({
+    format: 'importing [{bar}] {percentage}% | {value}/{total} MB',
+    stream: process.stderr,
+    hideCursor: true,
+  })
   const mb = (b: number) => Math.round(b / 1e5) / 10
   return { start: (total) => bar.start(mb(total), 0), update: (read) => bar.update(mb(read)), stop: () => bar.stop() }
 }
@@ -40,14 +51,43 @@ export function registerImport(program: Command): void {
     .argument('<file>', 'CSV file with a header row')
     .addOption(new Option('--period <period>', 'bars: the base period of the file').choices(['1m', '1d']).default('1d'))
     .option('--symbol <symbol>', 'bars: the symbol, for files without a symbol column')
-    .addOption(new Option('--stamp <which>', 'bars: minute times are bar starts or bar ends').choices(['start', 'end']).default('start'))
+    .addOption(
+      new Option('--stamp <which>', 'bars: minute times are bar starts or bar ends')
+        .choices(['start', 'end'])
+        .default('start'),
+    )
     .option('--price-scale <k>', 'bars: divide prices by k (e.g. 10000 for deci-cents)', positiveNumber, 1)
-    .addOption(new Option('--outside-sessions <what>', 'bars: what to do with minute bars outside the regular sessions').choices(['abort', 'skip']).default('abort'))
+    .addOption(
+      new Option('--outside-sessions <what>', 'bars: what to do with minute bars outside the regular sessions')
+        .choices(['abort', 'skip'])
+        .default('abort'),
+    )
     .option('--derive-ex-factors', 'bars: record an ex-factor where prev_close differs from the previous close', false)
-    .option('--replace', "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol", false)
-    .action(async (kind: ImportKind, file: string, o: { period: '1m' | '1d'; symbol?: string; stamp: 'start' | 'end'; priceScale: number; outsideSessions: 'abort' | 'skip'; deriveExFactors: boolean; replace: boolean }) => {
-      if (o.replace && kind !== 'bars') throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
-      const summary = await withStores({ ...storeUrls(program), create: true }, ({ market }) => importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT)))
-      process.stdout.write(formatSummary(summary) + '\n')
-    })
+    .option(
+      '--replace',
+      "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol",
+      false,
+    )
+    .action(
+      async (
+        kind: ImportKind,
+        file: string,
+        o: {
+          period: '1m' | '1d'
+          symbol?: string
+          stamp: 'start' | 'end'
+          priceScale: number
+          outsideSessions: 'abort' | 'skip'
+          deriveExFactors: boolean
+          replace: boolean
+        },
+      ) => {
+        if (o.replace && kind !== 'bars')
+          throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
+        const summary = await withStores({ ...storeUrls(program), create: true }, ({ market }) =>
+          importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT)),
+        )
+        process.stdout.write(formatSummary(summary) + '\n')
+      },
+    )
 }

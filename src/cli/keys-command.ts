@@ -60,7 +60,9 @@ export function registerKeys(program: Command): void {
         for (const k of await store.listKeys()) {
           const status = k.revokedMs ? `revoked ${new Date(k.revokedMs).toISOString()}` : 'active'
           const quota = k.ratePerMin ? `${k.ratePerMin}/min burst ${k.burst ?? 'default'}` : 'default quota'
-          process.stdout.write(`${k.id}\t${k.name}\t${status}\t${quota}\tcreated ${new Date(k.createdMs).toISOString()}\n`)
+          process.stdout.write(
+            `${k.id}\t${k.name}\t${status}\t${quota}\tcreated ${new Date(k.createdMs).toISOString()}\n`,
+          )
         }
       })
     })
@@ -85,7 +87,9 @@ export function registerKeys(program: Command): void {
     .action(async (id: number, o: { rate?: number; burst?: number }) => {
       await withStore(async (store) => {
         if (!(await store.setKeyRate(id, o.rate ?? null, o.burst ?? null))) throw noSuchKey(id)
-        process.stdout.write(`key ${id}: ${o.rate ? `${o.rate}/min` : 'default rate'}, ${o.burst ? `burst ${o.burst}` : 'default burst'}\n`)
+        process.stdout.write(
+          `key ${id}: ${o.rate ? `${o.rate}/min` : 'default rate'}, ${o.burst ? `burst ${o.burst}` : 'default burst'}\n`,
+        )
       })
     })
 }

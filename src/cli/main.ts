@@ -10,7 +10,9 @@ import { registerMigrate } from './migrate-command.js'
 import { registerVacuum } from './vacuum-command.js'
 import { addStoreFlags } from './store-flags.js'
 
-const program = addStoreFlags(new Command('mdq').description('Self-hosted market data query service (TickFlow-compatible API)')).showHelpAfterError()
+const program = addStoreFlags(
+  new Command('mdq').description('Self-hosted market data query service (TickFlow-compatible API)'),
+).showHelpAfterError()
 
 registerImport(program)
 registerKeys(program)

@@ -13,6 +13,8 @@ export function registerMigrate(program: Command): void {
         await market.check()
         await keys.check()
       })
-      process.stdout.write(`store ${displayStore(urls.store)} is at the current schema${urls.keys ? `; keys at ${displayStore(urls.keys)}` : ''}\n`)
+      process.stdout.write(
+        `store ${displayStore(urls.store)} is at the current schema${urls.keys ? `; keys at ${displayStore(urls.keys)}` : ''}\n`,
+      )
     })
 }

@@ -18,10 +18,15 @@ export interface Stores {
   readonly keys: KeyStore
 }
 
-export type StoreLocation = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'clickhouse'; readonly config: ClickHouseConfig }
+export type StoreLocation =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'clickhouse'; readonly config: ClickHouseConfig }
 
 const badUrl = (flag: string, url: string, why: string) =>
-  new MdqError('BAD_PARAM', `${flag} '${url}': ${why} (expected sqlite:PATH, a file path, or clickhouse://[user[:password]@]host:port/database[?cluster=NAME])`)
+  new MdqError(
+    'BAD_PARAM',
+    `${flag} '${url}': ${why} (expected sqlite:PATH, a file path, or clickhouse://[user[:password]@]host:port/database[?cluster=NAME])`,
+  )
 
 /** `sqlite:PATH` or a bare path, or `clickhouse://...`; `flag` names the option in errors. */
 export function parseStoreUrl(url: string, flag = '--store'): StoreLocation {
@@ -54,7 +59,10 @@ const openClickHouse = (config: ClickHouseConfig): Promise<Stores> => ClickHouse
 
 async function openSqlite(path: string, keysUrl: string | undefined, create: boolean): Promise<Stores> {
   if (!create && !sqliteStoreExists(path))
-    throw new MdqError('STORE_UNAVAILABLE', `no store at ${path} (${existsSync(path) ? 'an empty file' : 'no such file'}): create it with mdq migrate, mdq demo or mdq import`)
+    throw new MdqError(
+      'STORE_UNAVAILABLE',
+      `no store at ${path} (${existsSync(path) ? 'an empty file' : 'no such file'}): create it with mdq migrate, mdq demo or mdq import`,
+    )
   const keys = await sqliteKeysFor(path, keysUrl)
   try {
     return { market: SqliteMarketStore.open(path), keys }
@@ -68,8 +76,12 @@ async function openSqlite(path: string, keysUrl: string | undefined, create: boo
 async function sqliteKeysFor(storePath: string, keysUrl: string | undefined): Promise<KeyStore> {
   const keysAt = keysUrl === undefined ? undefined : parseStoreUrl(keysUrl, '--keys')
   if (keysAt?.kind === 'sqlite' && storePath !== ':memory:' && resolve(keysAt.path) === resolve(storePath))
-    throw new MdqError('BAD_PARAM', `--keys '${keysUrl}' is the store file itself: keys need a file of their own (the default is ${defaultKeysPath(storePath)})`)
-  const keys = keysUrl === undefined ? SqliteKeyStore.open(defaultKeysPath(storePath)) : await openKeys(keysUrl, '--keys')
+    throw new MdqError(
+      'BAD_PARAM',
+      `--keys '${keysUrl}' is the store file itself: keys need a file of their own (the default is ${defaultKeysPath(storePath)})`,
+    )
+  const keys =
+    keysUrl === undefined ? SqliteKeyStore.open(defaultKeysPath(storePath)) : await openKeys(keysUrl, '--keys')
   try {
     if (keys instanceof SqliteKeyStore) keys.adoptLegacyKeys(storePath)
     return keys
@@ -125,7 +137,10 @@ export async function openKeyStore(o: { store: string; keys?: string }): Promise
 }
 
 /** Runs `fn` with the stores open and closes both after, also on failure. */
-export async function withStores<T>(o: { store: string; keys?: string; create: boolean }, fn: (s: Stores) => Promise<T>): Promise<T> {
+export async function withStores<T>(
+  o: { store: string; keys?: string; create: boolean },
+  fn: (s: Stores) => Promise<T>,
+): Promise<T> {
   const stores = await openStores(o)
   try {
     return await fn(stores)

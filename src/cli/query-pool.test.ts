@@ -4,7 +4,12 @@ import type { BatchTask } from '../api/query-runner.js'
 import { batchGroups } from './query-pool.js'
 
 const symbols = Array.from({ length: 100 }, (_, i) => `${600000 + i}.SH`)
-const klines = (count: number): BatchTask => ({ kind: 'klines-batch', symbols, period: '1d', range: { count, adjust: 'forward' } })
+const klines = (count: number): BatchTask => ({
+  kind: 'klines-batch',
+  symbols,
+  period: '1d',
+  range: { count, adjust: 'forward' },
+})
 const sizes = (groups: BatchTask[]) => groups.map((g) => g.symbols.length)
 
 describe('batchGroups: a batch split into worker tasks', () => {
@@ -27,7 +32,10 @@ describe('batchGroups: a batch split into worker tasks', () => {
 
   it('the groups keep every symbol once, in order, with the task otherwise unchanged', () => {
     const groups = batchGroups(klines(3_000), 2)
-    assert.deepEqual(groups.flatMap((g) => g.symbols), symbols)
+    assert.deepEqual(
+      groups.flatMap((g) => g.symbols),
+      symbols,
+    )
     for (const g of groups) assert.deepEqual({ ...g, symbols: [] }, { ...klines(3_000), symbols: [] })
   })
 })

@@ -1,7 +1,15 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
 import { attachGzip, deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
-import { fromErrorData, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type QueryRunner, type StoreReadObserver } from '../api/query-runner.js'
+import {
+  fromErrorData,
+  taskPieces,
+  type AnswerTask,
+  type AnswerUse,
+  type BatchTask,
+  type QueryRunner,
+  type StoreReadObserver,
+} from '../api/query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore, StoreCapabilities } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
@@ -49,7 +57,8 @@ export function batchGroups(task: BatchTask, workers: number): BatchTask[] {
 }
 
 /** A task's bytes computed in the main thread, as a worker would have computed them. */
-const inMainThread = async (store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> => Buffer.concat(await taskPieces(store, contexts, task))
+const inMainThread = async (store: MarketStore, contexts: SymbolContexts, task: WorkerTask): Promise<Buffer> =>
+  Buffer.concat(await taskPieces(store, contexts, task))
 
 /** An answer's bytes as its worker encoded them (WorkerResult): marked when they are its gzip member, with the member attached when it came beside. */
 function withGzip(bytes: Buffer, result: { readonly gzipped?: true; readonly gzip?: Uint8Array }): Buffer {
@@ -61,7 +70,11 @@ function withGzip(bytes: Buffer, result: { readonly gzipped?: true; readonly gzi
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 /** `store`: the capability of the store the workers open that sets how many tasks each runs at once. */
-export function poolRunner(workers: number, config: WorkerConfig, store: Pick<StoreCapabilities, 'blockingReads'>): QueryRunner {
+export function poolRunner(
+  workers: number,
+  config: WorkerConfig,
+  store: Pick<StoreCapabilities, 'blockingReads'>,
+): QueryRunner {
   // Each worker's event loop keeps running between tasks (it waits on its port, never in Atomics.wait):
   // the store's background timers (ClickHouse health pings, snapshot polling) must run there.
   const pool = new WorkerPool<WorkerTask, WorkerResult, ArrayBuffer[]>({
@@ -79,7 +92,9 @@ export function poolRunner(workers: number, config: WorkerConfig, store: Pick<St
   /** The memory of the workers' bytes not yet handed back: only these come back as spares. */
   const streamed = new WeakSet<ArrayBufferLike>()
   /** The task's result from a worker, or undefined when the worker's store was at another data version than the main thread's. */
-  const run = async (task: WorkerTask): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
+  const run = async (
+    task: WorkerTask,
+  ): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
     const version = await main?.store.dataVersion()
     // Spare memory for each buffer the task makes: a gzip member beside an answer is a second one.
     const given: ArrayBuffer[] = []
@@ -93,7 +108,8 @@ export function poolRunner(workers: number, config: WorkerConfig, store: Pick<St
     return { bytes: withGzip(asBuffer(result.bytes), result), ...(result.plain && { plain: result.plain }) }
   }
   /** The task's bytes, from a worker or, at a data version of its own, from the main thread. */
-  const bytes = async (task: WorkerTask): Promise<Buffer> => (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
+  const bytes = async (task: WorkerTask): Promise<Buffer> =>
+    (await run(task))?.bytes ?? inMainThread(main!.store, main!.contexts, task)
   /** The task's bytes as a raw deflate piece, deflated by its worker (or, as above, in the main thread). */
   const deflated = async (task: WorkerTask): Promise<DeflatedPiece> => {
     const result = await run({ ...task, encoding: 'deflate' })
@@ -127,7 +143,8 @@ export function poolRunner(workers: number, config: WorkerConfig, store: Pick<St
     }
   }
   return {
-    answer: (task: AnswerTask, use?: AnswerUse) => bytes({ ...task, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
+    answer: (task: AnswerTask, use?: AnswerUse) =>
+      bytes({ ...task, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {

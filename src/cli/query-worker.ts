@@ -4,7 +4,14 @@ import { compressOptions } from '../api/compression.js'
 import { ChunkPool } from '../api/json-bytes.js'
 import { deflatePiece, gzipParts } from '../api/gzip-member.js'
 import { withTimedReads } from '../api/observability.js'
-import { errorData, taskPieces, type AnswerTask, type AnswerUse, type BatchTask, type ErrorData } from '../api/query-runner.js'
+import {
+  errorData,
+  taskPieces,
+  type AnswerTask,
+  type AnswerUse,
+  type BatchTask,
+  type ErrorData,
+} from '../api/query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -58,9 +65,16 @@ function timed(store: MarketStore): MarketStore {
 let opened: Promise<{ store: MarketStore; contexts: SymbolContexts }> | undefined
 async function open(config: WorkerConfig) {
   // The main thread opened this store already: if a worker cannot, the store is unavailable (503), not a bug.
-  const { market, keys } = await openStores({ store: config.store, keys: config.keys, create: false }).catch((err: unknown) => {
-    throw err instanceof MdqError ? err : new MdqError('STORE_UNAVAILABLE', `The store cannot be opened: ${(err as { code?: string }).code ?? 'unknown error'}.`)
-  })
+  const { market, keys } = await openStores({ store: config.store, keys: config.keys, create: false }).catch(
+    (err: unknown) => {
+      throw err instanceof MdqError
+        ? err
+        : new MdqError(
+            'STORE_UNAVAILABLE',
+            `The store cannot be opened: ${(err as { code?: string }).code ?? 'unknown error'}.`,
+          )
+    },
+  )
   await keys.close() // a worker reads market data only
   const store = timed(market)
   return { store, contexts: new SymbolContexts(store) }
@@ -91,7 +105,8 @@ function keep(spare: ArrayBuffer): void {
  */
 function reusableMemory(length: number): ArrayBuffer {
   let fit = -1
-  for (let i = 0; i < spares.length; i++) if (spares[i].byteLength >= length && (fit < 0 || spares[i].byteLength < spares[fit].byteLength)) fit = i
+  for (let i = 0; i < spares.length; i++)
+    if (spares[i].byteLength >= length && (fit < 0 || spares[i].byteLength < spares[fit].byteLength)) fit = i
   if (fit >= 0 && spares[fit].byteLength <= 2 * length) return spares.splice(fit, 1)[0]
   return new ArrayBuffer(Math.ceil((length * 1.25) / 4096) * 4096)
 }
@@ -112,12 +127,18 @@ function own(pieces: readonly Buffer[]): Uint8Array {
 }
 
 /** The task's bytes as they go back (see WorkerEncoding): plain, a raw deflate piece with its plain CRC-32 and length, or with a gzip member. */
-function encoded({ encoding }: WorkerTask, pieces: Buffer[]): { out: readonly Buffer[]; plain?: WorkerBytes['plain']; gzipped?: true; member?: readonly Buffer[] } {
+function encoded(
+  { encoding }: WorkerTask,
+  pieces: Buffer[],
+): { out: readonly Buffer[]; plain?: WorkerBytes['plain']; gzipped?: true; member?: readonly Buffer[] } {
   if (encoding === undefined) return { out: pieces }
-  if (encoding !== 'deflate' && pieces.reduce((n, p) => n + p.length, 0) < compressOptions.threshold) return { out: pieces }
+  if (encoding !== 'deflate' && pieces.reduce((n, p) => n + p.length, 0) < compressOptions.threshold)
+    return { out: pieces }
   const piece = deflatePiece(pieces, { borrow: true }) // copied by `own`, before the next task can deflate
   if (encoding === 'deflate') return { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
-  return encoding === 'gzip-instead' ? { out: gzipParts(piece), gzipped: true } : { out: pieces, member: gzipParts(piece) }
+  return encoding === 'gzip-instead'
+    ? { out: gzipParts(piece), gzipped: true }
+    : { out: pieces, member: gzipParts(piece) }
 }
 
 /** The result with its bytes' memory moved to the main thread, not copied. */
@@ -132,13 +153,26 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
-    const [before, pieces, after] = await store.withSnapshot(async () => [await store.dataVersion(), await taskPieces(store, contexts, task, chunks), await store.dataVersion()] as const)
+    const [before, pieces, after] = await store.withSnapshot(
+      async () =>
+        [
+          await store.dataVersion(),
+          await taskPieces(store, contexts, task, chunks),
+          await store.dataVersion(),
+        ] as const,
+    )
     const { out, member, ...form } = encoded(task, pieces)
     // One buffer per answer: a single transfer, and one allocation for the main thread to free (not one per 16 KB).
     const bytes = own(out)
     const gzip = member && own(member)
     chunks.give(pieces) // copied: written into again by the next task
-    return moved({ bytes, version: before === after ? before : undefined, ...form, ...(gzip && { gzip }), reads: reads.splice(0) })
+    return moved({
+      bytes,
+      version: before === after ? before : undefined,
+      ...form,
+      ...(gzip && { gzip }),
+      reads: reads.splice(0),
+    })
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err), reads: reads.splice(0) } }
     throw err

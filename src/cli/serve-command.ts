@@ -40,7 +40,8 @@ function port(value: string): number {
 /** --workers: a whole number 0..256 (0 = the main thread does the query work). */
 export function workerCount(value: string): number {
   const n = Number(value)
-  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('must be a whole number of worker threads 0..256 (0 = query in the main thread)')
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 256)
+    throw new InvalidArgumentError('must be a whole number of worker threads 0..256 (0 = query in the main thread)')
   return n
 }
 
@@ -56,19 +57,31 @@ export const SHUTDOWN_GRACE_MS = 10_000
 /** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
 export async function serve(config: ServeConfig): Promise<void> {
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
-  const limiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout) : new MemoryRateLimiter()
+  const limiter = config.redisUrl
+    ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
+    : new MemoryRateLimiter()
   if (config.rateLimit === 0) await limiter.close()
   // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
   // Each worker opens the store itself through the same factory (a SQLite handle per thread).
-  const runner = config.workers > 0 ? poolRunner(config.workers, { store: config.store, keys: config.keys }, store.capabilities) : undefined
+  const runner =
+    config.workers > 0
+      ? poolRunner(config.workers, { store: config.store, keys: config.keys }, store.capabilities)
+      : undefined
   const app = await buildApp({
     runner,
     store,
     keys,
     logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream },
     responseCacheBytes: config.cacheMb * 1024 * 1024,
-    rateLimit: config.rateLimit === 0 ? undefined : { limiter, defaults: { ratePerMin: config.rateLimit, burst: config.burst }, failOpen: config.redisFailure === 'open' },
+    rateLimit:
+      config.rateLimit === 0
+        ? undefined
+        : {
+            limiter,
+            defaults: { ratePerMin: config.rateLimit, burst: config.burst },
+            failOpen: config.redisFailure === 'open',
+          },
     now: Date.now, // the wall clock, read only for a quote's session
   })
   let closing = false
@@ -101,11 +114,19 @@ export async function serve(config: ServeConfig): Promise<void> {
     await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
     const code = (err as { code?: string }).code
-    const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message
+    const reason =
+      code === 'EADDRINUSE'
+        ? 'the address is already in use'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : (err as Error).message
     throw Object.assign(new Error(`cannot listen on ${config.host}:${config.port}: ${reason}`), { code })
   }
   const shown = displayStore(config.store)
-  app.log.info({ store: shown }, `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`)
+  app.log.info(
+    { store: shown },
+    `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`,
+  )
   logStream.flush() // the address line, at once: scripts wait for it
 }
 
@@ -114,34 +135,85 @@ export function registerServe(program: Command): void {
     cmd
       .addOption(new Option('--port <n>', 'port to listen on').env('PORT').default(8080).argParser(port))
       .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default('127.0.0.1'))
-      .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default('info').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-      .addOption(new Option('--cache-mb <n>', 'memory for cached answers to repeated requests (0 = off)').env('MDQ_CACHE_MB').default(64).argParser(megabytes))
-      .addOption(new Option('--rate-limit <rate>', 'default quota per key on /v1/klines and /v1/klines/ex-factors, e.g. 600/min or 10/s (off: no limiting)').env('MDQ_RATE_LIMIT').default(600).argParser(parseRate))
+      .addOption(
+        new Option('--log-level <level>', 'pino log level')
+          .env('LOG_LEVEL')
+          .default('info')
+          .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+      )
+      .addOption(
+        new Option('--cache-mb <n>', 'memory for cached answers to repeated requests (0 = off)')
+          .env('MDQ_CACHE_MB')
+          .default(64)
+          .argParser(megabytes),
+      )
+      .addOption(
+        new Option(
+          '--rate-limit <rate>',
+          'default quota per key on /v1/klines and /v1/klines/ex-factors, e.g. 600/min or 10/s (off: no limiting)',
+        )
+          .env('MDQ_RATE_LIMIT')
+          .default(600)
+          .argParser(parseRate),
+      )
       .addOption(new Option('--burst <n>', 'default burst per key').env('MDQ_BURST').default(60).argParser(positiveInt))
       .addOption(new Option('--redis-url <url>', 'share rate limits between instances through Redis').env('REDIS_URL'))
-      .addOption(new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)').env('MDQ_WORKERS').default(defaultWorkers(), 'one per core').argParser(workerCount))
-      .addOption(new Option('--redis-failure <mode>', 'when Redis is unreachable: serve unlimited (open) or answer 503 (closed)').env('MDQ_REDIS_FAILURE').default('open').choices(['open', 'closed']))
-      .addOption(new Option('--redis-timeout <ms>', 'how long a rate-limit check waits for Redis before --redis-failure answers').env('MDQ_REDIS_TIMEOUT_MS').default(REDIS_COMMAND_TIMEOUT_MS).argParser(positiveInt))
-  type Flags = { port: number; host: string; logLevel: string; cacheMb: number; rateLimit: number; burst: number; redisUrl?: string; redisFailure: 'open' | 'closed'; redisTimeout: number; workers: number }
+      .addOption(
+        new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)')
+          .env('MDQ_WORKERS')
+          .default(defaultWorkers(), 'one per core')
+          .argParser(workerCount),
+      )
+      .addOption(
+        new Option('--redis-failure <mode>', 'when Redis is unreachable: serve unlimited (open) or answer 503 (closed)')
+          .env('MDQ_REDIS_FAILURE')
+          .default('open')
+          .choices(['open', 'closed']),
+      )
+      .addOption(
+        new Option('--redis-timeout <ms>', 'how long a rate-limit check waits for Redis before --redis-failure answers')
+          .env('MDQ_REDIS_TIMEOUT_MS')
+          .default(REDIS_COMMAND_TIMEOUT_MS)
+          .argParser(positiveInt),
+      )
+  type Flags = {
+    port: number
+    host: string
+    logLevel: string
+    cacheMb: number
+    rateLimit: number
+    burst: number
+    redisUrl?: string
+    redisFailure: 'open' | 'closed'
+    redisTimeout: number
+    workers: number
+  }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
     await serve({ ...storeUrls(program), ...o })
   })
 
-  options(program.command('start').description('npm start: build the demo store on first run, then serve')).action(async (o: Flags) => {
-    const urls = storeUrls(program)
-    const at = parseStoreUrl(urls.store)
-    const db = displayStore(urls.store)
-    if (at.kind === 'sqlite' && !sqliteStoreExists(at.path)) {
-      process.stderr.write(`No store at ${db}: building the demo data set...\n${await buildDemo(urls.store)}\n`)
-      const keys = await openKeyStore(urls)
-      const key = generateKey()
-      await keys.createKey({ name: 'demo', hash: hashKey(key), ratePerMin: null, burst: null })
-      await keys.close()
-      process.stderr.write(`\nDemo API key (shown once, keep it): ${key}\n` + `Try: curl -H "X-API-Key: ${key}" "http://${o.host}:${o.port}/v1/klines?symbol=600519.SH&period=1w&adjust=forward&count=5"\n\n`)
-    } else {
-      process.stderr.write(`Serving ${db}. Create an API key with: npx mdq keys create --name me${urls.store === DEFAULT_STORE ? '' : ` --store ${db}`}${urls.keys ? ` --keys ${displayStore(urls.keys)}` : ''}\n`)
-    }
-    await serve({ ...urls, ...o })
-  })
+  options(program.command('start').description('npm start: build the demo store on first run, then serve')).action(
+    async (o: Flags) => {
+      const urls = storeUrls(program)
+      const at = parseStoreUrl(urls.store)
+      const db = displayStore(urls.store)
+      if (at.kind === 'sqlite' && !sqliteStoreExists(at.path)) {
+        process.stderr.write(`No store at ${db}: building the demo data set...\n${await buildDemo(urls.store)}\n`)
+        const keys = await openKeyStore(urls)
+        const key = generateKey()
+        await keys.createKey({ name: 'demo', hash: hashKey(key), ratePerMin: null, burst: null })
+        await keys.close()
+        process.stderr.write(
+          `\nDemo API key (shown once, keep it): ${key}\n` +
+            `Try: curl -H "X-API-Key: ${key}" "http://${o.host}:${o.port}/v1/klines?symbol=600519.SH&period=1w&adjust=forward&count=5"\n\n`,
+        )
+      } else {
+        process.stderr.write(
+          `Serving ${db}. Create an API key with: npx mdq keys create --name me${urls.store === DEFAULT_STORE ? '' : ` --store ${db}`}${urls.keys ? ` --keys ${displayStore(urls.keys)}` : ''}\n`,
+        )
+      }
+      await serve({ ...urls, ...o })
+    },
+  )
 }

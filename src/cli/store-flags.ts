@@ -4,9 +4,20 @@ import { DEFAULT_STORE } from './open-stores.js'
 
 export function addStoreFlags(program: Command): Command {
   return program
-    .addOption(new Option('--store <url>', 'the market data: sqlite:PATH (or a file path) or clickhouse://[user[:password]@]host:port/database[?cluster=NAME]').env('MDQ_STORE').default(DEFAULT_STORE))
+    .addOption(
+      new Option(
+        '--store <url>',
+        'the market data: sqlite:PATH (or a file path) or clickhouse://[user[:password]@]host:port/database[?cluster=NAME]',
+      )
+        .env('MDQ_STORE')
+        .default(DEFAULT_STORE),
+    )
     .addOption(new Option('--db <path>', 'alias of --store sqlite:PATH').env('MDQ_DB'))
-    .addOption(new Option('--keys <url>', 'the API keys, if not beside the market data (sqlite: <store>.keys.db)').env('MDQ_KEYS'))
+    .addOption(
+      new Option('--keys <url>', 'the API keys, if not beside the market data (sqlite: <store>.keys.db)').env(
+        'MDQ_KEYS',
+      ),
+    )
 }
 
 const RANK: Record<string, number> = { cli: 3, env: 2, default: 1 }

@@ -25,7 +25,8 @@ export function registerVacuum(program: Command): void {
     .action(async (o: { grace: string }) => {
       const urls = storeUrls(program)
       const graceMs = Number(o.grace) * 1000
-      if (!Number.isFinite(graceMs) || graceMs < 0) throw new MdqError('BAD_PARAM', `--grace '${o.grace}' must be a number of seconds >= 0`)
+      if (!Number.isFinite(graceMs) || graceMs < 0)
+        throw new MdqError('BAD_PARAM', `--grace '${o.grace}' must be a number of seconds >= 0`)
       await withStores({ ...urls, create: false }, async ({ market }) => {
         // SQLite rolls an unfinished import back itself: nothing is ever left to remove.
         const removed = canVacuum(market) ? await market.vacuum({ graceMs }) : 0

@@ -32,7 +32,9 @@ export interface Gift<G> {
 }
 
 /** What a worker posts back for task `id`: its result, or the message and stack of what it threw. */
-type Reply = readonly [id: number, ok: true, result: unknown] | readonly [id: number, ok: false, error: { readonly message: string; readonly stack?: string }]
+type Reply =
+  | readonly [id: number, ok: true, result: unknown]
+  | readonly [id: number, ok: false, error: { readonly message: string; readonly stack?: string }]
 /** What the pool posts: first the worker's part of the queue, then each task (with a gift to one worker). */
 interface Init {
   readonly claims: Int32Array
@@ -120,9 +122,16 @@ export class WorkerPool<T, R, G = never> {
   }
 
   #start(): Thread {
-    const worker = new Worker(this.opts.filename, { workerData: this.opts.workerData, resourceLimits: this.opts.resourceLimits })
+    const worker = new Worker(this.opts.filename, {
+      workerData: this.opts.workerData,
+      resourceLimits: this.opts.resourceLimits,
+    })
     const thread: Thread = { worker, mark: this.#nextMark++ }
-    worker.postMessage({ claims: this.#claims, mark: thread.mark, tasksPerThread: this.opts.tasksPerThread } satisfies Init)
+    worker.postMessage({
+      claims: this.#claims,
+      mark: thread.mark,
+      tasksPerThread: this.opts.tasksPerThread,
+    } satisfies Init)
     // Tasks already out reach a new worker too (a replacement's); gifts stay with their first worker.
     for (const p of this.#posted.values()) worker.postMessage([p.id, p.slot, p.task] satisfies Posted)
     // An idle pool does not keep the process alive (as Piscina's did not); one with tasks out does.
@@ -170,7 +179,8 @@ export class WorkerPool<T, R, G = never> {
       const first = this.#turn++ % n
       for (let k = 0; k < Math.min(n, MAX_FAN_OUT); k++) {
         const worker = this.#threads[(first + k) % n].worker
-        if (k === 0 && p.gift) worker.postMessage([p.id, p.slot, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
+        if (k === 0 && p.gift)
+          worker.postMessage([p.id, p.slot, p.task, p.gift.value] satisfies Posted, p.gift.transfer)
         else worker.postMessage([p.id, p.slot, p.task] satisfies Posted)
       }
     }
@@ -194,7 +204,10 @@ export interface TaskResult<R> {
  * whenever fewer than the pool's `tasksPerThread` are running here; `accept` takes the gifts that
  * come with tasks (whoever runs those tasks).
  */
-export function serveTasks<T, R, G = never>(run: (task: T) => Promise<TaskResult<R>>, accept?: (gift: G) => void): void {
+export function serveTasks<T, R, G = never>(
+  run: (task: T) => Promise<TaskResult<R>>,
+  accept?: (gift: G) => void,
+): void {
   if (isMainThread || parentPort === null) throw new Error('serveTasks runs in a worker thread')
   const port = parentPort
   let init: Init | undefined
@@ -202,7 +215,8 @@ export function serveTasks<T, R, G = never>(run: (task: T) => Promise<TaskResult
   let known: (readonly [id: number, slot: number, task: T] | undefined)[] = []
   let head = 0
   let running = 0
-  const reply = (id: number, ok: boolean, value: unknown, transfer: readonly TransferListItem[] = []) => port.postMessage([id, ok, value], transfer)
+  const reply = (id: number, ok: boolean, value: unknown, transfer: readonly TransferListItem[] = []) =>
+    port.postMessage([id, ok, value], transfer)
   const next = () => {
     const { claims, mark, tasksPerThread } = init!
     while (running < tasksPerThread && head < known.length) {
@@ -213,7 +227,11 @@ export function serveTasks<T, R, G = never>(run: (task: T) => Promise<TaskResult
       run(task)
         .then(
           ({ result, transfer }) => reply(id, true, result, transfer),
-          (err: unknown) => reply(id, false, { message: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }),
+          (err: unknown) =>
+            reply(id, false, {
+              message: err instanceof Error ? err.message : String(err),
+              stack: err instanceof Error ? err.stack : undefined,
+            }),
         )
         .finally(() => {
           running--

@@ -24,22 +24,140 @@ interface DemoSpec {
 }
 
 const yearly = (mmdd: string, cash: number, from = 2015, to = 2025): DemoAction[] =>
-  Array.from({ length: to - from + 1 }, (_, i) => ({ date: `${from + i}-${mmdd}`, cashDividend: cash * (1 + i * 0.05) }))
+  Array.from({ length: to - from + 1 }, (_, i) => ({
+    date: `${from + i}-${mmdd}`,
+    cashDividend: cash * (1 + i * 0.05),
+  }))
 const quarterly = (days: readonly string[], cash: number, from = 2015, to = 2025): DemoAction[] =>
-  Array.from({ length: to - from + 1 }, (_, i) => days.map((d) => ({ date: `${from + i}-${d}`, cashDividend: cash * (1 + i * 0.04) }))).flat()
+  Array.from({ length: to - from + 1 }, (_, i) =>
+    days.map((d) => ({ date: `${from + i}-${d}`, cashDividend: cash * (1 + i * 0.04) })),
+  ).flat()
 
 /** Real tickers; synthetic prices. Every kind of corporate action appears at least once. */
 export const DEMO_SPECS: readonly DemoSpec[] = [
-  { symbol: '600000.SH', name: '浦发银行', type: 'stock', listingDate: '1999-11-10', tick: 0.01, startPrice: 15.2, totalShares: 29_352_000_000, floatShares: 29_352_000_000, volume: 400_000, actions: [...yearly('07-15', 0.5), { date: '2016-06-23', bonusRatio: 0.3, cashDividend: 0.2 }] },
-  { symbol: '600519.SH', name: '贵州茅台', type: 'stock', listingDate: '2001-08-27', tick: 0.01, startPrice: 190, totalShares: 1_256_197_800, floatShares: 1_256_197_800, volume: 30_000, actions: [...yearly('06-24', 4.3), { date: '2016-07-01', bonusRatio: 0.1 }] },
-  { symbol: '601318.SH', name: '中国平安', type: 'stock', listingDate: '2007-03-01', tick: 0.01, startPrice: 70, totalShares: 18_210_234_607, floatShares: 10_832_664_498, volume: 600_000, actions: [...yearly('07-10', 1.2), { date: '2015-07-27', bonusRatio: 1, cashDividend: 0.5 }] },
-  { symbol: '000001.SZ', name: '平安银行', type: 'stock', listingDate: '1991-04-03', tick: 0.01, startPrice: 15, totalShares: 19_405_918_198, floatShares: 19_405_600_653, volume: 800_000, actions: [...yearly('06-14', 0.15), { date: '2017-09-20', rightsRatio: 0.3, rightsPrice: 6.5 }] },
-  { symbol: '000858.SZ', name: '五粮液', type: 'stock', listingDate: '1998-04-27', tick: 0.01, startPrice: 24, totalShares: 3_881_608_005, floatShares: 3_881_608_005, volume: 150_000, actions: yearly('07-05', 0.8) },
-  { symbol: '510300.SH', name: '沪深300ETF', type: 'etf', listingDate: '2012-05-28', tick: 0.001, startPrice: 3.5, totalShares: 36_000_000_000, floatShares: 36_000_000_000, volume: 3_000_000, actions: yearly('01-18', 0.05, 2016) },
-  { symbol: '00700.HK', name: '腾讯控股', type: 'stock', listingDate: '2004-06-16', tick: 0.2, startPrice: 120, totalShares: 9_170_000_000, floatShares: 9_170_000_000, volume: 18_000_000, actions: yearly('05-17', 1.1) },
-  { symbol: '09988.HK', name: '阿里巴巴-W', type: 'stock', listingDate: '2019-11-26', tick: 0.05, startPrice: 180, totalShares: 19_060_000_000, floatShares: 19_060_000_000, volume: 25_000_000, actions: [{ date: '2023-12-21', cashDividend: 0.78 }, { date: '2024-06-13', cashDividend: 0.97 }] },
-  { symbol: 'AAPL.US', name: 'Apple Inc.', type: 'stock', listingDate: '1980-12-12', tick: 0.01, startPrice: 420, totalShares: 14_840_390_000, floatShares: 14_820_000_000, volume: 55_000_000, actions: [...quarterly(['02-06', '05-07', '08-07', '11-06'], 0.2), { date: '2020-08-31', splitRatio: 4 }] },
-  { symbol: 'SPY.US', name: 'SPDR S&P 500 ETF Trust', type: 'etf', listingDate: '1993-01-29', tick: 0.01, startPrice: 205, totalShares: 920_000_000, floatShares: 920_000_000, volume: 80_000_000, actions: quarterly(['03-20', '06-19', '09-18', '12-18'], 1.1) },
+  {
+    symbol: '600000.SH',
+    name: '浦发银行',
+    type: 'stock',
+    listingDate: '1999-11-10',
+    tick: 0.01,
+    startPrice: 15.2,
+    totalShares: 29_352_000_000,
+    floatShares: 29_352_000_000,
+    volume: 400_000,
+    actions: [...yearly('07-15', 0.5), { date: '2016-06-23', bonusRatio: 0.3, cashDividend: 0.2 }],
+  },
+  {
+    symbol: '600519.SH',
+    name: '贵州茅台',
+    type: 'stock',
+    listingDate: '2001-08-27',
+    tick: 0.01,
+    startPrice: 190,
+    totalShares: 1_256_197_800,
+    floatShares: 1_256_197_800,
+    volume: 30_000,
+    actions: [...yearly('06-24', 4.3), { date: '2016-07-01', bonusRatio: 0.1 }],
+  },
+  {
+    symbol: '601318.SH',
+    name: '中国平安',
+    type: 'stock',
+    listingDate: '2007-03-01',
+    tick: 0.01,
+    startPrice: 70,
+    totalShares: 18_210_234_607,
+    floatShares: 10_832_664_498,
+    volume: 600_000,
+    actions: [...yearly('07-10', 1.2), { date: '2015-07-27', bonusRatio: 1, cashDividend: 0.5 }],
+  },
+  {
+    symbol: '000001.SZ',
+    name: '平安银行',
+    type: 'stock',
+    listingDate: '1991-04-03',
+    tick: 0.01,
+    startPrice: 15,
+    totalShares: 19_405_918_198,
+    floatShares: 19_405_600_653,
+    volume: 800_000,
+    actions: [...yearly('06-14', 0.15), { date: '2017-09-20', rightsRatio: 0.3, rightsPrice: 6.5 }],
+  },
+  {
+    symbol: '000858.SZ',
+    name: '五粮液',
+    type: 'stock',
+    listingDate: '1998-04-27',
+    tick: 0.01,
+    startPrice: 24,
+    totalShares: 3_881_608_005,
+    floatShares: 3_881_608_005,
+    volume: 150_000,
+    actions: yearly('07-05', 0.8),
+  },
+  {
+    symbol: '510300.SH',
+    name: '沪深300ETF',
+    type: 'etf',
+    listingDate: '2012-05-28',
+    tick: 0.001,
+    startPrice: 3.5,
+    totalShares: 36_000_000_000,
+    floatShares: 36_000_000_000,
+    volume: 3_000_000,
+    actions: yearly('01-18', 0.05, 2016),
+  },
+  {
+    symbol: '00700.HK',
+    name: '腾讯控股',
+    type: 'stock',
+    listingDate: '2004-06-16',
+    tick: 0.2,
+    startPrice: 120,
+    totalShares: 9_170_000_000,
+    floatShares: 9_170_000_000,
+    volume: 18_000_000,
+    actions: yearly('05-17', 1.1),
+  },
+  {
+    symbol: '09988.HK',
+    name: '阿里巴巴-W',
+    type: 'stock',
+    listingDate: '2019-11-26',
+    tick: 0.05,
+    startPrice: 180,
+    totalShares: 19_060_000_000,
+    floatShares: 19_060_000_000,
+    volume: 25_000_000,
+    actions: [
+      { date: '2023-12-21', cashDividend: 0.78 },
+      { date: '2024-06-13', cashDividend: 0.97 },
+    ],
+  },
+  {
+    symbol: 'AAPL.US',
+    name: 'Apple Inc.',
+    type: 'stock',
+    listingDate: '1980-12-12',
+    tick: 0.01,
+    startPrice: 420,
+    totalShares: 14_840_390_000,
+    floatShares: 14_820_000_000,
+    volume: 55_000_000,
+    actions: [...quarterly(['02-06', '05-07', '08-07', '11-06'], 0.2), { date: '2020-08-31', splitRatio: 4 }],
+  },
+  {
+    symbol: 'SPY.US',
+    name: 'SPDR S&P 500 ETF Trust',
+    type: 'etf',
+    listingDate: '1993-01-29',
+    tick: 0.01,
+    startPrice: 205,
+    totalShares: 920_000_000,
+    floatShares: 920_000_000,
+    volume: 80_000_000,
+    actions: quarterly(['03-20', '06-19', '09-18', '12-18'], 1.1),
+  },
 ]
 
 export const DEMO_FIRST_DAY = daysFromCivil(2015, 1, 5)
@@ -47,7 +165,19 @@ export const DEMO_LAST_DAY = daysFromCivil(2025, 12, 31)
 export const DEMO_MINUTE_DAYS = 20
 
 /** Lunar new year's day, 2015-2025 (the CN exchanges close for about a week, HK for three days). */
-const LUNAR_NEW_YEAR = ['2015-02-19', '2016-02-08', '2017-01-28', '2018-02-16', '2019-02-05', '2020-01-25', '2021-02-12', '2022-02-01', '2023-01-22', '2024-02-10', '2025-01-29']
+const LUNAR_NEW_YEAR = [
+  '2015-02-19',
+  '2016-02-08',
+  '2017-01-28',
+  '2018-02-16',
+  '2019-02-05',
+  '2020-01-25',
+  '2021-02-12',
+  '2022-02-01',
+  '2023-01-22',
+  '2024-02-10',
+  '2025-01-29',
+]
 
 function dayOf(date: string): number {
   const [y, m, d] = date.split('-').map(Number)
@@ -60,8 +190,10 @@ export function isHoliday(region: Region, day: number): boolean {
   const md = month * 100 + dom
   const lunar = LUNAR_NEW_YEAR.map(dayOf).find((d) => civilFromDays(d).year === year)
   const sinceLunar = lunar === undefined ? -99 : day - lunar
-  if (region === 'CN') return md === 101 || (md >= 501 && md <= 503) || (md >= 1001 && md <= 1007) || (sinceLunar >= -1 && sinceLunar <= 5)
-  if (region === 'HK') return md === 101 || md === 701 || md === 1001 || md === 1225 || md === 1226 || (sinceLunar >= 0 && sinceLunar <= 2)
+  if (region === 'CN')
+    return md === 101 || (md >= 501 && md <= 503) || (md >= 1001 && md <= 1007) || (sinceLunar >= -1 && sinceLunar <= 5)
+  if (region === 'HK')
+    return md === 101 || md === 701 || md === 1001 || md === 1225 || md === 1226 || (sinceLunar >= 0 && sinceLunar <= 2)
   const thanksgiving = month === 11 && isoWeekday(day) === 3 && dom >= 22 && dom <= 28
   return md === 101 || md === 704 || md === 1225 || thanksgiving
 }
@@ -147,7 +279,7 @@ export function demoSeries(spec: DemoSpec): DemoSeries {
     daily.high[i] = Math.max(high, open, close)
     daily.low[i] = Math.min(low, open, close)
     daily.volume[i] = Math.round(spec.volume * Math.exp(normal() * 0.35))
-    daily.amount[i] = Number((daily.volume[i] * shareUnit * (open + close) / 2).toFixed(2))
+    daily.amount[i] = Number(((daily.volume[i] * shareUnit * (open + close)) / 2).toFixed(2))
     daily.prevClose[i] = prevClose
     if (minuteDays.has(day)) {
       minuteParts.push(minuteBars(market, day, daily, i, rand, spec.tick, shareUnit))
@@ -174,10 +306,19 @@ export function demoSeries(spec: DemoSpec): DemoSeries {
  * One day of 1m bars bridging the day's open to its close; the daily bar of that day is then set
  * to their aggregate, so 1m and 1d agree. prev_close stays NaN: the service fills it at read time.
  */
-function minuteBars(market: Market, day: number, daily: Bars, i: number, rand: () => number, tick: number, shareUnit: number): Bars {
+function minuteBars(
+  market: Market,
+  day: number,
+  daily: Bars,
+  i: number,
+  rand: () => number,
+  tick: number,
+  shareUnit: number,
+): Bars {
   const { year, month, day: dom } = civilFromDays(day)
   const starts: number[] = []
-  for (const s of market.sessions) for (let m = s.open; m < s.close; m++) starts.push(market.zone.utcOf(year, month, dom, m))
+  for (const s of market.sessions)
+    for (let m = s.open; m < s.close; m++) starts.push(market.zone.utcOf(year, month, dom, m))
   const n = starts.length
   const bars = allocBars(n)
   const open = daily.open[i]
@@ -192,7 +333,7 @@ function minuteBars(market: Market, day: number, daily: Bars, i: number, rand: (
     bars.high[k] = roundTo(Math.max(price, next) + tick * Math.floor(rand() * 3), tick)
     bars.low[k] = Math.max(tick, roundTo(Math.min(price, next) - tick * Math.floor(rand() * 3), tick))
     bars.volume[k] = Math.max(1, Math.round((daily.volume[i] / n) * (0.5 + rand())))
-    bars.amount[k] = Number((bars.volume[k] * shareUnit * (bars.open[k] + bars.close[k]) / 2).toFixed(2))
+    bars.amount[k] = Number(((bars.volume[k] * shareUnit * (bars.open[k] + bars.close[k])) / 2).toFixed(2))
     bars.prevClose[k] = NaN
     price = next
   }

@@ -15,7 +15,8 @@ function withReferencePrices(bars: Bars, events: readonly ExFactorEvent[]): Bars
   const raw = { ...bars, prevClose: new Float64Array(barCount(bars)).fill(NaN) }
   return fillDailyPrevClose(raw, events)
 }
-const gapsFor = (bars: Bars, events: readonly ExFactorEvent[]) => gapsOf(events, (e) => bars.close[lowerBound(bars.timestamp, e.timestamp) - 1])
+const gapsFor = (bars: Bars, events: readonly ExFactorEvent[]) =>
+  gapsOf(events, (e) => bars.close[lowerBound(bars.timestamp, e.timestamp) - 1])
 const close = (a: number, b: number, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(a), Math.abs(b))
 
 /** The contract's table, one bar at a time (the oracle). */
@@ -41,7 +42,8 @@ describe('price adjustment', () => {
         const gaps = gapsFor(bars, events)
         const out = adjustBars(bars, events, mode, gaps)
         for (let i = 0; i < n; i++) {
-          for (const f of ['open', 'high', 'low', 'close', 'prevClose'] as const) assert.ok(close(out[f][i], oracle(bars[f][i], bars.timestamp[i], events, gaps, mode)), `${mode} ${f}[${i}]`)
+          for (const f of ['open', 'high', 'low', 'close', 'prevClose'] as const)
+            assert.ok(close(out[f][i], oracle(bars[f][i], bars.timestamp[i], events, gaps, mode)), `${mode} ${f}[${i}]`)
         }
         assert.equal(out.volume, bars.volume)
         assert.equal(out.amount, bars.amount)
@@ -68,13 +70,18 @@ describe('price adjustment', () => {
 
   it('prev_close[i] == close[i-1] (to rounding) across ex-dates in every mode but none', () => {
     fc.assert(
-      fc.property(arbDailyCase, fc.constantFrom<Adjust>('forward', 'backward', 'forward_additive', 'backward_additive'), ({ exchange, firstDay, n, seed, eventPicks }, mode) => {
-        const raw = walkBars(tradingDays(exchange, firstDay, n), seed)
-        const events = pickEvents(raw.timestamp, eventPicks)
-        const bars = withReferencePrices(raw, events)
-        const out = adjustBars(bars, events, mode, gapsFor(bars, events))
-        for (let i = 1; i < n; i++) assert.ok(Math.abs(round4(out.prevClose[i]) - round4(out.close[i - 1])) <= 1e-4 + 1e-12, `${mode} bar ${i}`)
-      }),
+      fc.property(
+        arbDailyCase,
+        fc.constantFrom<Adjust>('forward', 'backward', 'forward_additive', 'backward_additive'),
+        ({ exchange, firstDay, n, seed, eventPicks }, mode) => {
+          const raw = walkBars(tradingDays(exchange, firstDay, n), seed)
+          const events = pickEvents(raw.timestamp, eventPicks)
+          const bars = withReferencePrices(raw, events)
+          const out = adjustBars(bars, events, mode, gapsFor(bars, events))
+          for (let i = 1; i < n; i++)
+            assert.ok(Math.abs(round4(out.prevClose[i]) - round4(out.close[i - 1])) <= 1e-4 + 1e-12, `${mode} bar ${i}`)
+        },
+      ),
       { numRuns: 150 },
     )
   })
@@ -124,11 +131,21 @@ describe('adjusting into a target', () => {
   it('in place gives the same prices as into fresh arrays, in every mode and price column', () => {
     const bars = walkBars(tradingDays('SH', 19000, 30), [0.2, 0.7, 0.4])
     // Bars before the first event (backward's ratio 1) and after the last (forward's): left as they are.
-    const events = [{ timestamp: bars.timestamp[10], exFactor: 1.1 }, { timestamp: bars.timestamp[20], exFactor: 1.3 }]
+    const events = [
+      { timestamp: bars.timestamp[10], exFactor: 1.1 },
+      { timestamp: bars.timestamp[20], exFactor: 1.3 },
+    ]
     const gaps = gapsFor(bars, events)
     for (const mode of ADJUSTS.filter((m) => m !== 'none')) {
       const fresh = adjustBars(bars, events, mode, gaps)
-      const copy = { ...bars, open: bars.open.slice(), high: bars.high.slice(), low: bars.low.slice(), close: bars.close.slice(), prevClose: bars.prevClose.slice() }
+      const copy = {
+        ...bars,
+        open: bars.open.slice(),
+        high: bars.high.slice(),
+        low: bars.low.slice(),
+        close: bars.close.slice(),
+        prevClose: bars.prevClose.slice(),
+      }
       const inPlace = adjustBars(copy, events, mode, gaps, copy)
       for (const f of ['open', 'high', 'low', 'close', 'prevClose'] as const) {
         assert.deepEqual(Array.from(inPlace[f]), Array.from(fresh[f]), `${mode} ${f}`)
@@ -136,8 +153,17 @@ describe('adjusting into a target', () => {
         assert.notEqual(fresh[f], bars[f])
       }
       const raw = mode === 'forward' ? [25, 30] : mode === 'backward' ? [0, 10] : undefined
-      if (raw) assert.deepEqual(Array.from(fresh.close.subarray(...raw)), Array.from(bars.close.subarray(...raw)), `${mode}: the bars with a ratio of 1 are raw`)
-      assert.notDeepEqual(Array.from(fresh.close.subarray(10, 20)), Array.from(bars.close.subarray(10, 20)), `${mode}: the bars between the events move`)
+      if (raw)
+        assert.deepEqual(
+          Array.from(fresh.close.subarray(...raw)),
+          Array.from(bars.close.subarray(...raw)),
+          `${mode}: the bars with a ratio of 1 are raw`,
+        )
+      assert.notDeepEqual(
+        Array.from(fresh.close.subarray(10, 20)),
+        Array.from(bars.close.subarray(10, 20)),
+        `${mode}: the bars between the events move`,
+      )
     }
   })
 })

@@ -5,7 +5,6 @@ import type { ExFactorEvent } from './ex-factors.js'
 export const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'] as const
 export type Adjust = (typeof ADJUSTS)[number]
 
-
 /**
  * Adjusted prices (open, high, low, close, prevClose); timestamp, volume and amount are shared, never
  * adjusted. `events` ascending by timestamp, at most one per ex-date (the store keys them so);
@@ -14,7 +13,13 @@ export type Adjust = (typeof ADJUSTS)[number]
  * with one coefficient. The result goes to fresh arrays, or into `target`'s price columns (which
  * may be `bars` itself, for callers that own freshly decoded arrays: no allocation, no page faults).
  */
-export function adjustBars(bars: Bars, events: readonly ExFactorEvent[], mode: Adjust, gaps?: Float64Array, target?: Bars): Bars {
+export function adjustBars(
+  bars: Bars,
+  events: readonly ExFactorEvent[],
+  mode: Adjust,
+  gaps?: Float64Array,
+  target?: Bars,
+): Bars {
   if (mode === 'none' || events.length === 0) return bars
   const n = barCount(bars)
   const k = events.length
@@ -29,7 +34,9 @@ export function adjustBars(bars: Bars, events: readonly ExFactorEvent[], mode: A
     coef[0] = additive ? 0 : 1
     for (let s = 1; s <= k; s++) coef[s] = additive ? coef[s - 1] + gaps![s - 1] : coef[s - 1] * events[s - 1].exFactor
   }
-  const out = target ? { ...target, timestamp: bars.timestamp, volume: bars.volume, amount: bars.amount } : freshPrices(bars)
+  const out = target
+    ? { ...target, timestamp: bars.timestamp, volume: bars.volume, amount: bars.amount }
+    : freshPrices(bars)
   let from = 0
   for (let s = 0; s <= k; s++) {
     const to = s < k ? lowerBound(bars.timestamp, events[s].timestamp, from) : n

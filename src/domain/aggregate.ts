@@ -31,7 +31,14 @@ export function foldBuckets(src: Bars, bucketStart: Float64Array): Bars {
  * summed exactly as scaled integers: a float sum would answer 332647108674.49994. `scaled` is
  * scratch of the bars' length. The one fold of aggregate-on-read and of the stored rollups.
  */
-export function foldOpened(src: Bars, opens: Uint8Array, bit: number, m: number, stamps: Float64Array, scaled: Float64Array): Bars {
+export function foldOpened(
+  src: Bars,
+  opens: Uint8Array,
+  bit: number,
+  m: number,
+  stamps: Float64Array,
+  scaled: Float64Array,
+): Bars {
   const n = barCount(src)
   const out = allocBars(m)
   const { open, high, low, close, volume, amount, prevClose } = src

@@ -20,7 +20,9 @@ function oracle(existing: Bars, incoming: Bars): BarRow[] {
   return [...byTime.values()].sort((x, y) => x.timestamp - y.timestamp)
 }
 
-const times = fc.uniqueArray(fc.integer({ min: 0, max: 400 }), { maxLength: 120 }).map((ts) => ts.sort((a, b) => a - b).map((t) => t * 60_000))
+const times = fc
+  .uniqueArray(fc.integer({ min: 0, max: 400 }), { maxLength: 120 })
+  .map((ts) => ts.sort((a, b) => a - b).map((t) => t * 60_000))
 
 describe('mergeBars', () => {
   it('equals a map by timestamp where incoming rows win, for any two ascending series (runs long and short, appends, overlaps)', () => {
@@ -37,6 +39,9 @@ describe('mergeBars', () => {
   it('appends a later block after the stored one', () => {
     const merged = mergeBars(barsAt([1, 2, 3], 1), barsAt([4, 5], 2))
     assert.deepEqual([...merged.timestamp], [1, 2, 3, 4, 5])
-    assert.deepEqual([...merged.open].map((v) => Math.floor(v / 1000)), [1, 1, 1, 2, 2])
+    assert.deepEqual(
+      [...merged.open].map((v) => Math.floor(v / 1000)),
+      [1, 1, 1, 2, 2],
+    )
   })
 })

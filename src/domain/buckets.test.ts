@@ -17,18 +17,27 @@ describe('session-anchored minute buckets', () => {
   const day = (ex: Exchange, y: number, m: number, d: number) => [MARKETS[ex].zone.midnightUtc(daysFromCivil(y, m, d))]
   it('CN 60m: 09:30 10:30 13:00 14:00', () => {
     const ts = Float64Array.from(sessionMinutes('SH', day('SH', 2024, 1, 2)))
-    assert.deepEqual(distinct(bucketStarts(ts, '60m', MARKETS.SH)).map((t) => localHm('SH', t)), ['09:30', '10:30', '13:00', '14:00'])
+    assert.deepEqual(
+      distinct(bucketStarts(ts, '60m', MARKETS.SH)).map((t) => localHm('SH', t)),
+      ['09:30', '10:30', '13:00', '14:00'],
+    )
   })
   it('HK 60m: 09:30 10:30 11:30 (half) 13:00 14:00 15:00', () => {
     const ts = Float64Array.from(sessionMinutes('HK', day('HK', 2024, 1, 2)))
     const starts = bucketStarts(ts, '60m', MARKETS.HK)
-    assert.deepEqual(distinct(starts).map((t) => localHm('HK', t)), ['09:30', '10:30', '11:30', '13:00', '14:00', '15:00'])
+    assert.deepEqual(
+      distinct(starts).map((t) => localHm('HK', t)),
+      ['09:30', '10:30', '11:30', '13:00', '14:00', '15:00'],
+    )
     assert.equal(starts.filter((s) => s === distinct(starts)[2]).length, 30)
   })
   it('US 60m: 09:30 .. 15:30, the last one 30 minutes', () => {
     const ts = Float64Array.from(sessionMinutes('US', day('US', 2024, 7, 1)))
     const starts = bucketStarts(ts, '60m', MARKETS.US)
-    assert.deepEqual(distinct(starts).map((t) => localHm('US', t)), ['09:30', '10:30', '11:30', '12:30', '13:30', '14:30', '15:30'])
+    assert.deepEqual(
+      distinct(starts).map((t) => localHm('US', t)),
+      ['09:30', '10:30', '11:30', '12:30', '13:30', '14:30', '15:30'],
+    )
     assert.equal(starts.filter((s) => s === distinct(starts)[6]).length, 30)
   })
   it('a week spanning the 2013-11-03 DST change buckets at 09:30 local on both sides', () => {
@@ -36,19 +45,31 @@ describe('session-anchored minute buckets', () => {
     const ts = Float64Array.from(sessionMinutes('US', days))
     const starts = distinct(bucketStarts(ts, '60m', MARKETS.US))
     assert.equal(starts.length, 70)
-    assert.ok(starts.every((t) => ['09:30', '10:30', '11:30', '12:30', '13:30', '14:30', '15:30'].includes(localHm('US', t))))
+    assert.ok(
+      starts.every((t) => ['09:30', '10:30', '11:30', '12:30', '13:30', '14:30', '15:30'].includes(localHm('US', t))),
+    )
     assert.equal(new Date(starts[28]).toISOString(), '2013-11-01T13:30:00.000Z') // Friday, EDT
     assert.equal(new Date(starts[35]).toISOString(), '2013-11-04T14:30:00.000Z') // Monday, EST
-    const weeks = distinct(bucketStarts(Float64Array.from(days), '1w', MARKETS.US)).map((t) => new Date(t).toISOString())
+    const weeks = distinct(bucketStarts(Float64Array.from(days), '1w', MARKETS.US)).map((t) =>
+      new Date(t).toISOString(),
+    )
     assert.deepEqual(weeks, ['2013-10-28T04:00:00.000Z', '2013-11-04T05:00:00.000Z'])
   })
   it('bucket counts per session day match ceil(session length / period) for every exchange and period', () => {
     fc.assert(
-      fc.property(fc.constantFrom<Exchange>('SH', 'SZ', 'HK', 'US'), fc.constantFrom<MinutePeriod>('1m', '5m', '10m', '15m', '30m', '60m'), fc.integer({ min: 9000, max: 20000 }), (ex, period, first) => {
-        const ts = Float64Array.from(sessionMinutes(ex, tradingDays(ex, first, 1)))
-        const expected = MARKETS[ex].sessions.reduce((n, s) => n + Math.ceil((s.close - s.open) / MINUTES_OF[period]), 0)
-        assert.equal(distinct(bucketStarts(ts, period, MARKETS[ex])).length, expected)
-      }),
+      fc.property(
+        fc.constantFrom<Exchange>('SH', 'SZ', 'HK', 'US'),
+        fc.constantFrom<MinutePeriod>('1m', '5m', '10m', '15m', '30m', '60m'),
+        fc.integer({ min: 9000, max: 20000 }),
+        (ex, period, first) => {
+          const ts = Float64Array.from(sessionMinutes(ex, tradingDays(ex, first, 1)))
+          const expected = MARKETS[ex].sessions.reduce(
+            (n, s) => n + Math.ceil((s.close - s.open) / MINUTES_OF[period]),
+            0,
+          )
+          assert.equal(distinct(bucketStarts(ts, period, MARKETS[ex])).length, expected)
+        },
+      ),
       { numRuns: 60 },
     )
   })

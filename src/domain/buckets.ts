@@ -43,7 +43,8 @@ export function minuteBucketStarts(ts: Float64Array, minutes: number, market: Ma
 }
 
 /** A local day's UTC offset, taken once at its local noon (minute buckets use it for the whole day). */
-export const noonOffsetMs = (zone: Zone, day: number): number => zone.offsetMs(day * DAY_MS + 12 * 60 * MINUTE_MS - zone.offsetMs(day * DAY_MS))
+export const noonOffsetMs = (zone: Zone, day: number): number =>
+  zone.offsetMs(day * DAY_MS + 12 * 60 * MINUTE_MS - zone.offsetMs(day * DAY_MS))
 
 /** Where a wall time's minute buckets are anchored: the open of the session holding it, else midnight (0). */
 export function sessionAnchorMs(wallMs: number, sessions: readonly Session[]): number {

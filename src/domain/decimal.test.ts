@@ -6,7 +6,8 @@ import { exactExponent, scale, unscale } from './decimal.js'
 /** The definition, value by value through scale and unscale: the oracle for the inlined loop. */
 function byDefinition(values: Float64Array, minExp: number, maxExp: number, maxScaled: number): number | undefined {
   next: for (let e = minExp; e <= maxExp; e++) {
-    for (const v of values) if (!(Math.abs(scale(v, e)) < maxScaled) || unscale(scale(v, e), e) !== v || Object.is(v, -0)) continue next
+    for (const v of values)
+      if (!(Math.abs(scale(v, e)) < maxScaled) || unscale(scale(v, e), e) !== v || Object.is(v, -0)) continue next
     return e
   }
   return undefined
@@ -21,13 +22,21 @@ describe('exactExponent', () => {
   )
   it('gives the smallest exponent by its definition, and the scaled integers at it', () => {
     fc.assert(
-      fc.property(fc.array(decimal, { minLength: 0, maxLength: 8 }), fc.constantFrom([-5, 9, 2 ** 51], [0, 9, Number.MAX_SAFE_INTEGER]), (list, [lo, hi, max]) => {
-        const values = Float64Array.from(list)
-        const scaled = new Float64Array(values.length)
-        const e = exactExponent(values, lo, hi, max, scaled)
-        assert.equal(e, byDefinition(values, lo, hi, max))
-        if (e !== undefined) assert.deepEqual(Array.from(scaled), Array.from(values, (v) => scale(v, e)))
-      }),
+      fc.property(
+        fc.array(decimal, { minLength: 0, maxLength: 8 }),
+        fc.constantFrom([-5, 9, 2 ** 51], [0, 9, Number.MAX_SAFE_INTEGER]),
+        (list, [lo, hi, max]) => {
+          const values = Float64Array.from(list)
+          const scaled = new Float64Array(values.length)
+          const e = exactExponent(values, lo, hi, max, scaled)
+          assert.equal(e, byDefinition(values, lo, hi, max))
+          if (e !== undefined)
+            assert.deepEqual(
+              Array.from(scaled),
+              Array.from(values, (v) => scale(v, e)),
+            )
+        },
+      ),
       { numRuns: 20_000 },
     )
   })

@@ -52,7 +52,15 @@ export const unscale = (r: number, e: number): number => (e >= 0 ? r / pow10(e) 
  * `from`/`to`: the part of `values` to look at (a bucket of a series: no subarray per bucket); `scaled`
  * is indexed as `values` is.
  */
-export function exactExponent(values: Float64Array, minExp = -5, maxExp = 9, maxScaled = MAX_SCALED, scaled?: Float64Array, from = 0, to = values.length): number | undefined {
+export function exactExponent(
+  values: Float64Array,
+  minExp = -5,
+  maxExp = 9,
+  maxScaled = MAX_SCALED,
+  scaled?: Float64Array,
+  from = 0,
+  to = values.length,
+): number | undefined {
   next: for (let e = minExp; e <= maxExp; e++) {
     // scale() and unscale() inlined: this runs over every column of every chunk written.
     const p = pow10(e)

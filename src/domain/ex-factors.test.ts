@@ -17,7 +17,9 @@ describe('ex-factors', () => {
     const bars = walkBars(tradingDays('SH', 19000, 6), [0.3, 0.6])
     bars.prevClose[2] = bars.close[1] + 0.00001 // rounding noise
     bars.prevClose[4] = bars.close[3] - 0.5 // a dividend of 0.5
-    assert.deepEqual(deriveExFactors(bars), [{ timestamp: bars.timestamp[4], exFactor: bars.close[3] / (bars.close[3] - 0.5) }])
+    assert.deepEqual(deriveExFactors(bars), [
+      { timestamp: bars.timestamp[4], exFactor: bars.close[3] / (bars.close[3] - 0.5) },
+    ])
   })
   it('actions use the last close before the ex-date; no-op actions and actions before any bar give no event', () => {
     const bars = walkBars(tradingDays('SH', 19000, 6), [0.3, 0.6])
@@ -26,6 +28,8 @@ describe('ex-factors', () => {
       { timestamp: bars.timestamp[2], action: NO_ACTION },
       { timestamp: bars.timestamp[3] + 3_600_000, action: { ...NO_ACTION, cashDividend: 0.1 } }, // ex-date in a gap
     ])
-    assert.deepEqual(events, [{ timestamp: bars.timestamp[3] + 3_600_000, exFactor: bars.close[3] / (bars.close[3] - 0.1) }])
+    assert.deepEqual(events, [
+      { timestamp: bars.timestamp[3] + 3_600_000, exFactor: bars.close[3] / (bars.close[3] - 0.1) },
+    ])
   })
 })

@@ -19,11 +19,19 @@ export interface CorporateAction {
   readonly splitRatio: number
 }
 
-export const NO_ACTION: CorporateAction = { cashDividend: 0, bonusRatio: 0, rightsRatio: 0, rightsPrice: 0, splitRatio: 1 }
+export const NO_ACTION: CorporateAction = {
+  cashDividend: 0,
+  bonusRatio: 0,
+  rightsRatio: 0,
+  rightsPrice: 0,
+  splitRatio: 1,
+}
 
 /** Exchange ex-rights reference price R = (P - cash + rightsPrice x rightsRatio) / ((1 + bonus + rights) x split). */
 export function referencePrice(lastClose: number, a: CorporateAction): number {
-  return (lastClose - a.cashDividend + a.rightsPrice * a.rightsRatio) / ((1 + a.bonusRatio + a.rightsRatio) * a.splitRatio)
+  return (
+    (lastClose - a.cashDividend + a.rightsPrice * a.rightsRatio) / ((1 + a.bonusRatio + a.rightsRatio) * a.splitRatio)
+  )
 }
 
 /** f = P / R for a corporate action whose last close before the ex-date was P. */
@@ -43,7 +51,8 @@ export function deriveExFactors(daily: Bars, tolerance = PREV_CLOSE_TOLERANCE): 
   const events: ExFactorEvent[] = []
   for (let i = 1; i < barCount(daily); i++) {
     const pc = prevClose[i]
-    if (pc > 0 && Math.abs(pc - close[i - 1]) > tolerance) events.push({ timestamp: timestamp[i], exFactor: close[i - 1] / pc })
+    if (pc > 0 && Math.abs(pc - close[i - 1]) > tolerance)
+      events.push({ timestamp: timestamp[i], exFactor: close[i - 1] / pc })
   }
   return events
 }
@@ -52,7 +61,10 @@ export function deriveExFactors(daily: Bars, tolerance = PREV_CLOSE_TOLERANCE): 
  * Events of corporate actions over daily bars: P is the raw close of the last bar before each
  * ex-date. Actions with no bar before them, and actions that change nothing (f = 1), give no event.
  */
-export function actionExFactors(daily: Bars, actions: readonly { timestamp: number; action: CorporateAction }[]): ExFactorEvent[] {
+export function actionExFactors(
+  daily: Bars,
+  actions: readonly { timestamp: number; action: CorporateAction }[],
+): ExFactorEvent[] {
   const events: ExFactorEvent[] = []
   for (const { timestamp, action } of actions) {
     const i = lowerBound(daily.timestamp, timestamp) - 1
@@ -75,4 +87,3 @@ export function gapsOf(events: readonly ExFactorEvent[], closeBefore: (e: ExFact
   })
   return gaps
 }
-

@@ -30,7 +30,10 @@ export interface Instrument {
 }
 
 /** An instrument known only by its symbol: every other field null. */
-export function bareInstrument(symbol: string, fields: Partial<Omit<Instrument, 'symbol' | 'code' | 'exchange' | 'region'>> = {}): Instrument {
+export function bareInstrument(
+  symbol: string,
+  fields: Partial<Omit<Instrument, 'symbol' | 'code' | 'exchange' | 'region'>> = {},
+): Instrument {
   const { code, exchange } = parseSymbol(symbol)
   return {
     symbol,

@@ -22,7 +22,14 @@ describe('parseSymbol', () => {
     ['-AAPL.US', 'not valid for exchange US'],
   ] as const) {
     it(`rejects ${JSON.stringify(input)} with BAD_SYMBOL naming the rule`, () => {
-      assert.throws(() => parseSymbol(input, 'symbols'), (e: unknown) => e instanceof MdqError && e.code === 'BAD_SYMBOL' && e.message.includes(fragment) && e.message.includes("'symbols'"))
+      assert.throws(
+        () => parseSymbol(input, 'symbols'),
+        (e: unknown) =>
+          e instanceof MdqError &&
+          e.code === 'BAD_SYMBOL' &&
+          e.message.includes(fragment) &&
+          e.message.includes("'symbols'"),
+      )
     })
   }
 
@@ -44,6 +51,9 @@ describe('parseSymbol', () => {
   })
   it('has the regular session lengths of the contract: CN 240, HK 330, US 390 minutes', () => {
     const minutes = (e: keyof typeof MARKETS) => MARKETS[e].sessions.reduce((sum, s) => sum + s.close - s.open, 0)
-    assert.deepEqual([minutes('SH'), minutes('SZ'), minutes('BJ'), minutes('HK'), minutes('US')], [240, 240, 240, 330, 390])
+    assert.deepEqual(
+      [minutes('SH'), minutes('SZ'), minutes('BJ'), minutes('HK'), minutes('US')],
+      [240, 240, 240, 330, 390],
+    )
   })
 })

@@ -82,20 +82,28 @@ export function isExchange(value: string): value is Exchange {
 export function parseSymbol(input: string, param = 'symbol'): SymbolParts {
   const dot = input.lastIndexOf('.')
   if (dot <= 0 || dot === input.length - 1) {
-    throw new MdqError('BAD_SYMBOL', `Parameter '${param}': '${clip(input)}' is not of the form <code>.<exchange> (exchange one of ${EXCHANGES.join(', ')}).`)
+    throw new MdqError(
+      'BAD_SYMBOL',
+      `Parameter '${param}': '${clip(input)}' is not of the form <code>.<exchange> (exchange one of ${EXCHANGES.join(', ')}).`,
+    )
   }
   const exchange = input.slice(dot + 1).toUpperCase()
   if (!isExchange(exchange)) {
-    throw new MdqError('BAD_SYMBOL', `Parameter '${param}': unknown exchange '${clip(input.slice(dot + 1))}' in '${clip(input)}'; allowed: ${EXCHANGES.join(', ')}.`)
+    throw new MdqError(
+      'BAD_SYMBOL',
+      `Parameter '${param}': unknown exchange '${clip(input.slice(dot + 1))}' in '${clip(input)}'; allowed: ${EXCHANGES.join(', ')}.`,
+    )
   }
   const market = MARKETS[exchange]
   const code = input.slice(0, dot).toUpperCase()
   if (!market.codePattern.test(code)) {
-    throw new MdqError('BAD_SYMBOL', `Parameter '${param}': code '${clip(input.slice(0, dot))}' is not valid for exchange ${exchange}; expected ${market.codeRule}.`)
+    throw new MdqError(
+      'BAD_SYMBOL',
+      `Parameter '${param}': code '${clip(input.slice(0, dot))}' is not valid for exchange ${exchange}; expected ${market.codeRule}.`,
+    )
   }
   return { symbol: `${code}.${exchange}`, code, exchange }
 }
-
 
 function clip(s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}...` : s

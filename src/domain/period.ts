@@ -8,7 +8,10 @@ export const STORED_PERIODS = ['1m', '1d'] as const satisfies readonly StoredPer
 export type MinutePeriod = Extract<Period, '1m' | '5m' | '10m' | '15m' | '30m' | '60m'>
 export type CalendarPeriod = Extract<Period, '1w' | '1M' | '1Q' | '1Y'>
 
-export const MINUTES_OF = { '1m': 1, '5m': 5, '10m': 10, '15m': 15, '30m': 30, '60m': 60 } as const satisfies Record<MinutePeriod, number>
+export const MINUTES_OF = { '1m': 1, '5m': 5, '10m': 10, '15m': 15, '30m': 30, '60m': 60 } as const satisfies Record<
+  MinutePeriod,
+  number
+>
 
 export function isPeriod(value: string): value is Period {
   return (PERIODS as readonly string[]).includes(value)

@@ -10,7 +10,8 @@ import type { Zone } from './time-zone.js'
  */
 export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: number, from = 0): number {
   let f = 1
-  for (let k = from; k < events.length && events[k].timestamp <= hi; k++) if (events[k].timestamp > lo) f *= events[k].exFactor
+  for (let k = from; k < events.length && events[k].timestamp <= hi; k++)
+    if (events[k].timestamp > lo) f *= events[k].exFactor
   return f
 }
 
@@ -20,7 +21,12 @@ export function factorBetween(events: readonly ExFactorEvent[], lo: number, hi: 
  * (none: the first bar of a history has its open as prev_close). `inPlace`: fill the caller's own
  * column (freshly read bars) instead of a copy.
  */
-export function fillDailyPrevClose(daily: Bars, events: readonly ExFactorEvent[], before?: { timestamp: number; close: number }, inPlace = false): Bars {
+export function fillDailyPrevClose(
+  daily: Bars,
+  events: readonly ExFactorEvent[],
+  before?: { timestamp: number; close: number },
+  inPlace = false,
+): Bars {
   const n = barCount(daily)
   const { timestamp, close, open } = daily
   const prevClose = inPlace ? daily.prevClose : daily.prevClose.slice()
@@ -74,7 +80,8 @@ export function fillMinutePrevClose(
     const prevRaw = i > 0 ? close[i - 1] : before?.close
     if (!firstOfDay && prevRaw !== undefined) prevClose[i] = prevRaw
     else if (dayPrevClose.has(day)) prevClose[i] = dayPrevClose.get(day)!
-    else if (prevTs !== undefined && prevRaw !== undefined) prevClose[i] = prevRaw / factorBetween(events, prevTs, timestamp[i])
+    else if (prevTs !== undefined && prevRaw !== undefined)
+      prevClose[i] = prevRaw / factorBetween(events, prevTs, timestamp[i])
     else prevClose[i] = open[i]
   }
   return { ...minute, prevClose }

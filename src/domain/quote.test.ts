@@ -6,7 +6,8 @@ import { MARKETS } from './market.js'
 import { quoteOfDay, sessionAt } from './quote.js'
 
 describe('sessionAt', () => {
-  const at = (exchange: 'SH' | 'HK' | 'US', y: number, mo: number, d: number, hh: number, mm: number) => sessionAt(MARKETS[exchange], MARKETS[exchange].zone.utcOf(y, mo, d, hh * 60 + mm))
+  const at = (exchange: 'SH' | 'HK' | 'US', y: number, mo: number, d: number, hh: number, mm: number) =>
+    sessionAt(MARKETS[exchange], MARKETS[exchange].zone.utcOf(y, mo, d, hh * 60 + mm))
   it('regular inside a session, closed at the lunch break, after the close and on weekends (exchange-local, DST aware)', () => {
     assert.equal(at('SH', 2026, 11, 18, 9, 30), 'regular')
     assert.equal(at('SH', 2026, 11, 18, 11, 30), 'closed')
@@ -23,12 +24,35 @@ describe('sessionAt', () => {
 describe('quoteOfDay', () => {
   const instrument = bareInstrument('600519.SH', { name: 'Moutai' })
   const minutes = allocBars(3)
-  ;[minutes.timestamp, minutes.open, minutes.high, minutes.low, minutes.close, minutes.volume, minutes.amount, minutes.prevClose].forEach((col, k) =>
-    col.set([[1, 2, 3], [10, 11, 12], [11, 13, 12.5], [9.5, 10.5, 11.5], [11, 12, 12.2], [5, 6, 7], [0.1, 0.2, 0.3], [9.8, 11, 12]][k]),
+  ;[
+    minutes.timestamp,
+    minutes.open,
+    minutes.high,
+    minutes.low,
+    minutes.close,
+    minutes.volume,
+    minutes.amount,
+    minutes.prevClose,
+  ].forEach((col, k) =>
+    col.set(
+      [
+        [1, 2, 3],
+        [10, 11, 12],
+        [11, 13, 12.5],
+        [9.5, 10.5, 11.5],
+        [11, 12, 12.2],
+        [5, 6, 7],
+        [0.1, 0.2, 0.3],
+        [9.8, 11, 12],
+      ][k],
+    ),
   )
   it('from minutes only: open of the first, max high, min low, sums, prev_close of the first, last close', () => {
     const q = quoteOfDay(instrument, MARKETS.SH, allocBars(0), minutes, 0)
-    assert.deepEqual([q.timestamp, q.lastPrice, q.open, q.high, q.low, q.volume, q.amount, q.prevClose], [3, 12.2, 10, 13, 9.5, 18, 0.6, 9.8])
+    assert.deepEqual(
+      [q.timestamp, q.lastPrice, q.open, q.high, q.low, q.volume, q.amount, q.prevClose],
+      [3, 12.2, 10, 13, 9.5, 18, 0.6, 9.8],
+    )
     assert.equal(q.changeAmount, 12.2 - 9.8)
     assert.equal(q.changePct, (12.2 - 9.8) / 9.8)
     assert.equal(q.amplitude, (13 - 9.5) / 9.8)
@@ -36,9 +60,21 @@ describe('quoteOfDay', () => {
   })
   it('a daily bar gives the day figures; the last minute still gives the last price and timestamp', () => {
     const daily = allocBars(1)
-    ;[daily.timestamp[0], daily.open[0], daily.high[0], daily.low[0], daily.close[0], daily.volume[0], daily.amount[0], daily.prevClose[0]] = [0, 10, 14, 9, 12.3, 100, 50, 10]
+    ;[
+      daily.timestamp[0],
+      daily.open[0],
+      daily.high[0],
+      daily.low[0],
+      daily.close[0],
+      daily.volume[0],
+      daily.amount[0],
+      daily.prevClose[0],
+    ] = [0, 10, 14, 9, 12.3, 100, 50, 10]
     const q = quoteOfDay(instrument, MARKETS.SH, daily, minutes, 0)
-    assert.deepEqual([q.timestamp, q.lastPrice, q.open, q.high, q.low, q.volume, q.amount, q.prevClose], [3, 12.2, 10, 14, 9, 100, 50, 10])
+    assert.deepEqual(
+      [q.timestamp, q.lastPrice, q.open, q.high, q.low, q.volume, q.amount, q.prevClose],
+      [3, 12.2, 10, 14, 9, 100, 50, 10],
+    )
     const dailyOnly = quoteOfDay(instrument, MARKETS.SH, daily, allocBars(0), 0)
     assert.deepEqual([dailyOnly.timestamp, dailyOnly.lastPrice], [0, 12.3])
   })

@@ -47,7 +47,14 @@ export function quoteOfDay(instrument: Instrument, market: Market, daily: Bars, 
   const fromDaily = barCount(daily) > 0
   let open: number, high: number, low: number, volume: number, amount: number, prevClose: number
   if (fromDaily) {
-    ;[open, high, low, volume, amount, prevClose] = [daily.open[0], daily.high[0], daily.low[0], daily.volume[0], daily.amount[0], daily.prevClose[0]]
+    ;[open, high, low, volume, amount, prevClose] = [
+      daily.open[0],
+      daily.high[0],
+      daily.low[0],
+      daily.volume[0],
+      daily.amount[0],
+      daily.prevClose[0],
+    ]
   } else {
     ;[open, high, low, volume, amount, prevClose] = [minutes.open[0], -Infinity, Infinity, 0, 0, minutes.prevClose[0]]
     for (let i = 0; i < m; i++) {

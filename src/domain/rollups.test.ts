@@ -24,8 +24,16 @@ describe('buildAllRollups', () => {
       seed: arbSeed,
       holes: fc.array(fc.nat({ max: 2_000 }), { maxLength: 60 }),
       // Bars moved off the sessions (pre/post market, lunch), kept ascending by sorting.
-      outside: fc.array(fc.record({ at: fc.nat({ max: 2_000 }), minutes: fc.integer({ min: -600, max: 600 }) }), { maxLength: 20 }),
-      amounts: fc.array(fc.record({ at: fc.nat({ max: 2_000 }), v: fc.oneof(fc.double({ noNaN: false }), fc.constantFrom(-0, 0.1, 1e-10, 2 ** 52 + 0.5, 123456789012.345)) }), { maxLength: 20 }),
+      outside: fc.array(fc.record({ at: fc.nat({ max: 2_000 }), minutes: fc.integer({ min: -600, max: 600 }) }), {
+        maxLength: 20,
+      }),
+      amounts: fc.array(
+        fc.record({
+          at: fc.nat({ max: 2_000 }),
+          v: fc.oneof(fc.double({ noNaN: false }), fc.constantFrom(-0, 0.1, 1e-10, 2 ** 52 + 0.5, 123456789012.345)),
+        }),
+        { maxLength: 20 },
+      ),
     })
     fc.assert(
       fc.property(arbCase, (c) => {
@@ -50,7 +58,10 @@ describe('buildAllRollups', () => {
       const days = sessionMinutes(exchange, tradingDays(exchange, 19_000, 12))
       const perDay = days.length / 12
       for (const at of [0, 7, perDay - 1]) {
-        const minute = walkBars(days.filter((_, i) => i % perDay === at), [0.3, 0.8])
+        const minute = walkBars(
+          days.filter((_, i) => i % perDay === at),
+          [0.3, 0.8],
+        )
         const all = buildAllRollups(minute, market)
         ROLLUP_PERIODS.forEach((period, k) => {
           assert.equal(barCount(all[k]), 12, `${exchange} ${period}`)

@@ -38,8 +38,18 @@ describe('time zones', () => {
       const [hh, mm, ss] = time.split(':').map(Number)
       return Date.UTC(y, m - 1, d, hh, mm, ss) - Math.floor(t / 1000) * 1000
     }
-    fc.assert(fc.property(fc.integer({ min: Date.UTC(1995, 0, 1), max: Date.UTC(2035, 0, 1) }), (t) => assert.equal(ny.offsetMs(t), intl(t))))
-    for (const t of [Date.UTC(2013, 2, 10, 6, 59), Date.UTC(2013, 2, 10, 7, 0), Date.UTC(2013, 10, 3, 5, 59), Date.UTC(2013, 10, 3, 6, 0)]) assert.equal(ny.offsetMs(t), intl(t))
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1995, 0, 1), max: Date.UTC(2035, 0, 1) }), (t) =>
+        assert.equal(ny.offsetMs(t), intl(t)),
+      ),
+    )
+    for (const t of [
+      Date.UTC(2013, 2, 10, 6, 59),
+      Date.UTC(2013, 2, 10, 7, 0),
+      Date.UTC(2013, 10, 3, 5, 59),
+      Date.UTC(2013, 10, 3, 6, 0),
+    ])
+      assert.equal(ny.offsetMs(t), intl(t))
   })
 
   it('formats dates', () => {

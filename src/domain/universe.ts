@@ -26,10 +26,38 @@ interface BuiltIn {
 
 /** Always current: their members are the instruments of that region and security class. */
 export const BUILT_IN_UNIVERSES: readonly BuiltIn[] = [
-  { id: 'CN_Equity_A', name: 'China A-shares', region: 'CN', category: 'equity', type: 'stock', description: 'Every stock of SH, SZ and BJ in this store' },
-  { id: 'CN_ETF', name: 'China ETFs', region: 'CN', category: 'etf', type: 'etf', description: 'Every ETF of SH, SZ and BJ in this store' },
-  { id: 'HK_Equity', name: 'Hong Kong equities', region: 'HK', category: 'equity', type: 'stock', description: 'Every stock of HK in this store' },
-  { id: 'US_Equity', name: 'US equities', region: 'US', category: 'equity', type: 'stock', description: 'Every stock of US in this store' },
+  {
+    id: 'CN_Equity_A',
+    name: 'China A-shares',
+    region: 'CN',
+    category: 'equity',
+    type: 'stock',
+    description: 'Every stock of SH, SZ and BJ in this store',
+  },
+  {
+    id: 'CN_ETF',
+    name: 'China ETFs',
+    region: 'CN',
+    category: 'etf',
+    type: 'etf',
+    description: 'Every ETF of SH, SZ and BJ in this store',
+  },
+  {
+    id: 'HK_Equity',
+    name: 'Hong Kong equities',
+    region: 'HK',
+    category: 'equity',
+    type: 'stock',
+    description: 'Every stock of HK in this store',
+  },
+  {
+    id: 'US_Equity',
+    name: 'US equities',
+    region: 'US',
+    category: 'equity',
+    type: 'stock',
+    description: 'Every stock of US in this store',
+  },
 ]
 
 export function isBuiltInUniverse(id: string): boolean {

@@ -25,7 +25,9 @@ export async function* barBlocksOnThread(path: string, opts: BarRowOptions): Asy
   }
   worker.on('message', deliver)
   worker.on('error', (err) => deliver({ type: 'crash', message: err.stack ?? err.message }))
-  worker.on('exit', (code) => deliver({ type: 'crash', message: `the CSV reading thread exited (code ${code}) before the end of the file` }))
+  worker.on('exit', (code) =>
+    deliver({ type: 'crash', message: `the CSV reading thread exited (code ${code}) before the end of the file` }),
+  )
   try {
     for (;;) {
       while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve))

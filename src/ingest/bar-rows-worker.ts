@@ -26,7 +26,8 @@ try {
   }
   post({ type: 'end' })
 } catch (err) {
-  if (err instanceof ImportError) post({ type: 'import-error', file: err.file, line: err.line, column: err.column, reason: err.reason })
+  if (err instanceof ImportError)
+    post({ type: 'import-error', file: err.file, line: err.line, column: err.column, reason: err.reason })
   else if (err instanceof MdqError) post({ type: 'mdq-error', code: err.code, message: err.message })
   else post({ type: 'crash', message: err instanceof Error ? (err.stack ?? err.message) : String(err) })
 }

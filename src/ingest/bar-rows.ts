@@ -74,13 +74,17 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
         if (t % MINUTE_MS !== 0) r.fail(cols.time, `minute bar time ${r.text(cols.time)} is not on a whole minute`)
         t -= shift
       }
-      if (!isWeekday(market, t)) r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
+      if (!isWeekday(market, t))
+        r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
       if (!daily && !inSession(market, t)) {
         if (opts.outsideSessions === 'skip') {
           skipped++
           continue
         }
-        r.fail(cols.time, `bar at ${r.text(cols.time)} is outside the regular sessions of ${market.exchange} (use --outside-sessions skip to drop such bars)`)
+        r.fail(
+          cols.time,
+          `bar at ${r.text(cols.time)} is outside the regular sessions of ${market.exchange} (use --outside-sessions skip to drop such bars)`,
+        )
       }
       const open = r.number(cols.open, 'open') / scale
       const high = r.number(cols.high, 'high') / scale
@@ -94,7 +98,11 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
       if (low <= 0) r.fail(cols.low, `low ${low} is not a positive price`)
       if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
-      if (!Number.isSafeInteger(volume)) r.fail(cols.volume, `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`)
+      if (!Number.isSafeInteger(volume))
+        r.fail(
+          cols.volume,
+          `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`,
+        )
       if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
       if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
       if (parts !== lastParts) {
@@ -108,7 +116,10 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       }
       if (daily) {
         if (lastDay[lastId] === t && lastRaw[lastId] !== raw) {
-          r.fail(cols.time, `a second ${parts.symbol} bar on ${market.zone.isoDate(t)} at another time (${r.text(cols.time)}): a daily file holds one bar a day (for minute bars give --period 1m)`)
+          r.fail(
+            cols.time,
+            `a second ${parts.symbol} bar on ${market.zone.isoDate(t)} at another time (${r.text(cols.time)}): a daily file holds one bar a day (for minute bars give --period 1m)`,
+          )
         }
         lastDay[lastId] = t
         lastRaw[lastId] = raw
@@ -124,6 +135,13 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       pcs[n] = prevClose
       n++
     }
-    yield { rows: batch.rows, skipped, newSymbols, symbolIds: symbolIds.subarray(0, n), bars: sliceBars(bars, 0, n), bytesRead: file.bytesRead() }
+    yield {
+      rows: batch.rows,
+      skipped,
+      newSymbols,
+      symbolIds: symbolIds.subarray(0, n),
+      bars: sliceBars(bars, 0, n),
+      bytesRead: file.bytesRead(),
+    }
   }
 }

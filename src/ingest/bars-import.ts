@@ -1,5 +1,14 @@
 /** @module `mdq import bars`: CSV rows -> checked 1m/1d bars -> chunked writes inside one transaction. */
-import { allocBars, BAR_FIELDS, barCount, copyBars, mergeBars, sliceBars, withoutRange, type Bars } from '../domain/bars.js'
+import {
+  allocBars,
+  BAR_FIELDS,
+  barCount,
+  copyBars,
+  mergeBars,
+  sliceBars,
+  withoutRange,
+  type Bars,
+} from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
@@ -116,10 +125,13 @@ class SymbolBars {
     const first = bars.timestamp[0]
     const last = bars.timestamp[n - 1]
     if (opts.replace) {
-      if (this.lo > this.hi) await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: last })
+      if (this.lo > this.hi)
+        await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: last })
       else {
-        if (first < this.lo) await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: this.lo - 1 })
-        if (last > this.hi) await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: this.hi + 1, toMs: last })
+        if (first < this.lo)
+          await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: this.lo - 1 })
+        if (last > this.hi)
+          await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: this.hi + 1, toMs: last })
       }
     }
     this.lo = Math.min(this.lo, first)
@@ -137,7 +149,12 @@ class SymbolBars {
   }
 }
 
-export async function importBars(file: CsvFile, target: ImportTarget, opts: BarImportOptions, progress?: ImportProgress): Promise<ImportCounts> {
+export async function importBars(
+  file: CsvFile,
+  target: ImportTarget,
+  opts: BarImportOptions,
+  progress?: ImportProgress,
+): Promise<ImportCounts> {
   const kept = opts.deriveExFactors && opts.period === '1d' ? new BarSpill() : undefined
   try {
     return await importBarsWith(file, target, opts, kept, progress)
@@ -147,7 +164,12 @@ export async function importBars(file: CsvFile, target: ImportTarget, opts: BarI
 }
 
 /** Flushes the biggest buffers until at most AFTER_FLUSH_ROWS rows stay buffered. */
-async function flushBiggest(all: Iterable<SymbolBars>, buffered: number, writer: StoreWriter, opts: BarImportOptions): Promise<number> {
+async function flushBiggest(
+  all: Iterable<SymbolBars>,
+  buffered: number,
+  writer: StoreWriter,
+  opts: BarImportOptions,
+): Promise<number> {
   for (const one of [...all].sort((a, b) => b.buffer.n - a.buffer.n)) {
     if (buffered <= AFTER_FLUSH_ROWS) break
     buffered -= one.buffer.n
@@ -156,9 +178,21 @@ async function flushBiggest(all: Iterable<SymbolBars>, buffered: number, writer:
   return buffered
 }
 
-async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, opts: BarImportOptions, kept: BarSpill | undefined, progress?: ImportProgress): Promise<ImportCounts> {
+async function importBarsWith(
+  file: CsvFile,
+  { store, writer }: ImportTarget,
+  opts: BarImportOptions,
+  kept: BarSpill | undefined,
+  progress?: ImportProgress,
+): Promise<ImportCounts> {
   barColumns(file, opts) // a bad header fails here, before any thread starts
-  const rowOptions: BarRowOptions = { period: opts.period, symbol: opts.symbol, stamp: opts.stamp, priceScale: opts.priceScale, outsideSessions: opts.outsideSessions }
+  const rowOptions: BarRowOptions = {
+    period: opts.period,
+    symbol: opts.symbol,
+    stamp: opts.stamp,
+    priceScale: opts.priceScale,
+    outsideSessions: opts.outsideSessions,
+  }
   const onThread = opts.parseThread ?? file.sizeBytes >= PARSE_THREAD_BYTES
   if (onThread) await file.close()
   const blocks = onThread ? barBlocksOnThread(file.path, rowOptions) : barBlocks(file, rowOptions)
@@ -180,7 +214,7 @@ async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, op
       byId.push(one)
     }
     const ids = block.symbolIds
-    for (let i = 0; i < ids.length; ) {
+    for (let i = 0; i < ids.length;) {
       const one = byId[ids[i]]
       let end = i + 1
       while (end < ids.length && ids[end] === ids[i]) end++
@@ -212,4 +246,3 @@ async function importBarsWith(file: CsvFile, { store, writer }: ImportTarget, op
   }
   return counts
 }
-

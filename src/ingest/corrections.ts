@@ -16,7 +16,14 @@ const ALL = Number.MAX_SAFE_INTEGER
  * through the end of that day, so `--to 2024-01-05` includes that day's minute bars.
  */
 export function parseTimeArg(text: string, market: Market, flag: '--from' | '--to'): number {
-  const file: CsvFile = { path: flag, header: [flag], sizeBytes: 0, batches: (async function* () {})(), bytesRead: () => 0, close: async () => undefined }
+  const file: CsvFile = {
+    path: flag,
+    header: [flag],
+    sizeBytes: 0,
+    batches: (async function* () {})(),
+    bytesRead: () => 0,
+    close: async () => undefined,
+  }
   const r = new FieldReader(file)
   r.at(batchOfFields([text]), 0)
   try {
@@ -41,7 +48,8 @@ export function rangeOf(a: RangeArgs): { symbol: string; fromMs?: number; toMs?:
   const market = marketOfParts(parts)
   const fromMs = a.from === undefined ? undefined : parseTimeArg(a.from, market, '--from')
   const toMs = a.to === undefined ? undefined : parseTimeArg(a.to, market, '--to')
-  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) throw new MdqError('BAD_PARAM', `--from ${a.from} is after --to ${a.to}`)
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
+    throw new MdqError('BAD_PARAM', `--from ${a.from} is after --to ${a.to}`)
   return { symbol: parts.symbol, ...(fromMs !== undefined && { fromMs }), ...(toMs !== undefined && { toMs }) }
 }
 
@@ -70,7 +78,11 @@ export async function deleteInstruments(store: MarketStore, inputs: readonly str
   const symbols = [...new Set(inputs.map((s) => parseSymbol(s, 'symbols').symbol))]
   const known = new Set((await store.readInstruments(symbols)).map((i) => i.symbol))
   const unknown = symbols.filter((s) => !known.has(s))
-  if (unknown.length > 0) throw new MdqError('UNKNOWN_SYMBOL', `unknown instrument ${unknown.join(', ')}: nothing deleted (see mdq delete bars for bars without an instrument)`)
+  if (unknown.length > 0)
+    throw new MdqError(
+      'UNKNOWN_SYMBOL',
+      `unknown instrument ${unknown.join(', ')}: nothing deleted (see mdq delete bars for bars without an instrument)`,
+    )
   let bars = 0
   let events = 0
   const periods = STORED_PERIODS

@@ -35,7 +35,9 @@ async function failureOf(content: string): Promise<string> {
 
 describe('CSV reader', () => {
   it('reads quoted fields (commas and doubled quotes inside), CRLF, a BOM, and a last line without a break', async () => {
-    const { header, rows } = await rowsOf('\uFEFFsymbol,"name",x\r\nAAPL.US,"Apple, Inc.",1\r\nB.US,"say ""hi""",\r\nC.US, spaced ,3')
+    const { header, rows } = await rowsOf(
+      '\uFEFFsymbol,"name",x\r\nAAPL.US,"Apple, Inc.",1\r\nB.US,"say ""hi""",\r\nC.US, spaced ,3',
+    )
     assert.deepEqual(header, ['symbol', 'name', 'x'])
     assert.deepEqual(rows, [
       [2, 'AAPL.US', 'Apple, Inc.', '1'],
@@ -64,9 +66,15 @@ describe('CSV reader', () => {
   })
 
   it('refuses a row with fewer or more fields than the header, and a quote left open, naming line and column', async () => {
-    assert.equal(await failureOf('a,b,c\n1,2,3\n1,2\n'), "3:1: this row has fewer fields than the header (3); give every column, empty ones as ''")
+    assert.equal(
+      await failureOf('a,b,c\n1,2,3\n1,2\n'),
+      "3:1: this row has fewer fields than the header (3); give every column, empty ones as ''",
+    )
     assert.equal(await failureOf('a,b\n1,2\n3,4,5\n'), "3:3: this row has 3 fields, more than the header's 2")
-    assert.equal(await failureOf('a,b\n1,2\n3,"4\n5"\n'), '3:2: a quoted field does not close on its line (a row is one line)')
+    assert.equal(
+      await failureOf('a,b\n1,2\n3,"4\n5"\n'),
+      '3:2: a quoted field does not close on its line (a row is one line)',
+    )
   })
 
   it('refuses an empty file and a blank first line', async () => {

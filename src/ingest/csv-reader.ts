@@ -45,7 +45,17 @@ let fieldCount = 0
  * the last field). Returns the line feed's offset, or `end` when the bytes end first: the line is
  * unfinished unless `final`.
  */
-function splitLine(path: string, line: number, bytes: Buffer, at: number, end: number, final: boolean, bounds: Int32Array, base: number, cols: number): number {
+function splitLine(
+  path: string,
+  line: number,
+  bytes: Buffer,
+  at: number,
+  end: number,
+  final: boolean,
+  bounds: Int32Array,
+  base: number,
+  cols: number,
+): number {
   let k = 0
   let p = at
   for (;;) {
@@ -57,7 +67,8 @@ function splitLine(path: string, line: number, bytes: Buffer, at: number, end: n
         p++
         while (p < end && (c = bytes[p]) !== QUOTE && c !== LF) p++
         if (p >= end && !final) return end
-        if (p >= end || c === LF) throw new ImportError(path, line, k + 1, 'a quoted field does not close on its line (a row is one line)')
+        if (p >= end || c === LF)
+          throw new ImportError(path, line, k + 1, 'a quoted field does not close on its line (a row is one line)')
         if (p + 1 < end && bytes[p + 1] === QUOTE) p++
         else break
       }
@@ -144,8 +155,15 @@ export class CsvScanner {
         k = fieldCount
       }
       const line = ++this.line
-      if (k < cols) throw new ImportError(this.path, line, 1, `this row has fewer fields than the header (${cols}); give every column, empty ones as ''`)
-      if (k > cols) throw new ImportError(this.path, line, cols + 1, `this row has ${k} fields, more than the header's ${cols}`)
+      if (k < cols)
+        throw new ImportError(
+          this.path,
+          line,
+          1,
+          `this row has fewer fields than the header (${cols}); give every column, empty ones as ''`,
+        )
+      if (k > cols)
+        throw new ImportError(this.path, line, cols + 1, `this row has ${k} fields, more than the header's ${cols}`)
       this.lines[rows++] = line
       at = stop + 1
     }
@@ -167,7 +185,8 @@ export class CsvScanner {
 export function fieldText(bytes: Buffer, s: number, e: number): string {
   while (s < e && bytes[s] <= 32) s++
   while (e > s && bytes[e - 1] <= 32) e--
-  if (e - s >= 2 && bytes[s] === QUOTE && bytes[e - 1] === QUOTE) return bytes.toString('utf8', s + 1, e - 1).replaceAll('""', '"')
+  if (e - s >= 2 && bytes[s] === QUOTE && bytes[e - 1] === QUOTE)
+    return bytes.toString('utf8', s + 1, e - 1).replaceAll('""', '"')
   return bytes.toString('utf8', s, e)
 }
 
@@ -189,9 +208,11 @@ export function batchOfFields(fields: readonly string[]): CsvBatch {
  * one line: a quoted field may hold commas but not line breaks, as in every market-data format mdq imports.
  */
 export async function openCsv(path: string): Promise<CsvFile> {
-  const sizeBytes = (await stat(path).catch(() => {
-    throw new ImportError(path, 0, 0, 'file not found or not readable')
-  })).size
+  const sizeBytes = (
+    await stat(path).catch(() => {
+      throw new ImportError(path, 0, 0, 'file not found or not readable')
+    })
+  ).size
   const fh = await open(path, 'r').catch(() => {
     throw new ImportError(path, 0, 0, 'file not found or not readable')
   })
@@ -204,7 +225,8 @@ export async function openCsv(path: string): Promise<CsvFile> {
   /** Reads on after the `keep` bytes at the end of buf, growing buf when one line fills it. */
   const fill = async (keep: number): Promise<void> => {
     if (keep > 0 && keep === have && have === buf.length) {
-      if (buf.length >= MAX_LINE_BYTES) throw new ImportError(path, 0, 0, `a line is longer than ${MAX_LINE_BYTES >> 20} MiB`)
+      if (buf.length >= MAX_LINE_BYTES)
+        throw new ImportError(path, 0, 0, `a line is longer than ${MAX_LINE_BYTES >> 20} MiB`)
       const bigger = Buffer.allocUnsafe(buf.length * 2)
       buf.copy(bigger, 0, 0, have)
       buf = bigger
@@ -229,10 +251,20 @@ export async function openCsv(path: string): Promise<CsvFile> {
     const lf = firstBreak()
     const bodyStart = lf < 0 ? have : lf + 1
     const headEnd = lf < 0 ? have : lf > bom && buf[lf - 1] === CR ? lf - 1 : lf
-    if (buf.toString('utf8', bom, headEnd).trim() === '') throw new ImportError(path, 1, 1, bodyStart === have && eof ? 'empty file: a header row is required' : 'line 1 is blank: the header row comes first')
+    if (buf.toString('utf8', bom, headEnd).trim() === '')
+      throw new ImportError(
+        path,
+        1,
+        1,
+        bodyStart === have && eof
+          ? 'empty file: a header row is required'
+          : 'line 1 is blank: the header row comes first',
+      )
     const headBounds = new Int32Array(2 * (headEnd - bom + 1))
     splitLine(path, 1, buf, bom, headEnd, true, headBounds, 0, headEnd - bom + 1)
-    const header = Array.from({ length: fieldCount }, (_, k) => fieldText(buf, headBounds[2 * k], headBounds[2 * k + 1]))
+    const header = Array.from({ length: fieldCount }, (_, k) =>
+      fieldText(buf, headBounds[2 * k], headBounds[2 * k + 1]),
+    )
     const scanner = new CsvScanner(path, header.length, 1)
     let from = bodyStart
     async function* batches(): AsyncGenerator<CsvBatch> {
@@ -257,7 +289,11 @@ export async function openCsv(path: string): Promise<CsvFile> {
 }
 
 /** Positions of named columns; a missing required one is an error at line 1. */
-export function columnsOf<R extends string, O extends string>(file: CsvFile, required: readonly R[], optional: readonly O[]): Record<R, number> & Record<O, number | undefined> {
+export function columnsOf<R extends string, O extends string>(
+  file: CsvFile,
+  required: readonly R[],
+  optional: readonly O[],
+): Record<R, number> & Record<O, number | undefined> {
   const at = (name: string) => {
     const i = file.header.indexOf(name)
     return i < 0 ? undefined : i
@@ -265,7 +301,8 @@ export function columnsOf<R extends string, O extends string>(file: CsvFile, req
   const out: Record<string, number | undefined> = {}
   for (const name of required) {
     const i = at(name)
-    if (i === undefined) throw new ImportError(file.path, 1, 1, `missing column '${name}' (header: ${file.header.join(',')})`)
+    if (i === undefined)
+      throw new ImportError(file.path, 1, 1, `missing column '${name}' (header: ${file.header.join(',')})`)
     out[name] = i
   }
   for (const name of optional) out[name] = at(name)

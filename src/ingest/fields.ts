@@ -159,14 +159,23 @@ export class FieldReader {
       }
       return ms >= MIN_EPOCH_MS && ms < MAX_MS ? ms : NaN
     }
-    if ((n !== 16 && n !== 19) || b[s + 4] !== 45 || b[s + 7] !== 45 || (b[s + 10] !== 32 && b[s + 10] !== 84) || b[s + 13] !== 58 || (n === 19 && b[s + 16] !== 58)) return NaN
+    if (
+      (n !== 16 && n !== 19) ||
+      b[s + 4] !== 45 ||
+      b[s + 7] !== 45 ||
+      (b[s + 10] !== 32 && b[s + 10] !== 84) ||
+      b[s + 13] !== 58 ||
+      (n === 19 && b[s + 16] !== 58)
+    )
+      return NaN
     const y = digits2(b, s) * 100 + digits2(b, s + 2)
     const mo = digits2(b, s + 5)
     const d = digits2(b, s + 8)
     const hh = digits2(b, s + 11)
     const mm = digits2(b, s + 14)
     const ss = n === 19 ? digits2(b, s + 17) : 0
-    if (!(y >= MIN_YEAR && y <= MAX_YEAR && hh <= 23 && mm <= 59 && ss <= 59) || calendarDay(y, mo, d) === undefined) return NaN
+    if (!(y >= MIN_YEAR && y <= MAX_YEAR && hh <= 23 && mm <= 59 && ss <= 59) || calendarDay(y, mo, d) === undefined)
+      return NaN
     return market.zone.utcOf(y, mo, d, hh * 60 + mm) + ss * 1000
   }
 
@@ -174,7 +183,11 @@ export class FieldReader {
     const s = this.text(col)
     if (s.length !== 8 && isDigits(s)) return this.#epochMs(col, s)
     const m = DASHED_TIME.exec(s) ?? COMPACT_TIME.exec(s)
-    if (!m) return this.fail(col, `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]' or 'YYYYMMDD[ HH:MM]'`)
+    if (!m)
+      return this.fail(
+        col,
+        `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]' or 'YYYYMMDD[ HH:MM]'`,
+      )
     const [y, mo, d, hh, mm, ss] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number)
     const day = calendarDay(y, mo, d)
     if (day === undefined) return this.fail(col, `time '${s}': ${m[1]}-${m[2]}-${m[3]} is not a calendar date`)
@@ -187,9 +200,16 @@ export class FieldReader {
     const ms = s.length <= 16 ? Number(s) : Infinity
     if (ms < MIN_EPOCH_MS) {
       const asSeconds = ms * 1000 < MAX_MS ? ` (as epoch seconds: ${new Date(ms * 1000).toISOString()})` : ''
-      return this.fail(col, `time '${s}' is too small for epoch milliseconds (before 1970-04-27)${asSeconds}: give epoch milliseconds, YYYYMMDD or YYYY-MM-DD`)
+      return this.fail(
+        col,
+        `time '${s}' is too small for epoch milliseconds (before 1970-04-27)${asSeconds}: give epoch milliseconds, YYYYMMDD or YYYY-MM-DD`,
+      )
     }
-    if (!(ms < MAX_MS)) return this.fail(col, `time '${clip(s)}' as epoch milliseconds is after ${MAX_YEAR}: times must lie in ${MIN_YEAR}-${MAX_YEAR}`)
+    if (!(ms < MAX_MS))
+      return this.fail(
+        col,
+        `time '${clip(s)}' as epoch milliseconds is after ${MAX_YEAR}: times must lie in ${MIN_YEAR}-${MAX_YEAR}`,
+      )
     return ms
   }
 }

@@ -29,7 +29,14 @@ export interface ImportProgress {
  */
 export type ImportCheckpoint = (point: string) => void
 
-export async function importFile(store: MarketStore, kind: ImportKind, path: string, bars: BarImportOptions, progress?: ImportProgress, checkpoint?: ImportCheckpoint): Promise<ImportSummary> {
+export async function importFile(
+  store: MarketStore,
+  kind: ImportKind,
+  path: string,
+  bars: BarImportOptions,
+  progress?: ImportProgress,
+  checkpoint?: ImportCheckpoint,
+): Promise<ImportSummary> {
   const t0 = performance.now()
   const file = await openCsv(path)
   // Bars report progress themselves (their file may be read on another thread).
@@ -37,11 +44,15 @@ export async function importFile(store: MarketStore, kind: ImportKind, path: str
   const writer = checkpoint ? withCheckpoints(await store.beginWrite(), checkpoint) : await store.beginWrite()
   try {
     const counts =
-      kind === 'bars' ? await importBars(tracked, { store, writer }, bars, progress)
-      : kind === 'instruments' ? await importInstruments(tracked, writer)
-      : kind === 'ex-factors' ? await importExFactors(tracked, { store, writer })
-      : kind === 'universes' ? await importUniverses(tracked, writer)
-      : await importActions(tracked, { store, writer })
+      kind === 'bars'
+        ? await importBars(tracked, { store, writer }, bars, progress)
+        : kind === 'instruments'
+          ? await importInstruments(tracked, writer)
+          : kind === 'ex-factors'
+            ? await importExFactors(tracked, { store, writer })
+            : kind === 'universes'
+              ? await importUniverses(tracked, writer)
+              : await importActions(tracked, { store, writer })
     await writer.commit()
     return { kind, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
   } catch (err) {
@@ -95,6 +106,11 @@ function withProgress(file: CsvFile, progress: ImportProgress): CsvFile {
 
 export function formatSummary(s: ImportSummary): string {
   const perSecond = s.seconds > 0 ? Math.round(s.rows / s.seconds) : s.rows
-  const extra = [s.skipped ? `${s.skipped.toLocaleString('en-US')} skipped outside sessions` : '', s.events ? `${s.events} ex-factor events` : ''].filter(Boolean).join(', ')
+  const extra = [
+    s.skipped ? `${s.skipped.toLocaleString('en-US')} skipped outside sessions` : '',
+    s.events ? `${s.events} ex-factor events` : '',
+  ]
+    .filter(Boolean)
+    .join(', ')
   return `imported ${s.kind}: ${s.rows.toLocaleString('en-US')} rows${extra ? ` (${extra})` : ''}, ${s.symbols} symbols, from ${s.file} in ${s.seconds.toFixed(2)} s (${perSecond.toLocaleString('en-US')} rows/s)`
 }

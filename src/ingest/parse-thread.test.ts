@@ -11,7 +11,13 @@ import { importFile, type ImportCheckpoint } from './import-file.js'
 
 const { dir, cleanup } = tempDir()
 after(cleanup)
-const minute: BarImportOptions = { period: '1m', stamp: 'start', priceScale: 1, outsideSessions: 'skip', deriveExFactors: false }
+const minute: BarImportOptions = {
+  period: '1m',
+  stamp: 'start',
+  priceScale: 1,
+  outsideSessions: 'skip',
+  deriveExFactors: false,
+}
 
 /** 3 symbols interleaved minute by minute (several read chunks, flushes mid-run), one row outside the sessions per day. */
 function marketRows(days: number): string[] {
@@ -26,7 +32,9 @@ function marketRows(days: number): string[] {
       for (let m = s.open; m < s.close; m++)
         for (const [k, symbol] of ['600000.SH', '600519.SH', '000001.SZ'].entries()) {
           const p = (10 + k + (m % 13) / 100).toFixed(2)
-          rows.push(`${symbol},${midnight + m * 60_000},${p},${p},${p},${p},${100 + m},${(Number(p) * 100 * (100 + m)).toFixed(2)}`)
+          rows.push(
+            `${symbol},${midnight + m * 60_000},${p},${p},${p},${p},${100 + m},${(Number(p) * 100 * (100 + m)).toFixed(2)}`,
+          )
         }
   }
   return rows
@@ -56,7 +64,10 @@ describe('parsing on a worker thread', () => {
     assert.deepEqual({ ...threaded.summary, seconds: 0 }, { ...inline.summary, seconds: 0 })
     assert.deepEqual(threaded.points, inline.points)
     assert.ok(inline.points.filter((p) => p.startsWith('bars:')).length > 5, inline.points.join())
-    assert.equal(dumpStore(join(dir, 'thread.db'), { withMeta: false }), dumpStore(join(dir, 'inline.db'), { withMeta: false }))
+    assert.equal(
+      dumpStore(join(dir, 'thread.db'), { withMeta: false }),
+      dumpStore(join(dir, 'inline.db'), { withMeta: false }),
+    )
   })
 
   it('a bad row deep in the file fails the import naming its line and column, the store as it was', async () => {

@@ -12,7 +12,22 @@ import type { ImportCounts } from './bars-import.js'
 const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
 
 export async function importInstruments(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
-  const cols = columnsOf(file, ['symbol'], ['name', 'type', 'listing_date', 'tick_size', 'total_shares', 'float_shares', 'limit_up', 'limit_down', 'name_en', 'lot_size'])
+  const cols = columnsOf(
+    file,
+    ['symbol'],
+    [
+      'name',
+      'type',
+      'listing_date',
+      'tick_size',
+      'total_shares',
+      'float_shares',
+      'limit_up',
+      'limit_down',
+      'name_en',
+      'lot_size',
+    ],
+  )
   const r = new FieldReader(file)
   const out = new Map<string, Instrument>()
   const c = counts()
@@ -32,8 +47,10 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
       c.rows++
       const parts = r.symbol(cols.symbol)
       const type = r.text(cols.type)
-      if (type !== '' && !isSecurityType(type)) r.fail(cols.type!, `type '${type}' is not one of ${SECURITY_TYPES.join(', ')}`)
-      const listing = r.text(cols.listing_date) === '' ? null : formatCivil(civilFromDays(r.date(cols.listing_date!, 'listing_date')))
+      if (type !== '' && !isSecurityType(type))
+        r.fail(cols.type!, `type '${type}' is not one of ${SECURITY_TYPES.join(', ')}`)
+      const listing =
+        r.text(cols.listing_date) === '' ? null : formatCivil(civilFromDays(r.date(cols.listing_date!, 'listing_date')))
       out.set(parts.symbol, {
         symbol: parts.symbol,
         code: parts.code,
@@ -62,7 +79,12 @@ async function importEvents<E extends string>(
   file: CsvFile,
   { store, writer }: ImportTarget,
   extra: readonly E[],
-  factor: (r: FieldReader, cols: Record<E, number | undefined> & { ex_date: number }, exDateUtc: number, symbol: string) => Promise<number>,
+  factor: (
+    r: FieldReader,
+    cols: Record<E, number | undefined> & { ex_date: number },
+    exDateUtc: number,
+    symbol: string,
+  ) => Promise<number>,
 ): Promise<ImportCounts> {
   const cols = columnsOf(file, ['symbol', 'ex_date'], extra)
   const r = new FieldReader(file)
@@ -75,11 +97,13 @@ async function importEvents<E extends string>(
       c.rows++
       const parts = r.symbol(cols.symbol)
       if (!known.has(parts.symbol)) known.set(parts.symbol, (await store.readInstruments([parts.symbol])).length > 0)
-      if (!known.get(parts.symbol)) r.fail(cols.symbol, `unknown symbol ${parts.symbol}: import its instrument or bars first`)
+      if (!known.get(parts.symbol))
+        r.fail(cols.symbol, `unknown symbol ${parts.symbol}: import its instrument or bars first`)
       const market = marketOfParts(parts)
       const ts = market.zone.midnightUtc(r.date(cols.ex_date, 'ex_date'))
       const f = await factor(r, cols, ts, parts.symbol)
-      if (!(f > 0) || !Number.isFinite(f)) r.fail(cols.ex_date, `the ex-factor of this row is ${f}, not a positive number`)
+      if (!(f > 0) || !Number.isFinite(f))
+        r.fail(cols.ex_date, `the ex-factor of this row is ${f}, not a positive number`)
       let bySymbol = events.get(parts.symbol)
       if (!bySymbol) events.set(parts.symbol, (bySymbol = new Map()))
       bySymbol.set(ts, { timestamp: ts, exFactor: f })
@@ -115,9 +139,14 @@ export function importActions(file: CsvFile, target: ImportTarget): Promise<Impo
     }
     if (action.splitRatio === 0) r.fail(at.split_ratio!, 'split_ratio must be positive')
     const before = await target.store.readBars({ symbol, period: '1d', toMs: ts - 1, limit: 1 })
-    if (before.close.length === 0) r.fail(at.ex_date, `no daily bar of ${symbol} before this ex_date to take the last close P from: import its daily bars first`)
+    if (before.close.length === 0)
+      r.fail(
+        at.ex_date,
+        `no daily bar of ${symbol} before this ex_date to take the last close P from: import its daily bars first`,
+      )
     const p = before.close[0]
-    if (!(referencePrice(p, action) > 0)) r.fail(at.cash_dividend ?? at.ex_date, `the reference price is not positive (last close ${p})`)
+    if (!(referencePrice(p, action) > 0))
+      r.fail(at.cash_dividend ?? at.ex_date, `the reference price is not positive (last close ${p})`)
     return exFactorOfAction(p, action)
   })
 }

@@ -11,7 +11,13 @@ import { importFile } from './import-file.js'
 
 const { dir, cleanup } = tempDir()
 after(cleanup)
-const daily: BarImportOptions = { period: '1d', stamp: 'start', priceScale: 1, outsideSessions: 'abort', deriveExFactors: false }
+const daily: BarImportOptions = {
+  period: '1d',
+  stamp: 'start',
+  priceScale: 1,
+  outsideSessions: 'abort',
+  deriveExFactors: false,
+}
 const minute: BarImportOptions = { ...daily, period: '1m' }
 const HEADER = 'symbol,time,open,high,low,close,volume'
 let files = 0
@@ -28,7 +34,12 @@ async function importRows(rows: readonly string[], opts: BarImportOptions, heade
   }
 }
 
-async function refused(rows: readonly string[], opts: BarImportOptions, message: RegExp, header = HEADER): Promise<void> {
+async function refused(
+  rows: readonly string[],
+  opts: BarImportOptions,
+  message: RegExp,
+  header = HEADER,
+): Promise<void> {
   const db = join(dir, `r${++files}.db`)
   const file = writeCsv(join(dir, `r${files}.csv`), header, rows)
   const store = SqliteMarketStore.open(db)
@@ -56,7 +67,10 @@ describe('bar times on import', () => {
   })
 
   it('reads YYYYMMDD HH:MM as local minute times', async () => {
-    const bars = await importRows(['600000.SH,20240102 09:30,10,10,10,10,1', '600000.SH,20240102 14:59:00,10,10,10,10,1'], minute)
+    const bars = await importRows(
+      ['600000.SH,20240102 09:30,10,10,10,10,1', '600000.SH,20240102 14:59:00,10,10,10,10,1'],
+      minute,
+    )
     assert.deepEqual(Array.from(bars.timestamp, iso), ['2024-01-02T01:30:00.000Z', '2024-01-02T06:59:00.000Z'])
   })
 
@@ -71,10 +85,18 @@ describe('bar times on import', () => {
     ['20231301', 'month 13', /:2:2: time '20231301': 2023-13-01 is not a calendar date/],
     ['2023-02-29', 'February 29th of a common year', /:2:2: time '2023-02-29': 2023-02-29 is not a calendar date/],
     ['20240102 24:00', 'hour 24', /:2:2: time '20240102 24:00' is not a valid time of day/, minute],
-    ['1704153600', 'epoch seconds', /:2:2: time '1704153600' is too small for epoch milliseconds .*as epoch seconds: 2024-01-02T00:00:00.000Z/],
+    [
+      '1704153600',
+      'epoch seconds',
+      /:2:2: time '1704153600' is too small for epoch milliseconds .*as epoch seconds: 2024-01-02T00:00:00.000Z/,
+    ],
     ['946857600', 'epoch seconds of 2000', /:2:2: time '946857600' is too small for epoch milliseconds/],
     ['4102444800000', 'an epoch in 2100', /:2:2: time '4102444800000' as epoch milliseconds is after 2099/],
-    ['9999999999999999', 'an epoch beyond what a Date holds', /:2:2: time '9999999999999999' as epoch milliseconds is after 2099/],
+    [
+      '9999999999999999',
+      'an epoch beyond what a Date holds',
+      /:2:2: time '9999999999999999' as epoch milliseconds is after 2099/,
+    ],
     ['99999999999999999999', 'twenty digits', /:2:2: time '99999999999999999999' as epoch milliseconds is after 2099/],
     ['1969-12-31', 'a date before 1970', /:2:2: time '1969-12-31' is outside 1970-2099/],
     ['2100-01-04', 'a date after 2099', /:2:2: time '2100-01-04' is outside 1970-2099/],
@@ -88,7 +110,15 @@ describe('bar times on import', () => {
 
 describe('volumes on import', () => {
   it('refuses a fractional volume and one beyond 2^53, naming the cell', async () => {
-    await refused(['600000.SH,2024-01-02,10,10,10,10,1', '600000.SH,2024-01-03,10,10,10,10,12.5'], daily, /:3:7: volume 12.5 is not a whole number/)
-    await refused(['600000.SH,2024-01-02,10,10,10,10,9007199254740993'], daily, /:2:7: volume 9007199254740993 is not a whole number/)
+    await refused(
+      ['600000.SH,2024-01-02,10,10,10,10,1', '600000.SH,2024-01-03,10,10,10,10,12.5'],
+      daily,
+      /:3:7: volume 12.5 is not a whole number/,
+    )
+    await refused(
+      ['600000.SH,2024-01-02,10,10,10,10,9007199254740993'],
+      daily,
+      /:2:7: volume 9007199254740993 is not a whole number/,
+    )
   })
 })

@@ -18,8 +18,16 @@ export async function importUniverses(file: CsvFile, writer: StoreWriter): Promi
       r.at(batch, i)
       rows++
       const id = r.text(cols.universe_id)
-      if (!UNIVERSE_ID.test(id)) r.fail(cols.universe_id, `universe_id '${id.slice(0, 70)}' is not 1..64 letters, digits, '_', '-' or '.' (starting with a letter or digit)`)
-      if (isBuiltInUniverse(id)) r.fail(cols.universe_id, `universe_id '${id}' is built in (derived from the instruments) and cannot be imported`)
+      if (!UNIVERSE_ID.test(id))
+        r.fail(
+          cols.universe_id,
+          `universe_id '${id.slice(0, 70)}' is not 1..64 letters, digits, '_', '-' or '.' (starting with a letter or digit)`,
+        )
+      if (isBuiltInUniverse(id))
+        r.fail(
+          cols.universe_id,
+          `universe_id '${id}' is built in (derived from the instruments) and cannot be imported`,
+        )
       const symbol = r.symbol(cols.symbol).symbol
       let u = universes.get(id)
       if (!u) universes.set(id, (u = { fields: {}, symbols: new Set() }))
@@ -27,10 +35,16 @@ export async function importUniverses(file: CsvFile, writer: StoreWriter): Promi
       for (const name of ['name', 'region', 'category', 'description'] as const) {
         const value = r.text(cols[name])
         if (value === '') continue
-        if (name === 'region' && !REGIONS.includes(value)) r.fail(cols[name]!, `region '${value.slice(0, 20)}' is not one of ${REGIONS.join(', ')}`)
-        if (name === 'category' && !(UNIVERSE_CATEGORIES as readonly string[]).includes(value)) r.fail(cols[name]!, `category '${value.slice(0, 20)}' is not one of ${UNIVERSE_CATEGORIES.join(', ')}`)
+        if (name === 'region' && !REGIONS.includes(value))
+          r.fail(cols[name]!, `region '${value.slice(0, 20)}' is not one of ${REGIONS.join(', ')}`)
+        if (name === 'category' && !(UNIVERSE_CATEGORIES as readonly string[]).includes(value))
+          r.fail(cols[name]!, `category '${value.slice(0, 20)}' is not one of ${UNIVERSE_CATEGORIES.join(', ')}`)
         const had = u.fields[name]
-        if (had !== undefined && had !== value) r.fail(cols[name]!, `${name} '${value.slice(0, 40)}' differs from '${had.slice(0, 40)}' given earlier for universe ${id}`)
+        if (had !== undefined && had !== value)
+          r.fail(
+            cols[name]!,
+            `${name} '${value.slice(0, 40)}' differs from '${had.slice(0, 40)}' given earlier for universe ${id}`,
+          )
         u.fields[name] = value
       }
     }

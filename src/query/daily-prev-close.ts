@@ -20,10 +20,15 @@ export interface DailyPrevCloses {
 /** Bytes held per daily bar (three doubles): the cache's bound counts them. */
 export const DAILY_PREV_CLOSE_BYTES_PER_BAR = 24
 
-export async function loadDailyPrevCloses(store: MarketStore, symbol: string, events: readonly ExFactorEvent[]): Promise<DailyPrevCloses> {
+export async function loadDailyPrevCloses(
+  store: MarketStore,
+  symbol: string,
+  events: readonly ExFactorEvent[],
+): Promise<DailyPrevCloses> {
   const daily = await store.readBars({ symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER })
   const alone = new Float64Array(barCount(daily))
-  for (let i = 0; i < alone.length; i++) alone[i] = Number.isNaN(daily.prevClose[i]) ? daily.open[i] : daily.prevClose[i]
+  for (let i = 0; i < alone.length; i++)
+    alone[i] = Number.isNaN(daily.prevClose[i]) ? daily.open[i] : daily.prevClose[i]
   // Filled in the fresh read (the imported values are in `alone` already), then two columns copied out
   // of its one buffer, so the cache holds 24 bytes a bar, not the read's 64.
   fillDailyPrevClose(daily, events, undefined, true)

@@ -16,7 +16,12 @@ export async function knownSymbols(contexts: SymbolContexts, symbols: readonly s
 }
 
 /** Each symbol's bars, one symbol at a time (a batch answer is written out as it is produced). */
-export async function* readKlinesBatch(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], q: Omit<KlinesQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
+export async function* readKlinesBatch(
+  store: MarketStore,
+  contexts: SymbolContexts,
+  symbols: readonly string[],
+  q: Omit<KlinesQuery, 'symbol'>,
+): AsyncGenerator<{ symbol: string; bars: Bars }> {
   for (const symbol of symbols) yield { symbol, bars: await readKlines(store, contexts, { ...q, symbol }) }
 }
 
@@ -33,14 +38,27 @@ const ONE_DAY_OF_BARS = 10_000
 /** The unadjusted bars of the symbol's latest trading day that has 1m bars in the store (none: empty). */
 export async function readIntraday(store: MarketStore, contexts: SymbolContexts, q: IntradayQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
-  if (!(await contexts.get(symbol))) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
+  if (!(await contexts.get(symbol)))
+    throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
   const last = await store.readBars({ symbol, period: '1m', limit: 1 })
   if (barCount(last) === 0) return allocBars(0)
   const zone = MARKETS[exchange].zone
   const day = zone.localDay(last.timestamp[0])
-  return readKlines(store, contexts, { symbol, period: q.period, count: q.count ?? ONE_DAY_OF_BARS, startTime: zone.midnightUtc(day), endTime: zone.midnightUtc(day + 1) - 1, adjust: 'none' })
+  return readKlines(store, contexts, {
+    symbol,
+    period: q.period,
+    count: q.count ?? ONE_DAY_OF_BARS,
+    startTime: zone.midnightUtc(day),
+    endTime: zone.midnightUtc(day + 1) - 1,
+    adjust: 'none',
+  })
 }
 
-export async function* readIntradayBatch(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], q: Omit<IntradayQuery, 'symbol'>): AsyncGenerator<{ symbol: string; bars: Bars }> {
+export async function* readIntradayBatch(
+  store: MarketStore,
+  contexts: SymbolContexts,
+  symbols: readonly string[],
+  q: Omit<IntradayQuery, 'symbol'>,
+): AsyncGenerator<{ symbol: string; bars: Bars }> {
   for (const symbol of symbols) yield { symbol, bars: await readIntraday(store, contexts, { ...q, symbol }) }
 }

@@ -24,9 +24,33 @@ export interface KlinesQuery {
 }
 
 /** Base bars per derived bar, a first guess for how many to read (then doubled until enough). */
-const BASE_PER_BAR: Record<Period, number> = { '1m': 1, '5m': 5, '10m': 10, '15m': 15, '30m': 30, '60m': 60, '1d': 1, '1w': 5, '1M': 23, '1Q': 66, '1Y': 260 }
+const BASE_PER_BAR: Record<Period, number> = {
+  '1m': 1,
+  '5m': 5,
+  '10m': 10,
+  '15m': 15,
+  '30m': 30,
+  '60m': 60,
+  '1d': 1,
+  '1w': 5,
+  '1M': 23,
+  '1Q': 66,
+  '1Y': 260,
+}
 /** The longest span of one derived bar: a bar stamped t holds base bars up to t + span. */
-const SPAN_MS: Record<Period, number> = { '1m': 0, '5m': HOUR_MS, '10m': HOUR_MS, '15m': HOUR_MS, '30m': HOUR_MS, '60m': HOUR_MS, '1d': 0, '1w': 7 * DAY_MS, '1M': 31 * DAY_MS, '1Q': 92 * DAY_MS, '1Y': 366 * DAY_MS }
+const SPAN_MS: Record<Period, number> = {
+  '1m': 0,
+  '5m': HOUR_MS,
+  '10m': HOUR_MS,
+  '15m': HOUR_MS,
+  '30m': HOUR_MS,
+  '60m': HOUR_MS,
+  '1d': 0,
+  '1w': 7 * DAY_MS,
+  '1M': 31 * DAY_MS,
+  '1Q': 92 * DAY_MS,
+  '1Y': 366 * DAY_MS,
+}
 
 /** Reads of one answer redone at most this often when imports commit in between (then a 503). */
 const MAX_ATTEMPTS = 5
@@ -42,7 +66,11 @@ export async function readKlines(store: MarketStore, contexts: SymbolContexts, q
     const version = await store.dataVersion()
     const bars = await readKlinesOnce(store, contexts, q)
     if ((await store.dataVersion()) === version) return bars
-    if (attempt === MAX_ATTEMPTS) throw new MdqError('STORE_UNAVAILABLE', `The data changed during each of ${MAX_ATTEMPTS} reads of this answer (imports committing back to back); retry shortly.`)
+    if (attempt === MAX_ATTEMPTS)
+      throw new MdqError(
+        'STORE_UNAVAILABLE',
+        `The data changed during each of ${MAX_ATTEMPTS} reads of this answer (imports committing back to back); retry shortly.`,
+      )
   }
 }
 
@@ -55,9 +83,21 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
   const from = q.startTime ?? -8.64e15
   const to = q.endTime ?? 8.64e15
   const derived = q.period !== base
-  if (isRollupPeriod(q.period) && store.capabilities.storedRollups && rollupsAdjustExactly(ctx.events, market.zone, q.adjust)) {
-    const fill = (raw: Bars) => fillPrevClose(store, symbol, '1m', raw, ctx.events, market, undefined, ctx.dailyPrevCloses)
-    const fromRollups = await readRollupKlines(store, symbol, q.period, market, { events: ctx.events, gaps: ctx.gaps, fill }, q)
+  if (
+    isRollupPeriod(q.period) &&
+    store.capabilities.storedRollups &&
+    rollupsAdjustExactly(ctx.events, market.zone, q.adjust)
+  ) {
+    const fill = (raw: Bars) =>
+      fillPrevClose(store, symbol, '1m', raw, ctx.events, market, undefined, ctx.dailyPrevCloses)
+    const fromRollups = await readRollupKlines(
+      store,
+      symbol,
+      q.period,
+      market,
+      { events: ctx.events, gaps: ctx.gaps, fill },
+      q,
+    )
     if (fromRollups) return fromRollups
   }
 
@@ -66,12 +106,24 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
   for (;;) {
     // One bar more than needed: when the range holds it, it is the bar before (for prev_close), read
     // from the chunk already being decoded instead of by a second read.
-    const read = await store.readBars({ symbol, period: base, fromMs: from, toMs: derived ? to + SPAN_MS[q.period] : to, limit: limit + 1 })
+    const read = await store.readBars({
+      symbol,
+      period: base,
+      fromMs: from,
+      toMs: derived ? to + SPAN_MS[q.period] : to,
+      limit: limit + 1,
+    })
     const extra = barCount(read) > limit
     const raw = extra ? sliceBars(read, 1, barCount(read)) : read
     const before = extra ? { timestamp: read.timestamp[0], close: read.close[0] } : undefined
     const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market, before, ctx.dailyPrevCloses)
-    const adjusted = adjustBars(filled, ctx.events, q.adjust, q.adjust.endsWith('additive') ? await ctx.gaps() : undefined, filled)
+    const adjusted = adjustBars(
+      filled,
+      ctx.events,
+      q.adjust,
+      q.adjust.endsWith('additive') ? await ctx.gaps() : undefined,
+      filled,
+    )
     bars = aggregate(adjusted, q.period, market)
     // Enough when the store had no more, or when one more bucket than asked shows the earliest is whole.
     const inRange = lowerBound(bars.timestamp, to + 1)
@@ -114,12 +166,20 @@ async function fillPrevClose(
   // fewer than `days + 1` bars means there is no bar before them to read.
   const firstDay = zone.localDay(raw.timestamp[0])
   const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
-  if (daily) return fillMinutePrevClose(raw, events, zone, dayPrevCloses(await daily(), zone, raw.timestamp[n - 1], days + 1), before)
+  if (daily)
+    return fillMinutePrevClose(
+      raw,
+      events,
+      zone,
+      dayPrevCloses(await daily(), zone, raw.timestamp[n - 1], days + 1),
+      before,
+    )
   const dailyBars = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
   const dayPrevClose = new Map<number, number>()
   if (barCount(dailyBars)) {
     const dailyFilled = fillDailyPrevClose(dailyBars, events, undefined, true)
-    for (let i = 0; i < barCount(dailyFilled); i++) dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
+    for (let i = 0; i < barCount(dailyFilled); i++)
+      dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
   }
   return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)
 }

@@ -15,14 +15,25 @@ export interface ExchangeSummary {
 export async function listExchanges(store: MarketStore): Promise<ExchangeSummary[]> {
   const counts = new Map<Exchange, number>()
   for (const i of await store.listInstruments()) counts.set(i.exchange, (counts.get(i.exchange) ?? 0) + 1)
-  return [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([exchange, count]) => ({ exchange, region: MARKETS[exchange].region, count }))
+  return [...counts]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([exchange, count]) => ({ exchange, region: MARKETS[exchange].region, count }))
 }
 
 /** The instruments of one exchange (code matched case-insensitively), optionally of one security type. */
-export async function exchangeInstruments(store: MarketStore, exchangeParam: string, type?: string): Promise<{ exchange: Exchange; instruments: Instrument[] }> {
+export async function exchangeInstruments(
+  store: MarketStore,
+  exchangeParam: string,
+  type?: string,
+): Promise<{ exchange: Exchange; instruments: Instrument[] }> {
   const exchange = exchangeParam.toUpperCase()
-  if (!isExchange(exchange)) throw new MdqError('BAD_PARAM', `Parameter 'exchange': unknown exchange '${exchangeParam.slice(0, 20)}'; allowed: ${EXCHANGES.join(', ')}.`)
-  if (type !== undefined && !isSecurityType(type)) throw new MdqError('BAD_PARAM', `Parameter 'type' must be one of ${SECURITY_TYPES.join(', ')}.`)
+  if (!isExchange(exchange))
+    throw new MdqError(
+      'BAD_PARAM',
+      `Parameter 'exchange': unknown exchange '${exchangeParam.slice(0, 20)}'; allowed: ${EXCHANGES.join(', ')}.`,
+    )
+  if (type !== undefined && !isSecurityType(type))
+    throw new MdqError('BAD_PARAM', `Parameter 'type' must be one of ${SECURITY_TYPES.join(', ')}.`)
   return { exchange, instruments: await store.listInstruments({ exchange, ...(type === undefined ? {} : { type }) }) }
 }
 

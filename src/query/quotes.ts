@@ -20,27 +20,50 @@ export const MAX_QUOTE_SYMBOLS = 1000
 export async function quoteSymbols(store: MarketStore, req: QuotesRequest): Promise<string[]> {
   const found = await readUniverses(store, req.universes)
   const missing = req.universes.filter((id) => !found.some((u) => u.id === id))
-  if (missing.length) throw new MdqError('BAD_PARAM', `Parameter 'universes': unknown universe '${missing[0].slice(0, 64)}' (GET /v1/universes lists them).`)
+  if (missing.length)
+    throw new MdqError(
+      'BAD_PARAM',
+      `Parameter 'universes': unknown universe '${missing[0].slice(0, 64)}' (GET /v1/universes lists them).`,
+    )
   const symbols = canonicalSymbols([...req.symbols, ...found.flatMap((u) => u.symbols)], 'symbols')
-  if (symbols.length === 0) throw new MdqError('BAD_PARAM', `Parameters 'symbols' and 'universes' name no symbol; give at least one.`)
-  if (symbols.length > MAX_QUOTE_SYMBOLS) throw new MdqError('BAD_PARAM', `Parameters 'symbols' and 'universes' name ${symbols.length} symbols; at most ${MAX_QUOTE_SYMBOLS} in all.`)
+  if (symbols.length === 0)
+    throw new MdqError('BAD_PARAM', `Parameters 'symbols' and 'universes' name no symbol; give at least one.`)
+  if (symbols.length > MAX_QUOTE_SYMBOLS)
+    throw new MdqError(
+      'BAD_PARAM',
+      `Parameters 'symbols' and 'universes' name ${symbols.length} symbols; at most ${MAX_QUOTE_SYMBOLS} in all.`,
+    )
   return symbols
 }
 
 /** Quotes of the known symbols with bars, in order; `nowMs` only decides `session`. */
-export async function readQuotes(store: MarketStore, contexts: SymbolContexts, symbols: readonly string[], nowMs: number): Promise<Quote[]> {
+export async function readQuotes(
+  store: MarketStore,
+  contexts: SymbolContexts,
+  symbols: readonly string[],
+  nowMs: number,
+): Promise<Quote[]> {
   const out: Quote[] = []
   for (const instrument of await store.readInstruments(symbols)) {
     const { symbol } = instrument
     const market = MARKETS[instrument.exchange]
     const zone = market.zone
-    const [lastDaily, lastMinute] = await Promise.all([store.readBars({ symbol, period: '1d', limit: 1 }), store.readBars({ symbol, period: '1m', limit: 1 })])
+    const [lastDaily, lastMinute] = await Promise.all([
+      store.readBars({ symbol, period: '1d', limit: 1 }),
+      store.readBars({ symbol, period: '1m', limit: 1 }),
+    ])
     const days = [...lastDaily.timestamp, ...lastMinute.timestamp].map((t) => zone.localDay(t))
     if (days.length === 0) continue
     const day = Math.max(...days)
     const range = { startTime: zone.midnightUtc(day), endTime: zone.midnightUtc(day + 1) - 1, adjust: 'none' as const }
-    const daily = barCount(lastDaily) && zone.localDay(lastDaily.timestamp[0]) === day ? await readKlines(store, contexts, { symbol, period: '1d', count: 1, ...range }) : allocBars(0)
-    const minutes = barCount(lastMinute) && zone.localDay(lastMinute.timestamp[0]) === day ? await readKlines(store, contexts, { symbol, period: '1m', count: 10_000, ...range }) : allocBars(0)
+    const daily =
+      barCount(lastDaily) && zone.localDay(lastDaily.timestamp[0]) === day
+        ? await readKlines(store, contexts, { symbol, period: '1d', count: 1, ...range })
+        : allocBars(0)
+    const minutes =
+      barCount(lastMinute) && zone.localDay(lastMinute.timestamp[0]) === day
+        ? await readKlines(store, contexts, { symbol, period: '1m', count: 10_000, ...range })
+        : allocBars(0)
     out.push(quoteOfDay(instrument, market, daily, minutes, nowMs))
   }
   return out

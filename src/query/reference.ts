@@ -13,6 +13,11 @@ export function readInstruments(store: MarketStore, symbols: readonly string[]):
   return store.readInstruments(canonicalSymbols(symbols, 'symbols'))
 }
 
-export function readExFactors(store: MarketStore, symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>> {
+export function readExFactors(
+  store: MarketStore,
+  symbols: readonly string[],
+  fromMs?: number,
+  toMs?: number,
+): Promise<Map<string, ExFactorEvent[]>> {
   return store.readExFactors(canonicalSymbols(symbols, 'symbols'), fromMs, toMs)
 }

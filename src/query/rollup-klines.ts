@@ -22,7 +22,14 @@ export interface RollupContext {
  * high/low/close/sums were folded at import. Undefined when two rollups share a bucket (a bucket
  * across local days: only a zone's odd hours can make one), for the caller to aggregate instead.
  */
-export async function readRollupKlines(store: MarketStore, symbol: string, period: RollupPeriod, market: Market, ctx: RollupContext, q: KlinesQuery): Promise<Bars | undefined> {
+export async function readRollupKlines(
+  store: MarketStore,
+  symbol: string,
+  period: RollupPeriod,
+  market: Market,
+  ctx: RollupContext,
+  q: KlinesQuery,
+): Promise<Bars | undefined> {
   const from = q.startTime ?? -8.64e15
   const to = q.endTime ?? 8.64e15
   // A bucket stamped <= to starts its first bar at most one bucket (<= 1 h) later.
@@ -30,12 +37,19 @@ export async function readRollupKlines(store: MarketStore, symbol: string, perio
   for (;;) {
     const raw = await store.readBars({ symbol, period, fromMs: from, toMs: to + HOUR_MS, limit })
     const filled = await ctx.fill(raw)
-    const adjusted = adjustBars(filled, ctx.events, q.adjust, q.adjust.endsWith('additive') ? await ctx.gaps() : undefined, filled)
+    const adjusted = adjustBars(
+      filled,
+      ctx.events,
+      q.adjust,
+      q.adjust.endsWith('additive') ? await ctx.gaps() : undefined,
+      filled,
+    )
     const starts = bucketStarts(adjusted.timestamp, period, market)
     for (let i = 1; i < starts.length; i++) if (starts[i] === starts[i - 1]) return undefined
     const bars = { ...adjusted, timestamp: starts }
     const end = lowerBound(starts, to + 1)
-    if (barCount(raw) < limit || end >= q.count) return sliceBars(bars, Math.max(lowerBound(starts, from, 0, end), end - q.count), end)
+    if (barCount(raw) < limit || end >= q.count)
+      return sliceBars(bars, Math.max(lowerBound(starts, from, 0, end), end - q.count), end)
     limit *= 2
   }
 }

@@ -65,7 +65,8 @@ export class SymbolContexts {
     const closes = new Map<number, number>()
     for (const e of events) {
       let before = await this.store.readBars({ symbol, period: '1d', toMs: e.timestamp - 1, limit: 1 })
-      if (before.close.length === 0) before = await this.store.readBars({ symbol, period: '1m', toMs: e.timestamp - 1, limit: 1 })
+      if (before.close.length === 0)
+        before = await this.store.readBars({ symbol, period: '1m', toMs: e.timestamp - 1, limit: 1 })
       closes.set(e.timestamp, before.close.length ? before.close[0] : NaN)
     }
     return gapsOf(events, (e) => closes.get(e.timestamp) ?? NaN)

@@ -13,7 +13,12 @@ export interface ApiKeyRecord {
 }
 
 export interface KeyStore {
-  createKey(key: { name: string; hash: string; ratePerMin?: number | null; burst?: number | null }): Promise<ApiKeyRecord>
+  createKey(key: {
+    name: string
+    hash: string
+    ratePerMin?: number | null
+    burst?: number | null
+  }): Promise<ApiKeyRecord>
   /** Every key, ids ascending. */
   listKeys(): Promise<ApiKeyRecord[]>
   findKey(hash: string): Promise<ApiKeyRecord | undefined>

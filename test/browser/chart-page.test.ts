@@ -23,13 +23,25 @@ describe('chart page in Chromium', () => {
   let page: Page
   /** Console messages about the Content-Security-Policy (the pages are served with one: nothing may be blocked). */
   const cspViolations: string[] = []
-  const watchCsp = (p: Page) => p.on('console', (m) => /Content Security Policy|Content-Security-Policy/i.test(m.text()) && cspViolations.push(m.text()))
+  const watchCsp = (p: Page) =>
+    p.on(
+      'console',
+      (m) => /Content Security Policy|Content-Security-Policy/i.test(m.text()) && cspViolations.push(m.text()),
+    )
   before(async () => {
     if (!need.met) return
     server = await startServer(await demoDb(dir))
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     })
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
     watchCsp(page)
@@ -44,7 +56,8 @@ describe('chart page in Chromium', () => {
   const waitForCount = async (pred: (n: number) => boolean, what: string) => {
     const t0 = Date.now()
     while (!pred(await count())) {
-      if (Date.now() - t0 > 60_000) throw new Error(`timed out waiting for ${what}; status: ${await page.locator('#status').textContent()}`)
+      if (Date.now() - t0 > 60_000)
+        throw new Error(`timed out waiting for ${what}; status: ${await page.locator('#status').textContent()}`)
       await page.waitForTimeout(50)
     }
     return count()
@@ -60,7 +73,10 @@ describe('chart page in Chromium', () => {
     await page.selectOption('#adjust', 'forward')
     await page.click('button[type=submit]')
     const n = await waitForCount((c) => c > 0, 'daily bars')
-    const api = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&period=1d&adjust=forward&count=60`, { headers: { 'X-API-Key': server.key } })
+    const api = await getJson<{ data: KlinesData }>(
+      `${server.url}/v1/klines?symbol=600519.SH&period=1d&adjust=forward&count=60`,
+      { headers: { 'X-API-Key': server.key } },
+    )
     assert.equal(n, api.body.data.timestamp.length)
     assert.equal(Number(await page.locator('#bar-count').getAttribute('data-first')), api.body.data.timestamp[0])
     assert.equal(await page.evaluate(() => localStorage.getItem('mdq.apiKey')), server.key)
@@ -71,14 +87,33 @@ describe('chart page in Chromium', () => {
     const first = await waitForCount((c) => c === 60, '60m bars')
     await settled()
     assert.equal(first, 60)
-    await page.evaluate(() => (window as unknown as { mdqChart: { timeScale(): { setVisibleLogicalRange(r: { from: number; to: number }): void } } }).mdqChart.timeScale().setVisibleLogicalRange({ from: -5, to: 30 }))
+    await page.evaluate(() =>
+      (
+        window as unknown as {
+          mdqChart: { timeScale(): { setVisibleLogicalRange(r: { from: number; to: number }): void } }
+        }
+      ).mdqChart
+        .timeScale()
+        .setVisibleLogicalRange({ from: -5, to: 30 }),
+    )
     const more = await waitForCount((c) => c > 60, 'older 60m bars')
-    const all = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&period=60m&adjust=forward&count=10000`, { headers: { 'X-API-Key': server.key } })
+    const all = await getJson<{ data: KlinesData }>(
+      `${server.url}/v1/klines?symbol=600519.SH&period=60m&adjust=forward&count=10000`,
+      { headers: { 'X-API-Key': server.key } },
+    )
     assert.equal(more, all.body.data.timestamp.length) // 20 days x 4 bars: the whole history
     await page.selectOption('#period', '1d')
     await waitForCount((c) => c === 60, 'daily bars again')
     await settled()
-    await page.evaluate(() => (window as unknown as { mdqChart: { timeScale(): { setVisibleLogicalRange(r: { from: number; to: number }): void } } }).mdqChart.timeScale().setVisibleLogicalRange({ from: -5, to: 50 }))
+    await page.evaluate(() =>
+      (
+        window as unknown as {
+          mdqChart: { timeScale(): { setVisibleLogicalRange(r: { from: number; to: number }): void } }
+        }
+      ).mdqChart
+        .timeScale()
+        .setVisibleLogicalRange({ from: -5, to: 50 }),
+    )
     await waitForCount((c) => c === 120, 'a second page of daily bars')
   })
 
@@ -87,8 +122,14 @@ describe('chart page in Chromium', () => {
     await page.click('button[type=submit]')
     const n = await waitForCount((c) => c === 60, 'AAPL daily bars')
     const headers = { 'X-API-Key': server.key }
-    const bars = (await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=AAPL.US&count=${n}`, { headers })).body.data
-    const events = (await getJson<{ data: Record<string, { timestamp: number }[]> }>(`${server.url}/v1/klines/ex-factors?symbols=AAPL.US&start_time=${bars.timestamp[0]}`, { headers })).body.data['AAPL.US']
+    const bars = (await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=AAPL.US&count=${n}`, { headers }))
+      .body.data
+    const events = (
+      await getJson<{ data: Record<string, { timestamp: number }[]> }>(
+        `${server.url}/v1/klines/ex-factors?symbols=AAPL.US&start_time=${bars.timestamp[0]}`,
+        { headers },
+      )
+    ).body.data['AAPL.US']
     assert.ok(events.length >= 1)
     assert.equal(Number(await page.locator('#event-count').textContent()), events.length)
     const path = SCREENSHOT ?? join(dir, 'chart.png')
@@ -111,7 +152,10 @@ describe('chart page in Chromium', () => {
     const periods = await page.locator('#period option').allTextContents()
     assert.deepEqual(periods, [...PERIODS])
     await page.fill('#symbol', 'moutai')
-    const options = () => page.locator('#symbols option').evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, (o as HTMLOptionElement).label]))
+    const options = () =>
+      page
+        .locator('#symbols option')
+        .evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, (o as HTMLOptionElement).label]))
     await until(async () => (await options())[0]?.[0] === '600519.SH', 'the search list for moutai') // the list of an earlier search may still show
     assert.deepEqual(await options(), [['600519.SH', '600519.SH 贵州茅台 Kweichow Moutai']])
   })

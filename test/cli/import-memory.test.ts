@@ -49,7 +49,10 @@ it(`imports ${ROWS.toLocaleString('en-US')} interleaved 1m rows of ${SYMBOLS} sy
   const db = join(dir, 'store.db')
   await writeMarketFile(csv)
   // A small V8 heap: what is left to grow is the import's own buffers (ArrayBuffers live outside it).
-  const run = await runWithPeakRss(['--max-old-space-size=64'], [MDQ_BIN(), '--db', db, 'import', 'bars', csv, '--period', '1m'])
+  const run = await runWithPeakRss(
+    ['--max-old-space-size=64'],
+    [MDQ_BIN(), '--db', db, 'import', 'bars', csv, '--period', '1m'],
+  )
   assert.equal(run.status, 0, run.stderr)
   assert.match(run.stdout, new RegExp(`imported bars: ${ROWS.toLocaleString('en-US')} rows`))
   const peakMb = run.peakRssBytes / 2 ** 20

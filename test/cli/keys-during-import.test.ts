@@ -39,7 +39,8 @@ function* minuteRows(symbol: string, days: number): Generator<string> {
     if (isoWeekday(d) >= 5) continue
     left--
     const midnight = sh.zone.midnightUtc(d)
-    for (const s of sh.sessions) for (let m = s.open; m < s.close; m++) yield `${symbol},${midnight + m * 60_000},10,10.02,9.98,10.01,7\n`
+    for (const s of sh.sessions)
+      for (let m = s.open; m < s.close; m++) yield `${symbol},${midnight + m * 60_000},10,10.02,9.98,10.01,7\n`
   }
 }
 
@@ -49,18 +50,24 @@ describe('keys while an import runs', () => {
     const oldKey = runMdq(['--db', db, 'keys', 'create', '--name', 'to-revoke']).stdout.trim()
     const server = await spawnServe(['--db', db])
     try {
-      const klines = (key: string) => fetch(`${server.base}/v1/klines?symbol=600519.SH&count=1`, { headers: { 'X-API-Key': key } }).then(async (r) => (await r.arrayBuffer(), r.status))
+      const klines = (key: string) =>
+        fetch(`${server.base}/v1/klines?symbol=600519.SH&count=1`, { headers: { 'X-API-Key': key } }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+        )
       assert.equal(await klines(oldKey), 200)
 
       const fifo = join(dir, 'bars.fifo')
       assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo')
-      const importer = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'import', 'bars', fifo, '--period', '1m'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const importer = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'import', 'bars', fifo, '--period', '1m'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       let importOut = ''
       importer.stdout.on('data', (d) => (importOut += d))
       importer.stderr.on('data', (d) => (importOut += d))
       const importExit = new Promise<number | null>((resolve) => importer.once('exit', (code) => resolve(code)))
       const feed = createWriteStream(fifo)
-      const write = (s: string) => new Promise<void>((resolve, reject) => feed.write(s, (err) => (err ? reject(err) : resolve())))
+      const write = (s: string) =>
+        new Promise<void>((resolve, reject) => feed.write(s, (err) => (err ? reject(err) : resolve())))
       await write('symbol,time,open,high,low,close,volume\n')
       // 144,000 rows: two blocks of 65,536 already written into the open transaction.
       let batch = ''
@@ -90,7 +97,9 @@ describe('keys while an import runs', () => {
       feed.end()
       assert.equal(await importExit, 0, importOut)
       assert.match(importOut, /imported bars: 144,000 rows/)
-      const bars = await fetch(`${server.base}/v1/klines?symbol=601988.SH&period=1m&count=10`, { headers: { 'X-API-Key': newKey } })
+      const bars = await fetch(`${server.base}/v1/klines?symbol=601988.SH&period=1m&count=10`, {
+        headers: { 'X-API-Key': newKey },
+      })
       assert.equal(bars.status, 200)
       assert.equal(((await bars.json()) as { data: { timestamp: number[] } }).data.timestamp.length, 10)
     } finally {

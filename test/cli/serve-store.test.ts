@@ -14,16 +14,26 @@ after(cleanup)
 
 /** Runs `mdq ... serve --port 0` to its end (it must exit by itself: refusing, not serving). */
 function serveMust(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  return spawnSync(process.execPath, [MDQ_BIN(), ...args, 'serve', '--port', '0'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
+  return spawnSync(process.execPath, [MDQ_BIN(), ...args, 'serve', '--port', '0'], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, ...env },
+  })
 }
 
 describe('mdq serve and the store it is given', () => {
   it('refuses a missing store path with one line, exit 1, and creates no file', () => {
     const path = join(dir, 'nowhere', 'mdq.db')
-    for (const args of [['--db', path], ['--store', `sqlite:${path}`]]) {
+    for (const args of [
+      ['--db', path],
+      ['--store', `sqlite:${path}`],
+    ]) {
       const r = serveMust(args)
       assert.equal(r.status, 1, r.stdout)
-      assert.equal(r.stderr, `mdq: no store at ${path} (no such file): create it with mdq migrate, mdq demo or mdq import\n`)
+      assert.equal(
+        r.stderr,
+        `mdq: no store at ${path} (no such file): create it with mdq migrate, mdq demo or mdq import\n`,
+      )
     }
     const viaEnv = serveMust([], { MDQ_STORE: `sqlite:${path}` })
     assert.equal(viaEnv.status, 1)
@@ -36,7 +46,10 @@ describe('mdq serve and the store it is given', () => {
     writeFileSync(path, '')
     const r = serveMust(['--db', path])
     assert.equal(r.status, 1)
-    assert.equal(r.stderr, `mdq: no store at ${path} (an empty file): create it with mdq migrate, mdq demo or mdq import\n`)
+    assert.equal(
+      r.stderr,
+      `mdq: no store at ${path} (an empty file): create it with mdq migrate, mdq demo or mdq import\n`,
+    )
     assert.equal(statSync(path).size, 0)
     assert.equal(existsSync(join(dir, 'empty.keys.db')), false)
   })
@@ -47,7 +60,11 @@ describe('mdq serve and the store it is given', () => {
     assert.equal(m.status, 0, m.stderr)
     assert.equal(m.stdout, `store ${path} is at the current schema\n`)
     assert.ok(existsSync(path) && existsSync(join(dir, 'migrated.keys.db')))
-    assert.equal(runMdq(['--store', `sqlite:${path}`, 'migrate']).status, 0, 'a second migrate changes nothing and succeeds')
+    assert.equal(
+      runMdq(['--store', `sqlite:${path}`, 'migrate']).status,
+      0,
+      'a second migrate changes nothing and succeeds',
+    )
     const server = await spawnServe(['--store', `sqlite:${path}`])
     try {
       const r = await fetch(`${server.base}/readyz`)
@@ -67,7 +84,10 @@ describe('mdq serve and the store it is given', () => {
     const server = await spawnServe(['--db', path])
     const elsewhere = await spawnServe(['--db', path, '--keys', keysPath])
     try {
-      const ask = (base: string) => fetch(`${base}/v1/instruments?symbols=600000.SH`, { headers: { 'X-API-Key': key } }).then(async (r) => (await r.arrayBuffer(), r.status))
+      const ask = (base: string) =>
+        fetch(`${base}/v1/instruments?symbols=600000.SH`, { headers: { 'X-API-Key': key } }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+        )
       assert.equal(await ask(server.base), 401, 'the default keys file beside the store does not hold it')
       assert.equal(await ask(elsewhere.base), 200)
     } finally {
@@ -75,7 +95,10 @@ describe('mdq serve and the store it is given', () => {
     }
     const same = runMdq(['--db', path, '--keys', `sqlite:${path}`, 'keys', 'list'])
     assert.equal(same.status, 1)
-    assert.match(same.stderr, /^mdq: --keys 'sqlite:.*split\.db' is the store file itself: keys need a file of their own/)
+    assert.match(
+      same.stderr,
+      /^mdq: --keys 'sqlite:.*split\.db' is the store file itself: keys need a file of their own/,
+    )
     for (const [url, why] of [
       ['postgres://h:5432/db', 'unknown scheme'],
       ['clickhouse://localhost/db', 'no port'],
@@ -85,7 +108,10 @@ describe('mdq serve and the store it is given', () => {
       const r = runMdq(['--store', url, 'migrate'])
       assert.equal(r.status, 1)
       assert.equal(r.stderr.split('\n').length, 2, r.stderr)
-      assert.ok(r.stderr.startsWith(`mdq: --store '${url}': ${why}`) && r.stderr.includes('(expected sqlite:PATH'), r.stderr)
+      assert.ok(
+        r.stderr.startsWith(`mdq: --store '${url}': ${why}`) && r.stderr.includes('(expected sqlite:PATH'),
+        r.stderr,
+      )
     }
   })
 
@@ -95,10 +121,23 @@ describe('mdq serve and the store it is given', () => {
     assert.deepEqual(parseStoreUrl('/tmp/x.db'), { kind: 'sqlite', path: '/tmp/x.db' })
     assert.deepEqual(parseStoreUrl('clickhouse://reader:s%40cret@ch1.internal:8123/market?cluster=two_shards'), {
       kind: 'clickhouse',
-      config: { url: 'http://ch1.internal:8123', username: 'reader', password: 's@cret', database: 'market', cluster: 'two_shards' },
+      config: {
+        url: 'http://ch1.internal:8123',
+        username: 'reader',
+        password: 's@cret',
+        database: 'market',
+        cluster: 'two_shards',
+      },
     })
-    assert.deepEqual(parseStoreUrl('clickhouse://127.0.0.1:18123/mdq'), { kind: 'clickhouse', config: { url: 'http://127.0.0.1:18123', username: 'default', password: '', database: 'mdq' } })
-    assert.throws(() => parseStoreUrl('clickhouse://u:secret@ch1/mdq'), (err: Error) => err.message.startsWith("--store 'clickhouse://u:***@ch1/mdq': no port") && !err.message.includes('secret'))
+    assert.deepEqual(parseStoreUrl('clickhouse://127.0.0.1:18123/mdq'), {
+      kind: 'clickhouse',
+      config: { url: 'http://127.0.0.1:18123', username: 'default', password: '', database: 'mdq' },
+    })
+    assert.throws(
+      () => parseStoreUrl('clickhouse://u:secret@ch1/mdq'),
+      (err: Error) =>
+        err.message.startsWith("--store 'clickhouse://u:***@ch1/mdq': no port") && !err.message.includes('secret'),
+    )
     assert.throws(() => parseStoreUrl('mysql://h:3306/db', '--keys'), /--keys 'mysql:\/\/h:3306\/db': unknown scheme/)
     assert.throws(() => parseStoreUrl('sqlite:'), /--store 'sqlite:': no file path/)
   })

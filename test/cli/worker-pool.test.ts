@@ -10,7 +10,12 @@ import type { PoolTestResult, PoolTestTask } from '../helpers/pool-worker.js'
 
 const pools: WorkerPool<PoolTestTask, PoolTestResult, ArrayBuffer[]>[] = []
 const newPool = (threads = 2, tasksPerThread = 1) => {
-  const pool = new WorkerPool<PoolTestTask, PoolTestResult, ArrayBuffer[]>({ filename: new URL('../helpers/pool-worker.js', import.meta.url), threads, tasksPerThread, workerData: { tag: 'data' } })
+  const pool = new WorkerPool<PoolTestTask, PoolTestResult, ArrayBuffer[]>({
+    filename: new URL('../helpers/pool-worker.js', import.meta.url),
+    threads,
+    tasksPerThread,
+    workerData: { tag: 'data' },
+  })
   pools.push(pool)
   return pool
 }
@@ -52,7 +57,10 @@ describe('WorkerPool', () => {
     const echoes = await Promise.all(Array.from({ length: 6 }, (_, i) => pool.run({ kind: 'echo', value: i })))
     assert.equal(longDone, false, 'every echo was answered while the long task still ran')
     const busy = (await long).thread
-    assert.ok(echoes.every((e) => e.thread !== busy), 'the busy worker took none of them')
+    assert.ok(
+      echoes.every((e) => e.thread !== busy),
+      'the busy worker took none of them',
+    )
   })
 
   it('with more workers than a task is posted to, every task is answered, each by a worker it was posted to', async () => {
@@ -78,7 +86,7 @@ describe('WorkerPool', () => {
     assert.equal(pool.queueSize, 0)
   })
 
-  it('moves a result\'s memory from the worker, and a gift\'s memory to it', async () => {
+  it("moves a result's memory from the worker, and a gift's memory to it", async () => {
     const pool = newPool(1)
     const r = await pool.run({ kind: 'bytes', length: 100_000 })
     assert.equal(r.bytes?.length, 100_000)
@@ -89,9 +97,12 @@ describe('WorkerPool', () => {
     assert.equal(given.gifted, 1024, 'the worker had it before the task ran')
   })
 
-  it('a task that throws fails alone, with the worker\'s message; the worker goes on', async () => {
+  it("a task that throws fails alone, with the worker's message; the worker goes on", async () => {
     const pool = newPool(1)
-    const [thrown, echoed] = await Promise.allSettled([pool.run({ kind: 'throw' }), pool.run({ kind: 'echo', value: 5 })])
+    const [thrown, echoed] = await Promise.allSettled([
+      pool.run({ kind: 'throw' }),
+      pool.run({ kind: 'echo', value: 5 }),
+    ])
     assert.equal(thrown.status, 'rejected')
     assert.match((thrown as PromiseRejectedResult).reason.message, /thrown in the worker/)
     assert.equal(echoed.status === 'fulfilled' && echoed.value.value, 5)
@@ -101,11 +112,19 @@ describe('WorkerPool', () => {
     const pool = newPool(1, 2)
     const before = await pool.run({ kind: 'echo', value: 0 })
     // The worker takes two tasks at once: the wait, then the task that kills it. The echo is not yet taken.
-    const [beside, died, untaken] = await Promise.allSettled([pool.run({ kind: 'wait', ms: 200 }), pool.run({ kind: 'die' }), pool.run({ kind: 'echo', value: 7 })])
+    const [beside, died, untaken] = await Promise.allSettled([
+      pool.run({ kind: 'wait', ms: 200 }),
+      pool.run({ kind: 'die' }),
+      pool.run({ kind: 'echo', value: 7 }),
+    ])
     assert.equal(died.status, 'rejected')
     assert.match((died as PromiseRejectedResult).reason.message, /exited \(code 3\)/)
     assert.equal(beside.status, 'rejected', 'the other task the dead worker had taken fails with it')
-    assert.equal(untaken.status === 'fulfilled' && untaken.value.value, 7, 'a task it had not taken goes to its replacement')
+    assert.equal(
+      untaken.status === 'fulfilled' && untaken.value.value,
+      7,
+      'a task it had not taken goes to its replacement',
+    )
     assert.notEqual(untaken.status === 'fulfilled' && untaken.value.thread, before.thread, 'a new worker answered')
     assert.equal((await pool.run({ kind: 'echo', value: 9 })).value, 9)
   })
@@ -120,7 +139,8 @@ describe('WorkerPool', () => {
     )
     await eventually(() => pool.queueSize, 0) // a worker took it
     // More tasks than there are claim slots, answered by the other worker meanwhile.
-    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.run({ kind: 'echo', value: i })))
+    for (let round = 0; round < 5; round++)
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.run({ kind: 'echo', value: i })))
     Atomics.store(signal, 0, 1)
     assert.match(await long, /exited \(code 3\)/)
     assert.equal((await pool.run({ kind: 'echo', value: 3 })).value, 3)

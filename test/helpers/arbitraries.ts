@@ -47,15 +47,20 @@ export function sessionMinutes(exchange: Exchange, days: readonly number[]): num
   return out
 }
 
-
-export const arbSeed = fc.array(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { minLength: 1, maxLength: 50 })
+export const arbSeed = fc.array(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), {
+  minLength: 1,
+  maxLength: 50,
+})
 
 export const arbDailyCase = fc.record({
   exchange: fc.constantFrom<Exchange>('SH', 'HK', 'US'),
   firstDay: fc.integer({ min: 10_000, max: 20_000 }),
   n: fc.integer({ min: 1, max: 400 }),
   seed: arbSeed,
-  eventPicks: fc.array(fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), f: fc.double({ min: 1.0001, max: 10, noNaN: true }) }), { maxLength: 8 }),
+  eventPicks: fc.array(
+    fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), f: fc.double({ min: 1.0001, max: 10, noNaN: true }) }),
+    { maxLength: 8 },
+  ),
 })
 
 /** Events on bar days picked by fraction, ascending; picks on one day merge into one event (the store keys events by day). */

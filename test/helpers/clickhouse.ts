@@ -105,7 +105,15 @@ export class ClickHouseServer {
   static async start(): Promise<ClickHouseServer> {
     const taken = new Set<number>()
     const hosts = ['127.0.0.1']
-    const server = new ClickHouseServer('127.0.0.1', { http: await freePort(hosts, taken), tcp: await freePort(hosts, taken), interserver: await freePort(hosts, taken) }, '')
+    const server = new ClickHouseServer(
+      '127.0.0.1',
+      {
+        http: await freePort(hosts, taken),
+        tcp: await freePort(hosts, taken),
+        interserver: await freePort(hosts, taken),
+      },
+      '',
+    )
     await server.start()
     return server
   }
@@ -128,7 +136,10 @@ export class ClickHouseServer {
     const exited = once(this.#child, 'exit')
     const t0 = Date.now()
     for (;;) {
-      const ok = await fetch(`${this.httpUrl}/ping`).then((r) => r.ok, () => false)
+      const ok = await fetch(`${this.httpUrl}/ping`).then(
+        (r) => r.ok,
+        () => false,
+      )
       if (ok) return
       if (this.#child.exitCode !== null || Date.now() - t0 > 60_000) {
         this.#child.kill('SIGKILL')
@@ -165,7 +176,9 @@ export class ClickHouseServer {
     if (!paused) return
     const stopped = () => {
       try {
-        return readdirSync(`/proc/${child.pid}/task`).every((t) => /^\d+ \(.*\) [tT] /.test(readFileSync(`/proc/${child.pid}/task/${t}/stat`, 'utf8')))
+        return readdirSync(`/proc/${child.pid}/task`).every((t) =>
+          /^\d+ \(.*\) [tT] /.test(readFileSync(`/proc/${child.pid}/task/${t}/stat`, 'utf8')),
+        )
       } catch {
         return true // gone: nothing left to answer
       }
@@ -188,8 +201,14 @@ export class ClickHouseCluster {
   static async start(): Promise<ClickHouseCluster> {
     const hosts = ['127.0.0.1', '127.0.0.2']
     const taken = new Set<number>()
-    const ports = { http: await freePort(hosts, taken), tcp: await freePort(hosts, taken), interserver: await freePort(hosts, taken) }
-    const shards = hosts.map((h) => `<shard><replica><host>${h}</host><port>${ports.tcp}</port></replica></shard>`).join('')
+    const ports = {
+      http: await freePort(hosts, taken),
+      tcp: await freePort(hosts, taken),
+      interserver: await freePort(hosts, taken),
+    }
+    const shards = hosts
+      .map((h) => `<shard><replica><host>${h}</host><port>${ports.tcp}</port></replica></shard>`)
+      .join('')
     const remote = `<${ClickHouseCluster.NAME}>${shards}</${ClickHouseCluster.NAME}>`
     const servers = hosts.map((h) => ClickHouseServer.prepare(h, ports, remote))
     try {

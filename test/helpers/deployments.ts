@@ -87,7 +87,9 @@ export const CLICKHOUSE_CLUSTER: Deployment = {
   skip: clickhouseServer() || redisServer(),
   readyChecks: ['store', 'keys', 'redis'],
   keysPollMs: POLL_MS,
-  lacks: { storeFile: 'the store is a ClickHouse cluster, not a file (its outages: test/http/clickhouse-serve.test.ts)' },
+  lacks: {
+    storeFile: 'the store is a ClickHouse cluster, not a file (its outages: test/http/clickhouse-serve.test.ts)',
+  },
   async start(load, extra = {}) {
     const [cluster, redis] = await Promise.all([ClickHouseCluster.start(), RedisServer.start()])
     const instances: TestServer[] = []
@@ -99,7 +101,11 @@ export const CLICKHOUSE_CLUSTER: Deployment = {
       const storeUrl = cluster.storeUrl('mdq')
       await load(storeUrl)
       for (let i = 0; i < 2; i++) {
-        const rateLimit = { limiter: new RedisRateLimiter(redis.url, 'mdq-test:', PATIENT_REDIS_MS), defaults: { ratePerMin: 1e9, burst: 1e9 }, failOpen: false }
+        const rateLimit = {
+          limiter: new RedisRateLimiter(redis.url, 'mdq-test:', PATIENT_REDIS_MS),
+          defaults: { ratePerMin: 1e9, burst: 1e9 },
+          failOpen: false,
+        }
         instances.push(await startServer(storeUrl, { rateLimit, ...extra }))
       }
       return deployed(storeUrl, instances, close)
@@ -126,7 +132,11 @@ export interface DeploymentHandle extends Deployed {
  * prerequisite of the file's tests on any deployment (reference data), or false. A missing
  * prerequisite skips each test, or fails it under CI=true; a capability the deployment lacks skips it.
  */
-export function useDeployment(d: Deployment, load: (storeUrl: string) => Promise<unknown> | void, { skip = false, extra }: { skip?: string | false; extra?: Partial<AppOptions> } = {}): DeploymentHandle {
+export function useDeployment(
+  d: Deployment,
+  load: (storeUrl: string) => Promise<unknown> | void,
+  { skip = false, extra }: { skip?: string | false; extra?: Partial<AppOptions> } = {},
+): DeploymentHandle {
   let started: Deployed | undefined
   const skipAll = skip || d.skip
   before(async () => {
@@ -173,7 +183,10 @@ export function useDeployment(d: Deployment, load: (storeUrl: string) => Promise
 
 /** Status, content type and body bytes of one answer (ETags differ by design between stores: each has its own data version). */
 export async function answer(base: string, key: string, path: string, init: RequestInit = {}): Promise<string> {
-  const r = await fetch(`${base}${path}`, { ...init, headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) } })
+  const r = await fetch(`${base}${path}`, {
+    ...init,
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) },
+  })
   return `${r.status} ${r.headers.get('content-type')}\n${await r.text()}`
 }
 
@@ -182,7 +195,12 @@ export async function answer(base: string, key: string, path: string, init: Requ
  * alternating between the subject's instances (so each instance answers its share of every kind);
  * a few run at a time. Returns how many were compared.
  */
-export async function assertSameAnswers(reference: Deployed, subject: Deployed, requests: readonly (readonly [string, RequestInit?])[], parallel = 8): Promise<number> {
+export async function assertSameAnswers(
+  reference: Deployed,
+  subject: Deployed,
+  requests: readonly (readonly [string, RequestInit?])[],
+  parallel = 8,
+): Promise<number> {
   let compared = 0
   let next = 0
   const worker = async () => {
@@ -190,7 +208,10 @@ export async function assertSameAnswers(reference: Deployed, subject: Deployed, 
       const i = next++
       const [path, init] = requests[i]
       const instance = i % subject.instances.length
-      const [want, got] = await Promise.all([answer(reference.instances[0].url, reference.key, path, init), answer(subject.instances[instance].url, subject.key, path, init)])
+      const [want, got] = await Promise.all([
+        answer(reference.instances[0].url, reference.key, path, init),
+        answer(subject.instances[instance].url, subject.key, path, init),
+      ])
       assert.equal(got, want, `instance ${instance + 1} of ${subject.instances.length}: ${path}`)
       compared++
     }

@@ -16,7 +16,9 @@ export interface PeakRun {
 /** `node [nodeFlags] script ...args`, resolved at exit with the child's output and peak RSS. */
 export function runWithPeakRss(nodeFlags: readonly string[], args: readonly string[]): Promise<PeakRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', REPORT, ...nodeFlags, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', REPORT, ...nodeFlags, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s))

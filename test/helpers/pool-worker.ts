@@ -38,13 +38,16 @@ serveTasks<PoolTestTask, PoolTestResult, ArrayBuffer[]>(
     if (task.kind === 'meet') {
       Atomics.add(task.seen, 0, 1)
       Atomics.notify(task.seen, 0)
-      for (let n; (n = Atomics.load(task.seen, 0)) < task.count; ) if (Atomics.wait(task.seen, 0, n, 30_000) === 'timed-out') throw new Error('no other task met this one')
+      for (let n; (n = Atomics.load(task.seen, 0)) < task.count;)
+        if (Atomics.wait(task.seen, 0, n, 30_000) === 'timed-out') throw new Error('no other task met this one')
     }
     if (task.kind === 'bytes') {
       const bytes = new Uint8Array(task.length).fill(7)
       return { result: { thread: threadId, data: workerData, bytes, gifted }, transfer: [bytes.buffer] }
     }
-    return { result: { value: task.kind === 'echo' ? task.value : undefined, thread: threadId, data: workerData, gifted } }
+    return {
+      result: { value: task.kind === 'echo' ? task.value : undefined, thread: threadId, data: workerData, gifted },
+    }
   },
   (gift) => void (gifted += gift.reduce((n, b) => n + b.byteLength, 0)),
 )

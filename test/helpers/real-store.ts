@@ -23,21 +23,45 @@ function mdq(db: string, args: string[]): void {
 /** Builds `dir/real.db` and returns its path. */
 export function buildRealStore(dir: string): string {
   const db = join(dir, 'real.db')
-  mdq(db, ['import', 'instruments', writeCsv(join(dir, 'instruments.csv'), 'symbol,name,type,name_en,lot_size', [
-    '600000.SH,浦发银行,stock,Shanghai Pudong Development Bank,',
-    '600519.SH,贵州茅台,stock,Kweichow Moutai,',
-    '601318.SH,中国平安,stock,,',
-    'AAPL.US,Apple Inc.,stock,,',
-    'SPY.US,SPDR S&P 500 ETF Trust,etf,,',
-    '00700.HK,腾讯控股,stock,,100',
-  ])])
-  const cnRows = CN_SYMBOLS.flatMap((symbol) => readBaostock(symbol.slice(0, 6)).filter((r) => r.traded).map((r) => `${symbol},${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`))
-  mdq(db, ['import', 'bars', writeCsv(join(dir, 'cn.csv'), 'symbol,time,open,high,low,close,volume,amount,prev_close', cnRows), '--derive-ex-factors'])
+  mdq(db, [
+    'import',
+    'instruments',
+    writeCsv(join(dir, 'instruments.csv'), 'symbol,name,type,name_en,lot_size', [
+      '600000.SH,浦发银行,stock,Shanghai Pudong Development Bank,',
+      '600519.SH,贵州茅台,stock,Kweichow Moutai,',
+      '601318.SH,中国平安,stock,,',
+      'AAPL.US,Apple Inc.,stock,,',
+      'SPY.US,SPDR S&P 500 ETF Trust,etf,,',
+      '00700.HK,腾讯控股,stock,,100',
+    ]),
+  ])
+  const cnRows = CN_SYMBOLS.flatMap((symbol) =>
+    readBaostock(symbol.slice(0, 6))
+      .filter((r) => r.traded)
+      .map(
+        (r) =>
+          `${symbol},${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`,
+      ),
+  )
+  mdq(db, [
+    'import',
+    'bars',
+    writeCsv(join(dir, 'cn.csv'), 'symbol,time,open,high,low,close,volume,amount,prev_close', cnRows),
+    '--derive-ex-factors',
+  ])
   const aapl = readLines(`${LEAN}/daily/aapl.csv`).map((l) => {
     const [stamp, ...rest] = l.split(',')
     return `${ymd(stamp)},${rest.join(',')}`
   })
-  mdq(db, ['import', 'bars', writeCsv(join(dir, 'aapl.csv'), 'time,open,high,low,close,volume', aapl), '--symbol', 'AAPL.US', '--price-scale', '10000'])
+  mdq(db, [
+    'import',
+    'bars',
+    writeCsv(join(dir, 'aapl.csv'), 'time,open,high,low,close,volume', aapl),
+    '--symbol',
+    'AAPL.US',
+    '--price-scale',
+    '10000',
+  ])
   // AAPL's ex-factors from the LEAN factor file: f = factor_(i+1) / factor_i on the next trading day.
   const days = readLines(`${LEAN}/daily/aapl.csv`).map((l) => l.slice(0, 8))
   const factors = readLines(`${LEAN}/factor_files/aapl.csv`).map((l) => l.split(','))
@@ -56,11 +80,27 @@ export function buildRealStore(dir: string): string {
       return `${ymd(day)} ${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')},${rest.join(',')}`
     }),
   )
-  mdq(db, ['import', 'bars', writeCsv(join(dir, 'spy.csv'), 'time,open,high,low,close,volume', spy), '--period', '1m', '--symbol', 'SPY.US', '--price-scale', '10000', '--outside-sessions', 'skip'])
-  mdq(db, ['import', 'universes', writeCsv(join(dir, 'universes.csv'), 'universe_id,symbol,name,region,category,description', [
-    `${WATCH_UNIVERSE},600519.SH,My watch list,CN,equity,Moutai and friends`,
-    `${WATCH_UNIVERSE},AAPL.US,,,,`,
-    `${WATCH_UNIVERSE},SPY.US,,,,`,
-  ])])
+  mdq(db, [
+    'import',
+    'bars',
+    writeCsv(join(dir, 'spy.csv'), 'time,open,high,low,close,volume', spy),
+    '--period',
+    '1m',
+    '--symbol',
+    'SPY.US',
+    '--price-scale',
+    '10000',
+    '--outside-sessions',
+    'skip',
+  ])
+  mdq(db, [
+    'import',
+    'universes',
+    writeCsv(join(dir, 'universes.csv'), 'universe_id,symbol,name,region,category,description', [
+      `${WATCH_UNIVERSE},600519.SH,My watch list,CN,equity,Moutai and friends`,
+      `${WATCH_UNIVERSE},AAPL.US,,,,`,
+      `${WATCH_UNIVERSE},SPY.US,,,,`,
+    ]),
+  ])
   return db
 }

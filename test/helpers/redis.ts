@@ -40,7 +40,11 @@ export class RedisServer {
   }
 
   async start(): Promise<void> {
-    this.#child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    this.#child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    )
     const t0 = Date.now()
     while (!(await ping(this.port))) {
       if (Date.now() - t0 > 10_000) throw new Error(`redis-server did not start on port ${this.port}`)

@@ -20,16 +20,29 @@ const runs = (cmd: string, args: readonly string[]) => spawnSync(cmd, args, { st
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 export const data = (relative: string): Check =>
-  existsSync(sharedPath(relative)) ? false : `reference data missing: ${sharedPath(relative)} (clone with ../shared beside the checkout, or set MDQ_SHARED_DATA)`
+  existsSync(sharedPath(relative))
+    ? false
+    : `reference data missing: ${sharedPath(relative)} (clone with ../shared beside the checkout, or set MDQ_SHARED_DATA)`
 export const redisServer = (): Check =>
-  once('redis', () => (runs('redis-server', ['--version']) ? false : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)'))
+  once('redis', () =>
+    runs('redis-server', ['--version'])
+      ? false
+      : 'redis-server is not installed (Debian package redis-server; .ci/run installs it)',
+  )
 // `which`, not `clickhouse-server --version`: Debian's 18.16 rejects `--version`.
 export const clickhouseServer = (): Check =>
-  once('clickhouse', () => (runs('which', ['clickhouse-server']) ? false : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)'))
-export const chromium = (): Check => (existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`)
+  once('clickhouse', () =>
+    runs('which', ['clickhouse-server'])
+      ? false
+      : 'clickhouse-server is not installed (Debian package clickhouse-server; .ci/run installs it)',
+  )
+export const chromium = (): Check =>
+  existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`
 export const pythonLibs = (...modules: string[]): Check =>
   once(`py:${modules}`, () =>
-    runs('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`]) ? false : `python3 cannot import ${modules.join(', ')} (Debian packages python3-*; .ci/run installs them)`,
+    runs('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`])
+      ? false
+      : `python3 cannot import ${modules.join(', ')} (Debian packages python3-*; .ci/run installs them)`,
   )
 
 /**
@@ -47,7 +60,8 @@ export class Requirements {
     return this.missing === false
   }
 
-  readonly it = (title: string, fn: (t: TestContext) => void | Promise<void>): void => itRequiring(this.missing, title, fn)
+  readonly it = (title: string, fn: (t: TestContext) => void | Promise<void>): void =>
+    itRequiring(this.missing, title, fn)
 }
 
 /**
@@ -55,7 +69,12 @@ export class Requirements {
  * otherwise the test is skipped with the reason, or fails with it under CI=true. `skip` is another
  * reason to skip (a capability the subject lacks by design), honoured also under CI=true.
  */
-export function itRequiring(missing: Check, title: string, fn: (t: TestContext) => void | Promise<void>, skip: string | false = false): void {
+export function itRequiring(
+  missing: Check,
+  title: string,
+  fn: (t: TestContext) => void | Promise<void>,
+  skip: string | false = false,
+): void {
   if (missing !== false && IN_CI) it(title, () => assert(missing))
   else it(title, { skip: missing || skip }, fn)
 }

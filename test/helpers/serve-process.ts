@@ -10,15 +10,21 @@ export interface ServeProcess {
 }
 
 /** Starts `mdq <globalArgs> serve --port 0 ...` and waits (up to 30 s) for its address line. */
-export async function spawnServe(globalArgs: readonly string[], serveArgs: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [MDQ_BIN(), ...globalArgs, 'serve', '--port', '0', ...serveArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+export async function spawnServe(
+  globalArgs: readonly string[],
+  serveArgs: readonly string[] = [],
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [MDQ_BIN(), ...globalArgs, 'serve', '--port', '0', ...serveArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   let err = ''
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (err += d))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const t0 = Date.now()
-  while (!/on http:\/\/127\.0\.0\.1:(\d+)/.test(out) && child.exitCode === null && Date.now() - t0 < 30_000) await sleep(20)
+  while (!/on http:\/\/127\.0\.0\.1:(\d+)/.test(out) && child.exitCode === null && Date.now() - t0 < 30_000)
+    await sleep(20)
   const port = /on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
   if (!port) {
     child.kill('SIGKILL')

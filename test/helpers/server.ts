@@ -19,7 +19,11 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-export async function newKey(keys: KeyStore, name = 'test', quota: { ratePerMin?: number; burst?: number } = {}): Promise<string> {
+export async function newKey(
+  keys: KeyStore,
+  name = 'test',
+  quota: { ratePerMin?: number; burst?: number } = {},
+): Promise<string> {
   const key = generateKey()
   await keys.createKey({ name, hash: hashKey(key), ratePerMin: quota.ratePerMin ?? null, burst: quota.burst ?? null })
   return key
@@ -33,7 +37,10 @@ const TEST_WORKERS = Number(process.env.MDQ_TEST_WORKERS ?? 0)
 
 export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}): Promise<TestServer> {
   const { market: store, keys } = await openStores({ store: dbPath, create: true })
-  const runner = extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:' ? poolRunner(TEST_WORKERS, { store: dbPath }, { blockingReads: true }) : undefined
+  const runner =
+    extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:'
+      ? poolRunner(TEST_WORKERS, { store: dbPath }, { blockingReads: true })
+      : undefined
   const app = await buildApp({ store, keys, ...(runner && { runner }), ...extra })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
@@ -70,7 +77,11 @@ export async function getJson<T = unknown>(url: string, init: RequestInit = {}):
 }
 
 /** A raw request (no automatic decompression), for compression and odd-request tests. */
-export function rawRequest(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+export function rawRequest(
+  url: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = []

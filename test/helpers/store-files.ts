@@ -20,9 +20,25 @@ export function tempDir(prefix = 'mdq-test-'): { dir: string; cleanup: () => voi
 export function dumpStore(path: string, { withMeta = true } = {}): string {
   const db = new Database(path, { readonly: true })
   try {
-    const tables: [string, string][] = [['chunks', '1, 2, 3'], ['instruments', '1'], ['ex_factors', '1, 2'], ...(withMeta ? [['meta', '1'] as [string, string]] : [])]
+    const tables: [string, string][] = [
+      ['chunks', '1, 2, 3'],
+      ['instruments', '1'],
+      ['ex_factors', '1, 2'],
+      ...(withMeta ? [['meta', '1'] as [string, string]] : []),
+    ]
     return tables
-      .map(([t, order]) => `${t}\n` + db.prepare(`SELECT * FROM ${t} ORDER BY ${order}`).raw().all().map((row) => JSON.stringify(row, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))).join('\n'))
+      .map(
+        ([t, order]) =>
+          `${t}\n` +
+          db
+            .prepare(`SELECT * FROM ${t} ORDER BY ${order}`)
+            .raw()
+            .all()
+            .map((row) =>
+              JSON.stringify(row, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)),
+            )
+            .join('\n'),
+      )
       .join('\n')
   } finally {
     db.close()
@@ -36,13 +52,19 @@ export function writeCsv(path: string, header: string, rows: readonly string[]):
 
 export const MDQ_BIN = () => join(repoRoot(), 'bin', 'mdq.js')
 
-export function runMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+export function runMdq(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [MDQ_BIN(), ...args], { encoding: 'utf8', env: { ...process.env, ...env } })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 export function spawnMdq(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  return spawn(process.execPath, [MDQ_BIN(), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+  return spawn(process.execPath, [MDQ_BIN(), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  })
 }
 
 /** A 1m CSV of `days` CN trading days for one symbol, every bar with volume `volume`. */
@@ -54,7 +76,9 @@ export function minuteCsv(path: string, symbol: string, days: number, volume: nu
     if (isoWeekday(d) >= 5) continue
     left--
     const midnight = sh.zone.midnightUtc(d)
-    for (const s of sh.sessions) for (let m = s.open; m < s.close; m++, n++) lines.push(`${symbol},${midnight + m * 60_000},10,10.02,9.98,10.01,${volume}`)
+    for (const s of sh.sessions)
+      for (let m = s.open; m < s.close; m++, n++)
+        lines.push(`${symbol},${midnight + m * 60_000},10,10.02,9.98,10.01,${volume}`)
   }
   writeFileSync(path, lines.join('\n') + '\n')
   return n

@@ -2,7 +2,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** Resolves with the first truthy value of `probe`, polling every `everyMs`; fails naming `what` after `deadlineMs`. */
-export async function until<T>(probe: () => T | Promise<T>, what: string, { deadlineMs = 60_000, everyMs = 20 } = {}): Promise<NonNullable<T>> {
+export async function until<T>(
+  probe: () => T | Promise<T>,
+  what: string,
+  { deadlineMs = 60_000, everyMs = 20 } = {},
+): Promise<NonNullable<T>> {
   const t0 = Date.now()
   for (;;) {
     const value = await probe()

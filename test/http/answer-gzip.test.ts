@@ -26,10 +26,15 @@ after(async () => {
   cleanup()
 })
 
-const get = (s: TestServer, path: string, headers: Record<string, string>) => rawRequest(`${s.url}${path}`, { 'X-API-Key': s.key, ...headers })
+const get = (s: TestServer, path: string, headers: Record<string, string>) =>
+  rawRequest(`${s.url}${path}`, { 'X-API-Key': s.key, ...headers })
 
 /** Large answers (a daily history, a 1m window, a day of 1m bars), each well over the 1,024-byte threshold. */
-const LARGE = ['/v1/klines?symbol=600519.SH&count=10000&adjust=forward', '/v1/klines?symbol=000001.SZ&period=1m&count=1000&adjust=backward', '/v1/klines/intraday?symbol=600519.SH&period=1m']
+const LARGE = [
+  '/v1/klines?symbol=600519.SH&count=10000&adjust=forward',
+  '/v1/klines?symbol=000001.SZ&period=1m&count=1000&adjust=backward',
+  '/v1/klines/intraday?symbol=600519.SH&period=1m',
+]
 
 describe('klines answers with Accept-Encoding: gzip, no response cache', () => {
   for (const where of ['main thread', 'pool of 2'] as const) {
@@ -41,16 +46,23 @@ describe('klines answers with Accept-Encoding: gzip, no response cache', () => {
         assert.equal(plain.status, 200, path)
         assert.ok(plain.body.length > 4096, `${path}: ${plain.body.length} B`)
         assert.equal(plain.headers['content-encoding'], undefined)
-        assert.deepEqual([gz.status, gz.headers['content-encoding'], gz.headers['content-type']], [200, 'gzip', 'application/json; charset=utf-8'], path)
+        assert.deepEqual(
+          [gz.status, gz.headers['content-encoding'], gz.headers['content-type']],
+          [200, 'gzip', 'application/json; charset=utf-8'],
+          path,
+        )
         assert.match(String(gz.headers.vary), /accept-encoding/i, path)
         assert.equal(gz.headers.etag, plain.headers.etag, 'weak tags: the encoding does not change the tag')
-        assert.ok(gunzipSync(gz.body).equals(plain.body), `${path}: gunzipped, the gzip answer differs from the plain one`)
+        assert.ok(
+          gunzipSync(gz.body).equals(plain.body),
+          `${path}: gunzipped, the gzip answer differs from the plain one`,
+        )
         assert.ok(gz.body.length < plain.body.length / 2, `${path}: ${gz.body.length} B gzip of ${plain.body.length} B`)
       }
     })
   }
 
-  it('pool of 2 with a response cache: the worker\'s gzip member, made beside the plain answer, is kept and sent again; the plain answer too', async () => {
+  it("pool of 2 with a response cache: the worker's gzip member, made beside the plain answer, is kept and sent again; the plain answer too", async () => {
     const s = servers['pool of 2, cached']
     const reference = servers['main thread']
     for (const path of LARGE) {
@@ -67,7 +79,7 @@ describe('klines answers with Accept-Encoding: gzip, no response cache', () => {
     }
   })
 
-  it('pool of 2: one gzip member made in the worker (header, the answer\'s raw deflate ending on the empty final block, CRC-32 and length), with its Content-Length', async () => {
+  it("pool of 2: one gzip member made in the worker (header, the answer's raw deflate ending on the empty final block, CRC-32 and length), with its Content-Length", async () => {
     for (const path of LARGE) {
       const plain = (await get(servers['pool of 2'], path, { 'Accept-Encoding': 'identity' })).body
       const gz = await get(servers['pool of 2'], path, { 'Accept-Encoding': 'gzip' })
@@ -88,7 +100,11 @@ describe('klines answers with Accept-Encoding: gzip, no response cache', () => {
       const small = await get(s, '/v1/klines?symbol=600519.SH&count=3', { 'Accept-Encoding': 'gzip' })
       assert.equal(small.status, 200)
       assert.ok(small.body.length < 1024, `${small.body.length} B`)
-      assert.equal(small.headers['content-encoding'], undefined, `${where}: an answer under the threshold was compressed`)
+      assert.equal(
+        small.headers['content-encoding'],
+        undefined,
+        `${where}: an answer under the threshold was compressed`,
+      )
       JSON.parse(small.body.toString())
       const path = LARGE[1]
       const plain = await get(s, path, { 'Accept-Encoding': 'identity' })

@@ -29,7 +29,9 @@ const WINDOWS = Array.from({ length: 24 }, (_, i) => {
   return `/v1/klines?symbol=${SYMBOL}&period=1m&count=${count}&end_time=${end}&adjust=${i % 3 === 0 ? 'none' : 'forward'}`
 })
 /** Daily answers of 0.5 to 0.7 MB beside them: memory of every size comes back and is reused. */
-const DAILY = [10_000, 9000, 8000].flatMap((count) => ['none', 'backward'].map((adjust) => `/v1/klines?symbol=${SYMBOL}&period=1d&count=${count}&adjust=${adjust}`))
+const DAILY = [10_000, 9000, 8000].flatMap((count) =>
+  ['none', 'backward'].map((adjust) => `/v1/klines?symbol=${SYMBOL}&period=1d&count=${count}&adjust=${adjust}`),
+)
 /** The intraday route hands its answers back too. */
 const INTRADAY = ['1m', '5m', '30m'].map((period) => `/v1/klines/intraday?symbol=${SYMBOL}&period=${period}`)
 const CONCURRENT = [...WINDOWS, ...DAILY, ...INTRADAY]
@@ -49,7 +51,15 @@ before(async () => {
       { symbol: SYMBOL, period: '1d', bars: walkBars(DAYS, [0.3, 0.6, 0.2]) },
       { symbol: SYMBOL, period: '1m', bars: walkBars(MINUTES, [0.5, 0.1, 0.9, 0.4]) },
     ],
-    exFactors: [{ symbol: SYMBOL, events: [{ timestamp: DAYS[DAYS.length - 20], exFactor: 1.1 }, { timestamp: DAYS[5000], exFactor: 2 }] }],
+    exFactors: [
+      {
+        symbol: SYMBOL,
+        events: [
+          { timestamp: DAYS[DAYS.length - 20], exFactor: 1.1 },
+          { timestamp: DAYS[5000], exFactor: 2 },
+        ],
+      },
+    ],
   })
   await store.close()
   servers = await poolBesideMainThread(db)
@@ -75,15 +85,24 @@ describe('klines and intraday answers from the worker pool, their memory reused 
       const reportedBefore = servers.written()
       const headers = { 'X-API-Key': pooled.key, 'Accept-Encoding': encoding }
       for (let round = 0; round < 4; round++) {
-        const answers = await Promise.all(CONCURRENT.map((path) => rawRequest(pooled.url + path, headers).then((a) => ({ path, ...a }))))
+        const answers = await Promise.all(
+          CONCURRENT.map((path) => rawRequest(pooled.url + path, headers).then((a) => ({ path, ...a }))),
+        )
         for (const a of answers) {
           assert.equal(a.status, 200)
-          if (encoding === 'gzip' && DAILY.includes(a.path)) assert.equal(a.headers['content-encoding'], 'gzip', `${a.path} was not gzipped`)
-          assert.ok(decoded(a.body, a.headers['content-encoding']).equals(reference.get(a.path)!), `${a.path} differs from the main thread's answer`)
+          if (encoding === 'gzip' && DAILY.includes(a.path))
+            assert.equal(a.headers['content-encoding'], 'gzip', `${a.path} was not gzipped`)
+          assert.ok(
+            decoded(a.body, a.headers['content-encoding']).equals(reference.get(a.path)!),
+            `${a.path} differs from the main thread's answer`,
+          )
         }
       }
       // The server hears of its last writes a moment after the client has read them.
-      await until(() => servers.written() - reportedBefore >= 4 * CONCURRENT.length, `the pool told of the ${4 * CONCURRENT.length} written answers (so far ${servers.written() - reportedBefore})`)
+      await until(
+        () => servers.written() - reportedBefore >= 4 * CONCURRENT.length,
+        `the pool told of the ${4 * CONCURRENT.length} written answers (so far ${servers.written() - reportedBefore})`,
+      )
     })
   }
 
@@ -96,7 +115,7 @@ describe('klines and intraday answers from the worker pool, their memory reused 
     const notModified = await rawRequest(pooled.url + path, { 'X-API-Key': pooled.key, 'If-None-Match': tag })
     assert.equal(notModified.status, 304)
     assert.equal(notModified.body.length, 0)
-    await until(() => servers.written() - reportedBefore === 1, 'the 304\'s computed answer handed back')
+    await until(() => servers.written() - reportedBefore === 1, "the 304's computed answer handed back")
     for (const p of WINDOWS) {
       const again = await rawRequest(pooled.url + p, { 'X-API-Key': pooled.key, 'Accept-Encoding': 'identity' })
       assert.ok(again.body.equals(reference.get(p)!), `${p} after the 304 differs from the main thread's answer`)
@@ -104,7 +123,9 @@ describe('klines and intraday answers from the worker pool, their memory reused 
   })
 
   it('with a response cache that holds them all, nothing is handed back (the cache keeps them)', async () => {
-    const cached = await startServer(join(dir, 'answers.db'), { runner: { ...servers.pool, written: () => assert.fail('a cached answer was handed back') } })
+    const cached = await startServer(join(dir, 'answers.db'), {
+      runner: { ...servers.pool, written: () => assert.fail('a cached answer was handed back') },
+    })
     try {
       for (const path of WINDOWS.slice(0, 4)) {
         const a = await rawRequest(cached.url + path, { 'X-API-Key': cached.key, 'Accept-Encoding': 'identity' })
@@ -133,10 +154,17 @@ describe('klines and intraday answers from the worker pool, their memory reused 
         for (const encoding of ['identity', 'gzip']) {
           // The same requests twice at once: the second may be answered by the fast path from the cache.
           const headers = { 'X-API-Key': cached.key, 'Accept-Encoding': encoding }
-          const answers = await Promise.all([...CONCURRENT, ...CONCURRENT].map((path) => rawRequest(cached.url + path, headers).then((a) => ({ path, ...a }))))
+          const answers = await Promise.all(
+            [...CONCURRENT, ...CONCURRENT].map((path) =>
+              rawRequest(cached.url + path, headers).then((a) => ({ path, ...a })),
+            ),
+          )
           for (const a of answers) {
             assert.equal(a.status, 200, `${a.path}: ${a.body.toString()}`)
-            assert.ok(decoded(a.body, a.headers['content-encoding']).equals(reference.get(a.path)!), `round ${round}, ${encoding}: ${a.path} differs from the main thread's answer`)
+            assert.ok(
+              decoded(a.body, a.headers['content-encoding']).equals(reference.get(a.path)!),
+              `round ${round}, ${encoding}: ${a.path} differs from the main thread's answer`,
+            )
           }
         }
       }

@@ -33,7 +33,10 @@ async function readAll(url: string, key: string): Promise<Buffer> {
 /** Store reads the server has made so far (the count of its read-time histogram, workers' reads included). */
 async function storeReads(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text()
-  return [...text.matchAll(/^mdq_store_read_duration_seconds_count\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0)
+  return [...text.matchAll(/^mdq_store_read_duration_seconds_count\{[^}]*\} (\d+)/gm)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  )
 }
 
 /** Polls until `read()` gives the same value twice in a row, `gap` ms apart; returns it. */
@@ -55,7 +58,10 @@ describe('GET /v1/klines/batch memory', () => {
   before(async () => {
     const store = SqliteMarketStore.open(db)
     const days = tradingDays('SH', 0, BARS)
-    await store.write({ instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })), bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 100, 0.3, 0.7]) })) })
+    await store.write({
+      instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
+      bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 100, 0.3, 0.7]) })),
+    })
     await store.close()
     key = runMdq(['--db', db, 'keys', 'create', '--name', 'rss']).stdout.trim()
   })
@@ -65,12 +71,30 @@ describe('GET /v1/klines/batch memory', () => {
   })
 
   async function serve(workers: number): Promise<{ pid: number; base: string }> {
-    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--cache-mb', '0', '--rate-limit', 'off', '--workers', String(workers)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(
+      process.execPath,
+      [
+        MDQ_BIN(),
+        '--db',
+        db,
+        'serve',
+        '--port',
+        '0',
+        '--cache-mb',
+        '0',
+        '--rate-limit',
+        'off',
+        '--workers',
+        String(workers),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
     children.push(child)
     let out = ''
     child.stdout!.on('data', (d) => (out += d))
     const t0 = Date.now()
-    while (!/on http:\/\/127\.0\.0\.1:(\d+)/.test(out) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 20))
+    while (!/on http:\/\/127\.0\.0\.1:(\d+)/.test(out) && Date.now() - t0 < 30_000)
+      await new Promise((r) => setTimeout(r, 20))
     const port = /on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
     assert.ok(port, `mdq serve --workers ${workers} listens: ${out}`)
     return { pid: child.pid!, base: `http://127.0.0.1:${port[1]}` }
@@ -95,7 +119,11 @@ describe('GET /v1/klines/batch memory', () => {
         // Read the head of the answer, then stop: the socket's buffers fill, and the server must wait.
         const r1 = await storeReads(base)
         const url = `${base}/v1/klines/batch?symbols=${SYMBOLS.join(',')}&count=${BARS}`
-        const res = await new Promise<IncomingMessage>((resolve, reject) => request(url, { headers: { 'X-API-Key': key, 'Accept-Encoding': encoding } }, resolve).on('error', reject).end())
+        const res = await new Promise<IncomingMessage>((resolve, reject) =>
+          request(url, { headers: { 'X-API-Key': key, 'Accept-Encoding': encoding } }, resolve)
+            .on('error', reject)
+            .end(),
+        )
         assert.equal(res.statusCode, 200)
         assert.equal(res.headers['content-encoding'], encoding === 'gzip' ? 'gzip' : undefined)
         // Every byte is kept from the first (a TCP read can hold several chunks, all emitted before the pause), decoded when gzip.
@@ -111,7 +139,10 @@ describe('GET /v1/klines/batch memory', () => {
         const stalled = (await settled(() => storeReads(base))) - r1
         // The socket buffers (several MB on loopback) fill first; gzipped, they hold 2.5 times as much of the answer.
         const bound = whole / (encoding === 'gzip' ? 2 : 4)
-        assert.ok(stalled < bound, `with the client stalled the server read ${stalled} times, against ${whole} for the whole answer`)
+        assert.ok(
+          stalled < bound,
+          `with the client stalled the server read ${stalled} times, against ${whole} for the whole answer`,
+        )
         // The rest arrives once read, whole (and for gzip, decodes: no group lost while the client waited).
         res.resume()
         await done
@@ -119,31 +150,46 @@ describe('GET /v1/klines/batch memory', () => {
       })
     }
 
-  it('in the main thread (--workers 0): peak RSS rises at most 64 MB above one symbol answer', { skip: noProc }, async () => {
-    const { pid, base } = await serve(0)
-    // One symbol's whole answer, a few times over (warm code, caches and heap), is the baseline.
-    let single = 0
-    for (const symbol of SYMBOLS.slice(0, 5)) single = (await readAll(`${base}/v1/klines?symbol=${symbol}&count=${BARS}`, key)).length
-    const before = peakRss(pid)
-    const body = await batch(base)
-    const rise = peakRss(pid) - before
-    assert.ok(body.length > 50 * single, `the batch answer (${body.length} B) is the 100 symbols' answers`)
-    assert.ok(rise <= 64 * MB, `peak RSS rose ${(rise / MB).toFixed(1)} MB serving ${(body.length / MB).toFixed(1)} MB (one symbol: ${(single / MB).toFixed(2)} MB; baseline peak ${(before / MB).toFixed(0)} MB)`)
-  })
+  it(
+    'in the main thread (--workers 0): peak RSS rises at most 64 MB above one symbol answer',
+    { skip: noProc },
+    async () => {
+      const { pid, base } = await serve(0)
+      // One symbol's whole answer, a few times over (warm code, caches and heap), is the baseline.
+      let single = 0
+      for (const symbol of SYMBOLS.slice(0, 5))
+        single = (await readAll(`${base}/v1/klines?symbol=${symbol}&count=${BARS}`, key)).length
+      const before = peakRss(pid)
+      const body = await batch(base)
+      const rise = peakRss(pid) - before
+      assert.ok(body.length > 50 * single, `the batch answer (${body.length} B) is the 100 symbols' answers`)
+      assert.ok(
+        rise <= 64 * MB,
+        `peak RSS rose ${(rise / MB).toFixed(1)} MB serving ${(body.length / MB).toFixed(1)} MB (one symbol: ${(single / MB).toFixed(2)} MB; baseline peak ${(before / MB).toFixed(0)} MB)`,
+      )
+    },
+  )
 
-  it('in a pool of 2 workers: once the pool is warm, a batch raises peak RSS at most 64 MB', { skip: noProc }, async () => {
-    // A pool has a fixed cost the main thread alone has not, paid by the first batch and not again:
-    // each worker's V8 heap grows to what this work takes (measured: +25 to +60 MB in all), each worker's
-    // own SQLite connection maps the file pages it reads (counted in RSS once per mapping), and moved
-    // answer buffers are external memory that V8 frees in bulk. So the baseline is taken after one
-    // whole batch; the bound is then on what a batch costs, as above (the streaming itself, which the
-    // workers share with the main thread's path, is bounded by the test before this one).
-    const { pid, base } = await serve(2)
-    const cold = peakRss(pid)
-    await batch(base)
-    const warm = peakRss(pid)
-    const body = await batch(base)
-    const rise = peakRss(pid) - warm
-    assert.ok(rise <= 64 * MB, `peak RSS rose ${(rise / MB).toFixed(1)} MB serving ${(body.length / MB).toFixed(1)} MB from a warm pool (warm-up: ${((warm - cold) / MB).toFixed(0)} MB; baseline peak ${(warm / MB).toFixed(0)} MB)`)
-  })
+  it(
+    'in a pool of 2 workers: once the pool is warm, a batch raises peak RSS at most 64 MB',
+    { skip: noProc },
+    async () => {
+      // A pool has a fixed cost the main thread alone has not, paid by the first batch and not again:
+      // each worker's V8 heap grows to what this work takes (measured: +25 to +60 MB in all), each worker's
+      // own SQLite connection maps the file pages it reads (counted in RSS once per mapping), and moved
+      // answer buffers are external memory that V8 frees in bulk. So the baseline is taken after one
+      // whole batch; the bound is then on what a batch costs, as above (the streaming itself, which the
+      // workers share with the main thread's path, is bounded by the test before this one).
+      const { pid, base } = await serve(2)
+      const cold = peakRss(pid)
+      await batch(base)
+      const warm = peakRss(pid)
+      const body = await batch(base)
+      const rise = peakRss(pid) - warm
+      assert.ok(
+        rise <= 64 * MB,
+        `peak RSS rose ${(rise / MB).toFixed(1)} MB serving ${(body.length / MB).toFixed(1)} MB from a warm pool (warm-up: ${((warm - cold) / MB).toFixed(0)} MB; baseline peak ${(warm / MB).toFixed(0)} MB)`,
+      )
+    },
+  )
 })

@@ -31,7 +31,11 @@ before(async () => {
   const days = tradingDays('SH', 0, BARS)
   await store.write({
     instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
-    bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d' as const, bars: walkBars(days, [i / 40, ((i * 7) % 11) / 11, 0.7, 0.2]) })),
+    bars: SYMBOLS.map((symbol, i) => ({
+      symbol,
+      period: '1d' as const,
+      bars: walkBars(days, [i / 40, ((i * 7) % 11) / 11, 0.7, 0.2]),
+    })),
   })
   await store.close()
   servers = await poolBesideMainThread(db)
@@ -54,7 +58,11 @@ describe('batch answers from the worker pool, their memory reused once written',
       const reportedBefore = servers.written()
       const headers = { 'X-API-Key': pooled.key, 'Accept-Encoding': encoding }
       // The stalled client: reads the first bytes, then nothing until the others are done.
-      const res = await new Promise<IncomingMessage>((resolve, reject) => request(pooled.url + PATH, { headers }, resolve).on('error', reject).end())
+      const res = await new Promise<IncomingMessage>((resolve, reject) =>
+        request(pooled.url + PATH, { headers }, resolve)
+          .on('error', reject)
+          .end(),
+      )
       assert.equal(res.statusCode, 200)
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
@@ -66,15 +74,21 @@ describe('batch answers from the worker pool, their memory reused once written',
         const answers = await Promise.all(Array.from({ length: 4 }, () => rawRequest(pooled.url + PATH, headers)))
         for (const a of answers) {
           assert.equal(a.status, 200)
-          assert.ok(decoded(a.body, encoding).equals(reference), 'a batch beside the stalled one differs from the main thread\'s')
+          assert.ok(
+            decoded(a.body, encoding).equals(reference),
+            "a batch beside the stalled one differs from the main thread's",
+          )
         }
       }
-      assert.ok(servers.written() - reportedBefore >= 12 * SYMBOLS.length, `the pool was told of ${servers.written() - reportedBefore} written pieces: memory was reused`)
+      assert.ok(
+        servers.written() - reportedBefore >= 12 * SYMBOLS.length,
+        `the pool was told of ${servers.written() - reportedBefore} written pieces: memory was reused`,
+      )
       res.resume()
       await ended
       const body = decoded(Buffer.concat(chunks), encoding)
-      assert.equal(body.length, reference.length, 'the stalled answer has the length of the main thread\'s')
-      assert.ok(body.equals(reference), 'the stalled answer has the bytes of the main thread\'s')
+      assert.equal(body.length, reference.length, "the stalled answer has the length of the main thread's")
+      assert.ok(body.equals(reference), "the stalled answer has the bytes of the main thread's")
     })
   }
 })

@@ -16,15 +16,20 @@ after(async () => {
   cleanup()
 })
 
-const get = (path: string, encoding: string) => rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key, 'Accept-Encoding': encoding })
-const cacheHits = async () => Number(/^mdq_response_cache_hits_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())![1])
+const get = (path: string, encoding: string) =>
+  rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key, 'Accept-Encoding': encoding })
+const cacheHits = async () =>
+  Number(/^mdq_response_cache_hits_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())![1])
 
 describe('compressed answers', () => {
   it('a cached answer is compressed once: repeats send the same compressed bytes, which decode to the plain answer', async () => {
     const path = '/v1/klines?symbol=600519.SH&count=1500&adjust=backward'
     const plain = await get(path, 'identity')
     assert.equal(plain.headers['content-encoding'], undefined)
-    for (const [header, encoding, decode] of [['gzip, deflate', 'gzip', gunzipSync], ['gzip, deflate, br', 'br', brotliDecompressSync]] as const) {
+    for (const [header, encoding, decode] of [
+      ['gzip, deflate', 'gzip', gunzipSync],
+      ['gzip, deflate, br', 'br', brotliDecompressSync],
+    ] as const) {
       const hits = await cacheHits()
       const [first, second] = [await get(path, header), await get(path, header)]
       assert.equal(first.status, 200)
@@ -33,7 +38,11 @@ describe('compressed answers', () => {
       assert.ok(first.body.equals(second.body), 'the cached compressed bytes')
       assert.ok(decode(first.body).equals(plain.body), 'decodes to the plain bytes')
       assert.ok(first.body.length < plain.body.length / 2, 'a fast level still halves a JSON answer')
-      assert.equal((await cacheHits()) - hits, 2, 'each request one hit of the answer, none counted for its compressed form')
+      assert.equal(
+        (await cacheHits()) - hits,
+        2,
+        'each request one hit of the answer, none counted for its compressed form',
+      )
     }
   })
 
@@ -42,8 +51,16 @@ describe('compressed answers', () => {
     const plain = await get(path, 'identity')
     const gzipped = [await get(path, 'gzip'), await get(path, 'gzip')]
     for (let i = 0; i < 3; i++) {
-      const none = await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key, 'Accept-Encoding': 'gzip', 'x-no-compression': '1' })
-      assert.deepEqual([none.status, none.headers['content-encoding']], [200, undefined], `request ${i + 1} with x-no-compression was compressed`)
+      const none = await rawRequest(`${server.url}${path}`, {
+        'X-API-Key': server.key,
+        'Accept-Encoding': 'gzip',
+        'x-no-compression': '1',
+      })
+      assert.deepEqual(
+        [none.status, none.headers['content-encoding']],
+        [200, undefined],
+        `request ${i + 1} with x-no-compression was compressed`,
+      )
       assert.ok(none.body.equals(plain.body))
     }
     const after = await get(path, 'gzip')

@@ -20,25 +20,35 @@ const SYMBOLS = DEMO_SPECS.map((s) => s.symbol)
 
 // First, while both hold the same data (the suite below imports into the cluster).
 describe(`${CLICKHOUSE_CLUSTER.name}: the same answers as SQLite`, () => {
-  server.it('answers every kline (each symbol, period and adjust mode), ex-factor, instrument and error request exactly as SQLite does', async () => {
-    const requests: [string, RequestInit?][] = []
-    for (const symbol of SYMBOLS) {
-      for (const period of PERIODS) for (const adjust of ADJUSTS) requests.push([`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=300`])
-      requests.push([`/v1/klines?symbol=${symbol}&period=1d&start_time=1500000000000&end_time=1600000000000&count=10000`])
-      requests.push([`/v1/klines?symbol=${symbol}&period=30m&start_time=1700000000000&count=20`])
-    }
-    requests.push(
-      [`/v1/klines/ex-factors?symbols=${SYMBOLS.join(',')}`],
-      [`/v1/klines/ex-factors?symbols=600000.SH,AAPL.US&start_time=1500000000000&end_time=1700000000000`],
-      [`/v1/instruments?symbols=${SYMBOLS.join(',')},999999.SH`],
-      ['/v1/instruments', { method: 'POST', body: JSON.stringify({ symbols: ['AAPL.US', '00700.HK', 'NOPE.US'] }) }],
-      ['/v1/instruments/search?q=bank'],
-      ['/v1/klines?symbol=999999.SH'],
-      ['/v1/klines?symbol=600000.SH&period=7m'],
-      ['/v1/klines?symbol=600000.SH&count=0'],
-    )
-    assert.equal(await assertSameAnswers(reference, server, requests), SYMBOLS.length * (PERIODS.length * ADJUSTS.length + 2) + 8)
-  })
+  server.it(
+    'answers every kline (each symbol, period and adjust mode), ex-factor, instrument and error request exactly as SQLite does',
+    async () => {
+      const requests: [string, RequestInit?][] = []
+      for (const symbol of SYMBOLS) {
+        for (const period of PERIODS)
+          for (const adjust of ADJUSTS)
+            requests.push([`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=300`])
+        requests.push([
+          `/v1/klines?symbol=${symbol}&period=1d&start_time=1500000000000&end_time=1600000000000&count=10000`,
+        ])
+        requests.push([`/v1/klines?symbol=${symbol}&period=30m&start_time=1700000000000&count=20`])
+      }
+      requests.push(
+        [`/v1/klines/ex-factors?symbols=${SYMBOLS.join(',')}`],
+        [`/v1/klines/ex-factors?symbols=600000.SH,AAPL.US&start_time=1500000000000&end_time=1700000000000`],
+        [`/v1/instruments?symbols=${SYMBOLS.join(',')},999999.SH`],
+        ['/v1/instruments', { method: 'POST', body: JSON.stringify({ symbols: ['AAPL.US', '00700.HK', 'NOPE.US'] }) }],
+        ['/v1/instruments/search?q=bank'],
+        ['/v1/klines?symbol=999999.SH'],
+        ['/v1/klines?symbol=600000.SH&period=7m'],
+        ['/v1/klines?symbol=600000.SH&count=0'],
+      )
+      assert.equal(
+        await assertSameAnswers(reference, server, requests),
+        SYMBOLS.length * (PERIODS.length * ADJUSTS.length + 2) + 8,
+      )
+    },
+  )
 })
 
 describe(`${CLICKHOUSE_CLUSTER.name}: the HTTP contract`, () => httpContractSuite(server))
@@ -59,11 +69,17 @@ describe(`${CLICKHOUSE_CLUSTER.name}: shared state`, () => {
 
   server.it('an import through one instance is seen by both', async () => {
     const day = Date.UTC(2026, 0, 5) - 8 * 3_600_000 // midnight in Shanghai
-    await server.instances[0].store.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: walkBars([day], [0.37]) }] })
+    await server.instances[0].store.write({
+      bars: [{ symbol: '600000.SH', period: '1d', bars: walkBars([day], [0.37]) }],
+    })
     for (const s of server.instances) {
       const t0 = Date.now()
       for (;;) {
-        const r = (await (await fetch(`${s.url}/v1/klines?symbol=600000.SH&period=1d&adjust=none&count=1`, { headers: { 'X-API-Key': s.key } })).json()) as { data: { timestamp: number[] } }
+        const r = (await (
+          await fetch(`${s.url}/v1/klines?symbol=600000.SH&period=1d&adjust=none&count=1`, {
+            headers: { 'X-API-Key': s.key },
+          })
+        ).json()) as { data: { timestamp: number[] } }
         if (r.data.timestamp[0] === day) break
         assert.ok(Date.now() - t0 < 15_000, 'the import never showed')
         await sleep(50)

@@ -29,7 +29,8 @@ after(async () => {
   cleanup()
 })
 
-const raw = (s: TestServer, path: string, headers: Record<string, string> = {}) => rawRequest(`${s.url}${path}`, { 'X-API-Key': s.key, 'Accept-Encoding': 'identity', ...headers })
+const raw = (s: TestServer, path: string, headers: Record<string, string> = {}) =>
+  rawRequest(`${s.url}${path}`, { 'X-API-Key': s.key, 'Accept-Encoding': 'identity', ...headers })
 
 async function sameAnswer(path: string): Promise<number> {
   const [a, b] = await Promise.all([raw(inThread, path), raw(pooled, path)])
@@ -43,22 +44,51 @@ describe('the query worker pool', () => {
   it('answers /v1/klines byte for byte as the main thread, for every period and adjust mode', async () => {
     for (const symbol of ['600519.SH', '000001.SZ', 'AAPL.US', '00700.HK'])
       for (const period of PERIODS)
-        for (const adjust of ADJUSTS) assert.equal(await sameAnswer(`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=700`), 200)
-    const all = JSON.parse((await raw(inThread, '/v1/klines?symbol=600000.SH&count=300&adjust=none')).body.toString()) as { data: { timestamp: number[] } }
+        for (const adjust of ADJUSTS)
+          assert.equal(await sameAnswer(`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=700`), 200)
+    const all = JSON.parse(
+      (await raw(inThread, '/v1/klines?symbol=600000.SH&count=300&adjust=none')).body.toString(),
+    ) as { data: { timestamp: number[] } }
     const [from, to] = [all.data.timestamp[50], all.data.timestamp[250]]
-    assert.equal(await sameAnswer(`/v1/klines?symbol=600000.SH&period=1w&count=10&start_time=${from}&end_time=${to}&adjust=backward_additive`), 200)
+    assert.equal(
+      await sameAnswer(
+        `/v1/klines?symbol=600000.SH&period=1w&count=10&start_time=${from}&end_time=${to}&adjust=backward_additive`,
+      ),
+      200,
+    )
   })
 
   it('answers batch, intraday and intraday batch byte for byte, streamed in order across workers', async () => {
     // 10 known symbols and an unknown one (left out): with 10 symbols a worker task, two groups.
-    const symbols = ['600519.SH', '000001.SZ', 'AAPL.US', '00700.HK', '600000.SH', '601318.SH', '000858.SZ', '510300.SH', '09988.HK', 'SPY.US', '999999.SH']
+    const symbols = [
+      '600519.SH',
+      '000001.SZ',
+      'AAPL.US',
+      '00700.HK',
+      '600000.SH',
+      '601318.SH',
+      '000858.SZ',
+      '510300.SH',
+      '09988.HK',
+      'SPY.US',
+      '999999.SH',
+    ]
     for (const period of ['1d', '1w', '60m', '1m'])
-      for (const adjust of ['forward', 'none']) assert.equal(await sameAnswer(`/v1/klines/batch?symbols=${symbols.join(',')}&period=${period}&adjust=${adjust}&count=500`), 200)
+      for (const adjust of ['forward', 'none'])
+        assert.equal(
+          await sameAnswer(`/v1/klines/batch?symbols=${symbols.join(',')}&period=${period}&adjust=${adjust}&count=500`),
+          200,
+        )
     for (const period of ['1m', '5m', '30m']) {
       assert.equal(await sameAnswer(`/v1/klines/intraday?symbol=600519.SH&period=${period}`), 200)
-      assert.equal(await sameAnswer(`/v1/klines/intraday/batch?symbols=${symbols.join(',')}&period=${period}&count=50`), 200)
+      assert.equal(
+        await sameAnswer(`/v1/klines/intraday/batch?symbols=${symbols.join(',')}&period=${period}&count=50`),
+        200,
+      )
     }
-    const body = JSON.parse((await raw(pooled, `/v1/klines/batch?symbols=${symbols.join(',')}&count=3`)).body.toString()) as { data: Record<string, unknown> }
+    const body = JSON.parse(
+      (await raw(pooled, `/v1/klines/batch?symbols=${symbols.join(',')}&count=3`)).body.toString(),
+    ) as { data: Record<string, unknown> }
     assert.deepEqual(Object.keys(body.data), symbols.slice(0, -1), 'every known symbol, in the order asked')
   })
 
@@ -67,7 +97,10 @@ describe('the query worker pool', () => {
     assert.equal(await sameAnswer('/v1/klines/intraday?symbol=999999.SH'), 404)
     assert.equal(await sameAnswer('/v1/klines?symbol=NOPE'), 400)
     const r = await raw(pooled, '/v1/klines?symbol=999999.SH')
-    assert.deepEqual(JSON.parse(r.body.toString()), { code: 404, message: "Unknown symbol '999999.SH': no such instrument in this store." })
+    assert.deepEqual(JSON.parse(r.body.toString()), {
+      code: 404,
+      message: "Unknown symbol '999999.SH': no such instrument in this store.",
+    })
   })
 
   it('a store a worker cannot read is a 503 {code, message}; a corrupt chunk answers as in the main thread', async () => {
@@ -80,7 +113,10 @@ describe('the query worker pool', () => {
     try {
       const r = await raw(server, '/v1/klines?symbol=600519.SH')
       assert.equal(r.status, 503)
-      assert.deepEqual(JSON.parse(r.body.toString()), { code: 503, message: 'The store cannot be opened: SQLITE_NOTADB.' })
+      assert.deepEqual(JSON.parse(r.body.toString()), {
+        code: 503,
+        message: 'The store cannot be opened: SQLITE_NOTADB.',
+      })
     } finally {
       await Promise.all([server.close(), onBroken.close()])
     }
@@ -88,7 +124,10 @@ describe('the query worker pool', () => {
     // One chunk's bytes overwritten: whatever the main thread answers (status and body), the pool answers too.
     const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
     const corruptPool = poolRunner(1, { store: corrupt }, { blockingReads: true })
-    const [a, b] = [await startServer(corrupt, { responseCacheBytes: 0 }), await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool })]
+    const [a, b] = [
+      await startServer(corrupt, { responseCacheBytes: 0 }),
+      await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool }),
+    ]
     try {
       const path = '/v1/klines?symbol=600519.SH&count=5000&adjust=none'
       const [ra, rb] = [await raw(a, path), await raw(b, path)]
@@ -99,7 +138,7 @@ describe('the query worker pool', () => {
     }
   })
 
-  it('exposes the queue of the pool and the workers\' store reads on /metrics', async () => {
+  it("exposes the queue of the pool and the workers' store reads on /metrics", async () => {
     await raw(pooled, '/v1/klines?symbol=601318.SH&count=50')
     const text = await (await fetch(`${pooled.url}/metrics`)).text()
     assert.match(text, /^mdq_query_queue_size \d+$/m)
@@ -112,7 +151,8 @@ describe('--workers', () => {
   it('takes a whole number 0..256', () => {
     assert.equal(workerCount('0'), 0)
     assert.equal(workerCount('4'), 4)
-    for (const bad of ['-1', '1.5', 'two', '', '257']) assert.throws(() => workerCount(bad), /whole number of worker threads/, bad)
+    for (const bad of ['-1', '1.5', 'two', '', '257'])
+      assert.throws(() => workerCount(bad), /whole number of worker threads/, bad)
   })
 
   it('mdq serve refuses a bad --workers or MDQ_WORKERS, naming it', () => {
@@ -128,9 +168,16 @@ describe('--workers', () => {
     const created = runMdq(['--db', db, 'keys', 'create', '--name', 'pool'])
     const key = /mdq_[A-Za-z0-9_-]+/.exec(created.stdout + created.stderr)?.[0]
     assert.ok(key, 'a key was created')
-    const [two, zero] = await Promise.all([spawnServe(['--db', db], ['--workers', '2', '--cache-mb', '0']), spawnServe(['--db', db], ['--workers', '0', '--cache-mb', '0'])])
+    const [two, zero] = await Promise.all([
+      spawnServe(['--db', db], ['--workers', '2', '--cache-mb', '0']),
+      spawnServe(['--db', db], ['--workers', '0', '--cache-mb', '0']),
+    ])
     try {
-      for (const path of ['/v1/klines?symbol=600519.SH&count=3000&adjust=forward', '/v1/klines/batch?symbols=600519.SH,AAPL.US&period=1w', '/v1/klines?symbol=999999.SH']) {
+      for (const path of [
+        '/v1/klines?symbol=600519.SH&count=3000&adjust=forward',
+        '/v1/klines/batch?symbols=600519.SH,AAPL.US&period=1w',
+        '/v1/klines?symbol=999999.SH',
+      ]) {
         const a = await rawRequest(`${zero.base}${path}`, { 'X-API-Key': key })
         const b = await rawRequest(`${two.base}${path}`, { 'X-API-Key': key })
         assert.equal(b.status, a.status, path)

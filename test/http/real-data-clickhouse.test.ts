@@ -16,12 +16,24 @@ describe(`real data, ${CLICKHOUSE_CLUSTER.name}: the same answers as SQLite`, ()
   server.it('answers every kline, ex-factor and instrument request exactly as SQLite does', async () => {
     const requests: [string][] = []
     for (const symbol of REAL_DATA_SYMBOLS) {
-      for (const period of PERIODS) for (const adjust of ADJUSTS) requests.push([`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=10000`])
-      for (const adjust of ADJUSTS) requests.push([`/v1/klines?symbol=${symbol}&period=1d&adjust=${adjust}&start_time=1262304000000&end_time=1420070400000&count=250`])
+      for (const period of PERIODS)
+        for (const adjust of ADJUSTS)
+          requests.push([`/v1/klines?symbol=${symbol}&period=${period}&adjust=${adjust}&count=10000`])
+      for (const adjust of ADJUSTS)
+        requests.push([
+          `/v1/klines?symbol=${symbol}&period=1d&adjust=${adjust}&start_time=1262304000000&end_time=1420070400000&count=250`,
+        ])
     }
     const symbols = REAL_DATA_SYMBOLS.join(',')
-    requests.push([`/v1/klines/ex-factors?symbols=${symbols}`], [`/v1/klines/ex-factors?symbols=${symbols}&start_time=1262304000000&end_time=1577836800000`], [`/v1/instruments?symbols=${symbols}`])
-    assert.equal(await assertSameAnswers(reference, server, requests), REAL_DATA_SYMBOLS.length * (PERIODS.length + 1) * ADJUSTS.length + 3)
+    requests.push(
+      [`/v1/klines/ex-factors?symbols=${symbols}`],
+      [`/v1/klines/ex-factors?symbols=${symbols}&start_time=1262304000000&end_time=1577836800000`],
+      [`/v1/instruments?symbols=${symbols}`],
+    )
+    assert.equal(
+      await assertSameAnswers(reference, server, requests),
+      REAL_DATA_SYMBOLS.length * (PERIODS.length + 1) * ADJUSTS.length + 3,
+    )
   })
 })
 

@@ -24,8 +24,13 @@ after(async () => {
 })
 
 type ErrorBody = { code: number; message: string }
-const get = <T = unknown>(path: string, init: RequestInit = {}) => getJson<T>(`${server.url}${path}`, { ...init, headers: { 'X-API-Key': server.key, ...(init.headers as Record<string, string>) } })
-const post = <T = unknown>(path: string, body: string) => get<T>(path, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } })
+const get = <T = unknown>(path: string, init: RequestInit = {}) =>
+  getJson<T>(`${server.url}${path}`, {
+    ...init,
+    headers: { 'X-API-Key': server.key, ...(init.headers as Record<string, string>) },
+  })
+const post = <T = unknown>(path: string, body: string) =>
+  get<T>(path, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } })
 async function refused(path: string, status: number, message: RegExp, init: RequestInit = {}): Promise<void> {
   const r = await get<ErrorBody>(path, init)
   assert.equal(r.status, status, `${path}: ${JSON.stringify(r.body)}`)
@@ -42,26 +47,54 @@ describe('GET /v1/klines/batch', () => {
         const q = `period=${period}&adjust=${adjust}&count=120`
         const batch = await get<Batch>(`/v1/klines/batch?symbols=600519.SH,AAPL.US,00700.HK&${q}`)
         assert.equal(batch.status, 200)
-        for (const s of ['600519.SH', 'AAPL.US', '00700.HK']) assert.deepEqual(batch.body.data[s], (await get<{ data: KlinesData }>(`/v1/klines?symbol=${s}&${q}`)).body.data, `${s} ${q}`)
+        for (const s of ['600519.SH', 'AAPL.US', '00700.HK'])
+          assert.deepEqual(
+            batch.body.data[s],
+            (await get<{ data: KlinesData }>(`/v1/klines?symbol=${s}&${q}`)).body.data,
+            `${s} ${q}`,
+          )
       }
     }
-    const range = await get<Batch>('/v1/klines/batch?symbols=000001.SZ&start_time=1700000000000&end_time=1710000000000&count=5')
-    assert.deepEqual(range.body.data['000001.SZ'], (await get<{ data: KlinesData }>('/v1/klines?symbol=000001.SZ&start_time=1700000000000&end_time=1710000000000&count=5')).body.data)
+    const range = await get<Batch>(
+      '/v1/klines/batch?symbols=000001.SZ&start_time=1700000000000&end_time=1710000000000&count=5',
+    )
+    assert.deepEqual(
+      range.body.data['000001.SZ'],
+      (
+        await get<{ data: KlinesData }>(
+          '/v1/klines?symbol=000001.SZ&start_time=1700000000000&end_time=1710000000000&count=5',
+        )
+      ).body.data,
+    )
   })
 
   it('canonical keys in the order asked, duplicates once, unknown symbols left out; the bytes are the same as the single answers', async () => {
-    const r = await rawRequest(`${server.url}/v1/klines/batch?symbols=aapl.us,999999.SH,600519.sh,AAPL.US&count=3`, { 'X-API-Key': server.key })
+    const r = await rawRequest(`${server.url}/v1/klines/batch?symbols=aapl.us,999999.SH,600519.sh,AAPL.US&count=3`, {
+      'X-API-Key': server.key,
+    })
     assert.equal(r.status, 200)
-    const single = async (s: string) => (await rawRequest(`${server.url}/v1/klines?symbol=${s}&count=3`, { 'X-API-Key': server.key })).body.toString().slice('{"data":'.length, -1)
-    assert.equal(r.body.toString(), `{"data":{"AAPL.US":${await single('AAPL.US')},"600519.SH":${await single('600519.SH')}}}`)
+    const single = async (s: string) =>
+      (await rawRequest(`${server.url}/v1/klines?symbol=${s}&count=3`, { 'X-API-Key': server.key })).body
+        .toString()
+        .slice('{"data":'.length, -1)
+    assert.equal(
+      r.body.toString(),
+      `{"data":{"AAPL.US":${await single('AAPL.US')},"600519.SH":${await single('600519.SH')}}}`,
+    )
     assert.deepEqual((await get<Batch>('/v1/klines/batch?symbols=999999.SH')).body, { data: {} })
   })
 
   it('streams compressed too (gzip), and answers 304 to its ETag', async () => {
-    const r = await rawRequest(`${server.url}/v1/klines/batch?symbols=600519.SH,AAPL.US&count=2000`, { 'X-API-Key': server.key, 'Accept-Encoding': 'gzip' })
+    const r = await rawRequest(`${server.url}/v1/klines/batch?symbols=600519.SH,AAPL.US&count=2000`, {
+      'X-API-Key': server.key,
+      'Accept-Encoding': 'gzip',
+    })
     assert.equal(r.headers['content-encoding'], 'gzip')
     assert.deepEqual(Object.keys(JSON.parse(gunzipSync(r.body).toString()).data), ['600519.SH', 'AAPL.US'])
-    const again = await rawRequest(`${server.url}/v1/klines/batch?symbols=600519.SH,AAPL.US&count=2000`, { 'X-API-Key': server.key, 'If-None-Match': String(r.headers.etag) })
+    const again = await rawRequest(`${server.url}/v1/klines/batch?symbols=600519.SH,AAPL.US&count=2000`, {
+      'X-API-Key': server.key,
+      'If-None-Match': String(r.headers.etag),
+    })
     assert.equal(again.status, 304)
   })
 
@@ -69,13 +102,21 @@ describe('GET /v1/klines/batch', () => {
     await refused('/v1/klines/batch', 400, /'symbols' is required/)
     await refused('/v1/klines/batch?symbols=', 400, /'symbols' is empty/)
     await refused('/v1/klines/batch?symbols=,,', 400, /'symbols' must name at least one/)
-    await refused(`/v1/klines/batch?symbols=${Array.from({ length: 101 }, (_, i) => `${600000 + i}.SH`).join(',')}`, 400, /at most 100 symbols \(got 101\)/)
+    await refused(
+      `/v1/klines/batch?symbols=${Array.from({ length: 101 }, (_, i) => `${600000 + i}.SH`).join(',')}`,
+      400,
+      /at most 100 symbols \(got 101\)/,
+    )
     await refused('/v1/klines/batch?symbols=600519.SH,BAD', 400, /'symbols'.*'BAD'/)
     await refused('/v1/klines/batch?symbols=600519.SH&count=0', 400, /'count' must be at least 1/)
     await refused('/v1/klines/batch?symbols=600519.SH&count=10001', 400, /'count' must be at most 10000/)
     await refused('/v1/klines/batch?symbols=600519.SH&period=2h', 400, /'period' must be one of/)
     await refused('/v1/klines/batch?symbols=600519.SH&adjust=qfq', 400, /'adjust' must be one of/)
-    await refused('/v1/klines/batch?symbols=600519.SH&start_time=5&end_time=4', 400, /'start_time' \(5\) must not be after 'end_time' \(4\)/)
+    await refused(
+      '/v1/klines/batch?symbols=600519.SH&start_time=5&end_time=4',
+      400,
+      /'start_time' \(5\) must not be after 'end_time' \(4\)/,
+    )
     await refused('/v1/klines/batch?symbols=600519.SH&symbols=AAPL.US', 400, /'symbols' is given more than once/)
     await refused('/v1/klines/batch?symbols=600519.SH', 401, /key/i, { headers: { 'X-API-Key': 'mdq_wrong' } })
   })
@@ -83,7 +124,8 @@ describe('GET /v1/klines/batch', () => {
 
 describe('GET /v1/klines/intraday (and /batch)', () => {
   const dayOf = async (symbol: string) => {
-    const last = (await get<{ data: KlinesData }>(`/v1/klines?symbol=${symbol}&period=1m&count=1&adjust=none`)).body.data.timestamp[0]
+    const last = (await get<{ data: KlinesData }>(`/v1/klines?symbol=${symbol}&period=1m&count=1&adjust=none`)).body
+      .data.timestamp[0]
     const zone = MARKETS[symbol.endsWith('.US') ? 'US' : symbol.endsWith('.HK') ? 'HK' : 'SH'].zone
     const day = zone.localDay(last)
     return `start_time=${zone.midnightUtc(day)}&end_time=${zone.midnightUtc(day + 1) - 1}`
@@ -93,25 +135,42 @@ describe('GET /v1/klines/intraday (and /batch)', () => {
     for (const symbol of ['600519.SH', 'AAPL.US', '00700.HK']) {
       const range = await dayOf(symbol)
       for (const period of ['1m', '5m', '10m', '60m']) {
-        const expected = (await get<{ data: KlinesData }>(`/v1/klines?symbol=${symbol}&period=${period}&adjust=none&count=10000&${range}`)).body.data
+        const expected = (
+          await get<{ data: KlinesData }>(
+            `/v1/klines?symbol=${symbol}&period=${period}&adjust=none&count=10000&${range}`,
+          )
+        ).body.data
         assert.ok(expected.timestamp.length > 0)
-        const r = await get<{ data: KlinesData }>(`/v1/klines/intraday?symbol=${symbol}${period === '1m' ? '' : `&period=${period}`}`)
+        const r = await get<{ data: KlinesData }>(
+          `/v1/klines/intraday?symbol=${symbol}${period === '1m' ? '' : `&period=${period}`}`,
+        )
         assert.deepEqual(r.body.data, expected, `${symbol} ${period}`)
       }
       const last3 = (await get<{ data: KlinesData }>(`/v1/klines/intraday?symbol=${symbol}&count=3`)).body.data
-      assert.deepEqual(last3.close, (await get<{ data: KlinesData }>(`/v1/klines?symbol=${symbol}&period=1m&adjust=none&count=3`)).body.data.close)
+      assert.deepEqual(
+        last3.close,
+        (await get<{ data: KlinesData }>(`/v1/klines?symbol=${symbol}&period=1m&adjust=none&count=3`)).body.data.close,
+      )
     }
   })
 
   it('batch: per symbol what the single route answers; unknown left out', async () => {
     const r = await get<Batch>('/v1/klines/intraday/batch?symbols=600519.SH,999999.SH,SPY.US&period=15m&count=4')
     assert.deepEqual(Object.keys(r.body.data), ['600519.SH', 'SPY.US'])
-    for (const s of ['600519.SH', 'SPY.US']) assert.deepEqual(r.body.data[s], (await get<{ data: KlinesData }>(`/v1/klines/intraday?symbol=${s}&period=15m&count=4`)).body.data)
+    for (const s of ['600519.SH', 'SPY.US'])
+      assert.deepEqual(
+        r.body.data[s],
+        (await get<{ data: KlinesData }>(`/v1/klines/intraday?symbol=${s}&period=15m&count=4`)).body.data,
+      )
   })
 
   it('refuses bad parameters; an unknown symbol is a 404', async () => {
     await refused('/v1/klines/intraday', 400, /'symbol' is required/)
-    await refused('/v1/klines/intraday?symbol=600519.SH&period=1d', 400, /'period' must be one of 1m, 5m, 10m, 15m, 30m, 60m/)
+    await refused(
+      '/v1/klines/intraday?symbol=600519.SH&period=1d',
+      400,
+      /'period' must be one of 1m, 5m, 10m, 15m, 30m, 60m/,
+    )
     await refused('/v1/klines/intraday?symbol=600519.SH&count=0', 400, /'count' must be at least 1/)
     await refused('/v1/klines/intraday?symbol=600519.SH&adjust=none', 200, /^$/).catch(() => undefined) // unknown parameters are ignored
     assert.equal((await get('/v1/klines/intraday?symbol=600519.SH&adjust=none')).status, 200)
@@ -125,21 +184,37 @@ describe('GET /v1/klines/intraday (and /batch)', () => {
 describe('GET /v1/exchanges and /v1/exchanges/{exchange}/instruments', () => {
   it('lists exchanges with instruments, ascending, with counts that match their instrument lists', async () => {
     const r = await get<{ data: { exchange: string; region: string; count: number }[] }>('/v1/exchanges')
-    assert.deepEqual(r.body.data.map((e) => e.exchange), ['HK', 'SH', 'SZ', 'US'])
+    assert.deepEqual(
+      r.body.data.map((e) => e.exchange),
+      ['HK', 'SH', 'SZ', 'US'],
+    )
     for (const e of r.body.data) {
-      const list = await get<{ exchange: string; count: number; data: { symbol: string; exchange: string }[] }>(`/v1/exchanges/${e.exchange.toLowerCase()}/instruments`)
+      const list = await get<{ exchange: string; count: number; data: { symbol: string; exchange: string }[] }>(
+        `/v1/exchanges/${e.exchange.toLowerCase()}/instruments`,
+      )
       assert.equal(list.body.exchange, e.exchange)
       assert.equal(list.body.count, e.count)
       assert.equal(list.body.data.length, e.count)
       assert.ok(list.body.data.every((i) => i.exchange === e.exchange))
-      assert.deepEqual(list.body.data.map((i) => i.symbol), [...list.body.data.map((i) => i.symbol)].sort())
+      assert.deepEqual(
+        list.body.data.map((i) => i.symbol),
+        [...list.body.data.map((i) => i.symbol)].sort(),
+      )
     }
-    assert.deepEqual(r.body.data.find((e) => e.exchange === 'SH'), { exchange: 'SH', region: 'CN', count: 4 })
+    assert.deepEqual(
+      r.body.data.find((e) => e.exchange === 'SH'),
+      { exchange: 'SH', region: 'CN', count: 4 },
+    )
   })
 
   it('filters by type; refuses an unknown exchange or type', async () => {
-    const etf = await get<{ count: number; data: { symbol: string; type: string }[] }>('/v1/exchanges/SH/instruments?type=etf')
-    assert.deepEqual(etf.body.data.map((i) => i.symbol), ['510300.SH'])
+    const etf = await get<{ count: number; data: { symbol: string; type: string }[] }>(
+      '/v1/exchanges/SH/instruments?type=etf',
+    )
+    assert.deepEqual(
+      etf.body.data.map((i) => i.symbol),
+      ['510300.SH'],
+    )
     assert.equal((await get<{ count: number }>('/v1/exchanges/HK/instruments?type=bond')).body.count, 0)
     await refused('/v1/exchanges/XX/instruments', 400, /unknown exchange 'XX'; allowed: SH, SZ, BJ, HK, US/)
     await refused('/v1/exchanges/SH/instruments?type=warrant', 400, /'type' must be one of stock, etf/)
@@ -149,13 +224,18 @@ describe('GET /v1/exchanges and /v1/exchanges/{exchange}/instruments', () => {
 
 describe('universes', () => {
   it('four built-in universes derived from the instruments', async () => {
-    const r = await get<{ data: { id: string; region: string; category: string; symbol_count: number }[] }>('/v1/universes')
-    assert.deepEqual(r.body.data.map((u) => [u.id, u.region, u.category, u.symbol_count]), [
-      ['CN_Equity_A', 'CN', 'equity', 5],
-      ['CN_ETF', 'CN', 'etf', 1],
-      ['HK_Equity', 'HK', 'equity', 2],
-      ['US_Equity', 'US', 'equity', 1],
-    ])
+    const r = await get<{ data: { id: string; region: string; category: string; symbol_count: number }[] }>(
+      '/v1/universes',
+    )
+    assert.deepEqual(
+      r.body.data.map((u) => [u.id, u.region, u.category, u.symbol_count]),
+      [
+        ['CN_Equity_A', 'CN', 'equity', 5],
+        ['CN_ETF', 'CN', 'etf', 1],
+        ['HK_Equity', 'HK', 'equity', 2],
+        ['US_Equity', 'US', 'equity', 1],
+      ],
+    )
     const a = await get<{ data: { symbols: string[]; symbol_count: number } }>('/v1/universes/CN_Equity_A')
     assert.deepEqual(a.body.data.symbols, ['000001.SZ', '000858.SZ', '600000.SH', '600519.SH', '601318.SH'])
     assert.equal(a.body.data.symbol_count, 5)
@@ -163,22 +243,59 @@ describe('universes', () => {
   })
 
   it('POST /v1/universes/batch: details by id, unknown ids left out; body rules', async () => {
-    const r = await post<{ data: Record<string, { id: string; symbols: string[] }> }>('/v1/universes/batch', '{"ids":["US_Equity","NOPE","HK_Equity"]}')
+    const r = await post<{ data: Record<string, { id: string; symbols: string[] }> }>(
+      '/v1/universes/batch',
+      '{"ids":["US_Equity","NOPE","HK_Equity"]}',
+    )
     assert.deepEqual(Object.keys(r.body.data), ['US_Equity', 'HK_Equity'])
     assert.deepEqual(r.body.data.US_Equity.symbols, ['AAPL.US'])
-    for (const [body, message] of [['{"ids":[]}', /'ids' must have at least 1 items/], ['{}', /'ids' is required/], ['{"ids":', /not valid JSON/]] as const) {
-      await refused('/v1/universes/batch', 400, message, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } })
+    for (const [body, message] of [
+      ['{"ids":[]}', /'ids' must have at least 1 items/],
+      ['{}', /'ids' is required/],
+      ['{"ids":', /not valid JSON/],
+    ] as const) {
+      await refused('/v1/universes/batch', 400, message, {
+        method: 'POST',
+        body,
+        headers: { 'Content-Type': 'application/json' },
+      })
     }
   })
 
   it('mdq import universes: replaces the listed universes whole; a bad row aborts with file:line:column and changes nothing', async () => {
-    const file = writeCsv(join(dir, 'u1.csv'), 'universe_id,symbol,name,region,category,description', ['BANKS,600000.SH,Banks,CN,equity,Two banks', 'BANKS,000001.sz,,,,', 'TECH,AAPL.US,Tech,US,equity,'])
+    const file = writeCsv(join(dir, 'u1.csv'), 'universe_id,symbol,name,region,category,description', [
+      'BANKS,600000.SH,Banks,CN,equity,Two banks',
+      'BANKS,000001.sz,,,,',
+      'TECH,AAPL.US,Tech,US,equity,',
+    ])
     assert.equal(runMdq(['--db', db, 'import', 'universes', file]).status, 0)
-    const banks = await get<{ data: { name: string; region: string; category: string; description: string; symbols: string[] } }>('/v1/universes/BANKS')
-    assert.deepEqual(banks.body.data, { id: 'BANKS', name: 'Banks', region: 'CN', category: 'equity', description: 'Two banks', symbol_count: 2, symbols: ['600000.SH', '000001.SZ'] })
+    const banks = await get<{
+      data: { name: string; region: string; category: string; description: string; symbols: string[] }
+    }>('/v1/universes/BANKS')
+    assert.deepEqual(banks.body.data, {
+      id: 'BANKS',
+      name: 'Banks',
+      region: 'CN',
+      category: 'equity',
+      description: 'Two banks',
+      symbol_count: 2,
+      symbols: ['600000.SH', '000001.SZ'],
+    })
     // A second file lists BANKS again: its members are replaced as a whole; TECH is untouched.
-    assert.equal(runMdq(['--db', db, 'import', 'universes', writeCsv(join(dir, 'u2.csv'), 'universe_id,symbol', ['BANKS,601318.SH'])]).status, 0)
-    assert.deepEqual((await get<{ data: { symbols: string[]; name: string } }>('/v1/universes/BANKS')).body.data.symbols, ['601318.SH'])
+    assert.equal(
+      runMdq([
+        '--db',
+        db,
+        'import',
+        'universes',
+        writeCsv(join(dir, 'u2.csv'), 'universe_id,symbol', ['BANKS,601318.SH']),
+      ]).status,
+      0,
+    )
+    assert.deepEqual(
+      (await get<{ data: { symbols: string[]; name: string } }>('/v1/universes/BANKS')).body.data.symbols,
+      ['601318.SH'],
+    )
     assert.deepEqual((await get<{ data: { symbols: string[] } }>('/v1/universes/TECH')).body.data.symbols, ['AAPL.US'])
     const before = dumpStore(db)
     const cases: [string[], RegExp][] = [
@@ -188,30 +305,62 @@ describe('universes', () => {
       [['OK,600000.SH,,,stocks'], /u3\.csv:2:5: category 'stocks' is not one of equity, etf, index/],
       [['OK,600000.SH,,EU,'], /u3\.csv:2:4: region 'EU' is not one of CN, HK, US/],
       [['OK,600000.SH,One,,', 'OK,600519.SH,Two,,'], /u3\.csv:3:3: name 'Two' differs from 'One'/],
-      [['OK,600000.SH,,,', 'OK,600519.SH', 'OK,601318.SH,,,'], /u3\.csv:3:1: this row has fewer fields than the header \(5/],
+      [
+        ['OK,600000.SH,,,', 'OK,600519.SH', 'OK,601318.SH,,,'],
+        /u3\.csv:3:1: this row has fewer fields than the header \(5/,
+      ],
     ]
     for (const [rows, message] of cases) {
-      const r = runMdq(['--db', db, 'import', 'universes', writeCsv(join(dir, 'u3.csv'), 'universe_id,symbol,name,region,category', rows)])
+      const r = runMdq([
+        '--db',
+        db,
+        'import',
+        'universes',
+        writeCsv(join(dir, 'u3.csv'), 'universe_id,symbol,name,region,category', rows),
+      ])
       assert.notEqual(r.status, 0)
       assert.match(r.stderr, message)
     }
-    const missing = runMdq(['--db', db, 'import', 'universes', writeCsv(join(dir, 'u4.csv'), 'id,symbol', ['X,600000.SH'])])
+    const missing = runMdq([
+      '--db',
+      db,
+      'import',
+      'universes',
+      writeCsv(join(dir, 'u4.csv'), 'id,symbol', ['X,600000.SH']),
+    ])
     assert.match(missing.stderr, /u4\.csv:1:1: missing column 'universe_id'/)
     assert.equal(dumpStore(db), before, 'failed imports change nothing')
   })
 })
 
 describe('/v1/quotes', () => {
-  type Quote = { symbol: string; region: string; timestamp: number; last_price: number; open: number; high: number; low: number; volume: number; amount: number; prev_close: number; session: string; ext: { type: string; name: string; change_amount: number; change_pct: number; amplitude: number } }
+  type Quote = {
+    symbol: string
+    region: string
+    timestamp: number
+    last_price: number
+    open: number
+    high: number
+    low: number
+    volume: number
+    amount: number
+    prev_close: number
+    session: string
+    ext: { type: string; name: string; change_amount: number; change_pct: number; amplitude: number }
+  }
   const quotes = async (query: string) => (await get<{ data: Quote[] }>(`/v1/quotes?${query}`)).body.data
 
   it('derives each quote from the latest stored bars: the last 1m close, the daily bar of that day, change figures', async () => {
     const [q] = await quotes('symbols=600519.SH')
-    const minute = (await get<{ data: KlinesData }>('/v1/klines?symbol=600519.SH&period=1m&adjust=none&count=1')).body.data
+    const minute = (await get<{ data: KlinesData }>('/v1/klines?symbol=600519.SH&period=1m&adjust=none&count=1')).body
+      .data
     const daily = (await get<{ data: KlinesData }>('/v1/klines?symbol=600519.SH&adjust=none&count=1')).body.data
     assert.equal(q.timestamp, minute.timestamp[0])
     assert.equal(q.last_price, minute.close[0])
-    assert.deepEqual([q.open, q.high, q.low, q.volume, q.amount, q.prev_close], [daily.open[0], daily.high[0], daily.low[0], daily.volume[0], daily.amount[0], daily.prev_close[0]])
+    assert.deepEqual(
+      [q.open, q.high, q.low, q.volume, q.amount, q.prev_close],
+      [daily.open[0], daily.high[0], daily.low[0], daily.volume[0], daily.amount[0], daily.prev_close[0]],
+    )
     assert.equal(q.ext.change_amount, q.last_price - q.prev_close)
     assert.equal(q.ext.change_pct, (q.last_price - q.prev_close) / q.prev_close)
     assert.equal(q.ext.amplitude, (q.high - q.low) / q.prev_close)
@@ -220,13 +369,26 @@ describe('/v1/quotes', () => {
 
   it('session follows the exchange clock passed in: regular inside a session, else closed', async () => {
     const list = await quotes('symbols=600519.SH,00700.HK,AAPL.US')
-    assert.deepEqual(list.map((q) => [q.symbol, q.session]), [['600519.SH', 'regular'], ['00700.HK', 'regular'], ['AAPL.US', 'closed']])
+    assert.deepEqual(
+      list.map((q) => [q.symbol, q.session]),
+      [
+        ['600519.SH', 'regular'],
+        ['00700.HK', 'regular'],
+        ['AAPL.US', 'closed'],
+      ],
+    )
   })
 
   it('symbols and universes together, in order, duplicates once, unknown symbols left out; GET and POST agree', async () => {
     const list = await quotes('symbols=AAPL.US,999999.SH,00700.HK&universes=HK_Equity')
-    assert.deepEqual(list.map((q) => q.symbol), ['AAPL.US', '00700.HK', '09988.HK'])
-    const posted = await post<{ data: Quote[] }>('/v1/quotes', '{"symbols":["AAPL.US","999999.SH","00700.HK"],"universes":["HK_Equity"]}')
+    assert.deepEqual(
+      list.map((q) => q.symbol),
+      ['AAPL.US', '00700.HK', '09988.HK'],
+    )
+    const posted = await post<{ data: Quote[] }>(
+      '/v1/quotes',
+      '{"symbols":["AAPL.US","999999.SH","00700.HK"],"universes":["HK_Equity"]}',
+    )
     assert.deepEqual(posted.body.data, list)
   })
 
@@ -235,15 +397,27 @@ describe('/v1/quotes', () => {
     await refused('/v1/quotes?symbols=XYZ', 400, /'symbols'.*'XYZ'/)
     await refused('/v1/quotes?universes=NOPE', 400, /unknown universe 'NOPE'/)
     const many = Array.from({ length: 1001 }, (_, i) => `${600000 + i}.SH`)
-    await refused('/v1/quotes', 400, /'symbols' must have at most 1000 items/, { method: 'POST', body: JSON.stringify({ symbols: many }), headers: { 'Content-Type': 'application/json' } })
-    await refused('/v1/quotes', 400, /at most 1000 in all/, { method: 'POST', body: JSON.stringify({ symbols: many.slice(0, 1000), universes: ['US_Equity'] }), headers: { 'Content-Type': 'application/json' } })
+    await refused('/v1/quotes', 400, /'symbols' must have at most 1000 items/, {
+      method: 'POST',
+      body: JSON.stringify({ symbols: many }),
+      headers: { 'Content-Type': 'application/json' },
+    })
+    await refused('/v1/quotes', 400, /at most 1000 in all/, {
+      method: 'POST',
+      body: JSON.stringify({ symbols: many.slice(0, 1000), universes: ['US_Equity'] }),
+      headers: { 'Content-Type': 'application/json' },
+    })
   })
 })
 
 describe('wire numbers and routes not served', () => {
   it('prices, amounts and ratios always carry a fraction part; timestamps, volumes and counts stay integers', async () => {
-    const text = async (path: string) => (await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key })).body.toString()
-    const tokens = (json: string, key: string) => [...json.matchAll(new RegExp(`"${key}":(\\[[^\\]]*\\]|-?[\\d.e+-]+)`, 'g'))].flatMap((m) => m[1].replace(/[[\]]/g, '').split(',').filter(Boolean))
+    const text = async (path: string) =>
+      (await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key })).body.toString()
+    const tokens = (json: string, key: string) =>
+      [...json.matchAll(new RegExp(`"${key}":(\\[[^\\]]*\\]|-?[\\d.e+-]+)`, 'g'))].flatMap((m) =>
+        m[1].replace(/[[\]]/g, '').split(',').filter(Boolean),
+      )
     const floats = (json: string, keys: string[]) => {
       for (const key of keys) {
         const found = tokens(json, key)
@@ -254,7 +428,12 @@ describe('wire numbers and routes not served', () => {
     const integers = (json: string, keys: string[]) => {
       for (const key of keys) for (const t of tokens(json, key)) assert.match(t, /^-?\d+$/, `${key} ${t} is an integer`)
     }
-    for (const path of ['/v1/klines?symbol=600519.SH&adjust=none&count=500', '/v1/klines?symbol=AAPL.US&period=1w&count=500', '/v1/klines/batch?symbols=00700.HK,SPY.US&adjust=none&period=1m', '/v1/klines/intraday?symbol=600519.SH']) {
+    for (const path of [
+      '/v1/klines?symbol=600519.SH&adjust=none&count=500',
+      '/v1/klines?symbol=AAPL.US&period=1w&count=500',
+      '/v1/klines/batch?symbols=00700.HK,SPY.US&adjust=none&period=1m',
+      '/v1/klines/intraday?symbol=600519.SH',
+    ]) {
       const json = await text(path)
       floats(json, ['open', 'high', 'low', 'close', 'amount', 'prev_close'])
       integers(json, ['timestamp', 'volume'])
@@ -264,7 +443,17 @@ describe('wire numbers and routes not served', () => {
     floats(instruments, ['tick_size'])
     integers(instruments, ['total_shares', 'float_shares'])
     const quotes = await text('/v1/quotes?symbols=600519.SH,AAPL.US,00700.HK')
-    floats(quotes, ['last_price', 'open', 'high', 'low', 'amount', 'prev_close', 'change_amount', 'change_pct', 'amplitude'])
+    floats(quotes, [
+      'last_price',
+      'open',
+      'high',
+      'low',
+      'amount',
+      'prev_close',
+      'change_amount',
+      'change_pct',
+      'amplitude',
+    ])
     integers(quotes, ['timestamp', 'volume'])
     integers(await text('/v1/exchanges'), ['count'])
     integers(await text('/v1/universes'), ['symbol_count'])
@@ -285,7 +474,13 @@ describe('wire numbers and routes not served', () => {
 describe('instrument ext: name_en (CN) and lot_size (HK)', () => {
   type Record = { symbol: string; ext: { [k: string]: unknown } }
   it('imported from optional columns, null when absent, only on their market; lot_size a whole number', async () => {
-    const file = writeCsv(join(dir, 'ins.csv'), 'symbol,name,name_en,lot_size', ['600519.SH,贵州茅台,Kweichow Moutai,', '601318.SH,中国平安,,', '00700.HK,腾讯控股,,200', '09988.HK,阿里巴巴-W,,', 'AAPL.US,Apple Inc.,Apple,7'])
+    const file = writeCsv(join(dir, 'ins.csv'), 'symbol,name,name_en,lot_size', [
+      '600519.SH,贵州茅台,Kweichow Moutai,',
+      '601318.SH,中国平安,,',
+      '00700.HK,腾讯控股,,200',
+      '09988.HK,阿里巴巴-W,,',
+      'AAPL.US,Apple Inc.,Apple,7',
+    ])
     assert.equal(runMdq(['--db', db, 'import', 'instruments', file]).status, 0)
     const r = await get<{ data: Record[] }>('/v1/instruments?symbols=600519.SH,00700.HK,AAPL.US,601318.SH,09988.HK')
     const ext = Object.fromEntries(r.body.data.map((i) => [i.symbol, i.ext]))
@@ -293,24 +488,51 @@ describe('instrument ext: name_en (CN) and lot_size (HK)', () => {
     assert.equal(ext['601318.SH'].name_en, null)
     assert.equal(ext['00700.HK'].lot_size, 200)
     assert.equal(ext['09988.HK'].lot_size, null)
-    assert.ok(!('lot_size' in ext['600519.SH']) && !('name_en' in ext['00700.HK']) && !('name_en' in ext['AAPL.US']) && !('lot_size' in ext['AAPL.US']))
-    const bad = runMdq(['--db', db, 'import', 'instruments', writeCsv(join(dir, 'ins2.csv'), 'symbol,lot_size', ['00700.HK,100.5'])])
+    assert.ok(
+      !('lot_size' in ext['600519.SH']) &&
+        !('name_en' in ext['00700.HK']) &&
+        !('name_en' in ext['AAPL.US']) &&
+        !('lot_size' in ext['AAPL.US']),
+    )
+    const bad = runMdq([
+      '--db',
+      db,
+      'import',
+      'instruments',
+      writeCsv(join(dir, 'ins2.csv'), 'symbol,lot_size', ['00700.HK,100.5']),
+    ])
     assert.match(bad.stderr, /ins2\.csv:2:2: lot_size 100\.5 is not a whole number/)
   })
 })
 
 describe('rate limits of the new routes', () => {
   it('batch, intraday and quotes take one token each from the klines bucket; listings are unlimited', async () => {
-    const limited = await startServer(db, { rateLimit: { limiter: new MemoryRateLimiter(), defaults: { ratePerMin: 1, burst: 4 }, failOpen: false }, responseCacheBytes: 0 })
+    const limited = await startServer(db, {
+      rateLimit: { limiter: new MemoryRateLimiter(), defaults: { ratePerMin: 1, burst: 4 }, failOpen: false },
+      responseCacheBytes: 0,
+    })
     try {
-      const call = async (path: string) => (await getJson(`${limited.url}${path}`, { headers: { 'X-API-Key': limited.key } })).status
+      const call = async (path: string) =>
+        (await getJson(`${limited.url}${path}`, { headers: { 'X-API-Key': limited.key } })).status
       assert.deepEqual(
-        [await call('/v1/klines/batch?symbols=600519.SH'), await call('/v1/klines/intraday?symbol=600519.SH'), await call('/v1/klines/intraday/batch?symbols=600519.SH'), await call('/v1/quotes?symbols=600519.SH')],
+        [
+          await call('/v1/klines/batch?symbols=600519.SH'),
+          await call('/v1/klines/intraday?symbol=600519.SH'),
+          await call('/v1/klines/intraday/batch?symbols=600519.SH'),
+          await call('/v1/quotes?symbols=600519.SH'),
+        ],
         [200, 200, 200, 200],
       )
       assert.equal(await call('/v1/klines?symbol=600519.SH'), 429, 'the four took the whole klines bucket')
       assert.equal(await call('/v1/quotes?symbols=600519.SH'), 429)
-      for (const path of ['/v1/exchanges', '/v1/exchanges/SH/instruments', '/v1/universes', '/v1/universes/CN_ETF', '/v1/klines/ex-factors?symbols=600519.SH']) assert.equal(await call(path), 200, path)
+      for (const path of [
+        '/v1/exchanges',
+        '/v1/exchanges/SH/instruments',
+        '/v1/universes',
+        '/v1/universes/CN_ETF',
+        '/v1/klines/ex-factors?symbols=600519.SH',
+      ])
+        assert.equal(await call(path), 200, path)
     } finally {
       await limited.close()
     }

@@ -19,7 +19,9 @@ describe('mdq serve', () => {
     const db = await demoDb(dir)
     const key = runMdq(['--db', db, 'keys', 'create', '--name', 'logs']).stdout.trim()
     assert.match(key, /^mdq_[\w-]{43}$/)
-    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const exited = once(child, 'exit') // before anything can make it exit
     let out = ''
     child.stdout.on('data', (d) => (out += d))
@@ -34,7 +36,9 @@ describe('mdq serve', () => {
     const chunks: Buffer[] = []
     socket.on('data', (d: Buffer) => chunks.push(d))
     const closed = once(socket, 'close')
-    socket.write(`GET /v1/klines?symbol=SPY.US&period=1m&count=10000 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`)
+    socket.write(
+      `GET /v1/klines?symbol=SPY.US&period=1m&count=10000 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`,
+    )
     await until(() => chunks.length > 0, 'the first bytes of the answer')
     socket.pause()
     child.kill('SIGTERM')
@@ -48,7 +52,10 @@ describe('mdq serve', () => {
     // The idle keep-alive connection does not hold the exit (else this waits until the test's deadline).
     const [code] = await exited
     assert.equal(code, 0)
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
     const request = lines.find((l) => l.msg === 'request' && l.route === '/v1/klines')!
     assert.ok(request, out)
     assert.equal(request.status, 200)
@@ -69,7 +76,9 @@ describe('mdq serve --workers 1', () => {
   it('on SIGTERM finishes an in-flight gzip answer computed in a worker thread, then exits 0', async () => {
     const db = await demoDb(dir)
     const key = runMdq(['--db', db, 'keys', 'create', '--name', 'pooled']).stdout.trim()
-    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', '--port', '0', '--workers', '1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const exited = once(child, 'exit')
     let out = ''
     child.stdout.on('data', (d) => (out += d))
@@ -78,7 +87,9 @@ describe('mdq serve --workers 1', () => {
     const chunks: Buffer[] = []
     socket.on('data', (d: Buffer) => chunks.push(d))
     const closed = once(socket, 'close')
-    socket.write(`GET /v1/klines?symbol=SPY.US&period=1m&count=10000 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`)
+    socket.write(
+      `GET /v1/klines?symbol=SPY.US&period=1m&count=10000 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`,
+    )
     await until(() => chunks.length > 0, 'the first bytes of the answer')
     socket.pause()
     child.kill('SIGTERM')
@@ -104,7 +115,9 @@ describe('mdq start (npm start) on a fresh checkout', () => {
 
   it('builds the demo store, prints a key once, and serves the README example: a forward-adjusted weekly kline of 600519.SH', async () => {
     const db = join(dir, 'fresh', 'mdq.db')
-    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'start', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'start', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const exited = once(child, 'exit') // attached at once: the exit may come before it is awaited
     let out = ''
     let err = ''
@@ -115,11 +128,16 @@ describe('mdq start (npm start) on a fresh checkout', () => {
       const key = /Demo API key \(shown once, keep it\): (mdq_[\w-]+)/.exec(err)?.[1]
       assert.ok(key, err)
       const port = /on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]
-      const r = await fetch(`http://127.0.0.1:${port}/v1/klines?symbol=600519.SH&period=1w&adjust=forward&count=5`, { headers: { 'X-API-Key': key } })
+      const r = await fetch(`http://127.0.0.1:${port}/v1/klines?symbol=600519.SH&period=1w&adjust=forward&count=5`, {
+        headers: { 'X-API-Key': key },
+      })
       assert.equal(r.status, 200)
       const body = (await r.json()) as { data: { timestamp: number[]; close: number[] } }
       assert.equal(body.data.timestamp.length, 5)
-      assert.ok(body.data.timestamp.every((t) => new Date(t + 8 * 3_600_000).getUTCDay() === 1), 'weekly bars start on Mondays, local time')
+      assert.ok(
+        body.data.timestamp.every((t) => new Date(t + 8 * 3_600_000).getUTCDay() === 1),
+        'weekly bars start on Mondays, local time',
+      )
     } finally {
       child.kill('SIGTERM')
       await exited

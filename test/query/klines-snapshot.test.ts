@@ -30,7 +30,11 @@ function flatBars(price: number): Bars {
 }
 
 /** The store as the use case sees it, where another connection commits `commit` right after the `nth` readBars. */
-function committingAfterRead(store: SqliteMarketStore, nth: number, commit: () => Promise<void>): MarketStore & { reads: BarQuery[] } {
+function committingAfterRead(
+  store: SqliteMarketStore,
+  nth: number,
+  commit: () => Promise<void>,
+): MarketStore & { reads: BarQuery[] } {
   const reads: BarQuery[] = []
   return new Proxy(store, {
     get(target, prop) {
@@ -54,11 +58,16 @@ describe('klines read one data version', () => {
     const store = SqliteMarketStore.open(path)
     const writer = SqliteMarketStore.open(path) // its commits come from another connection, as an import's do
     try {
-      await store.write({ instruments: [bareInstrument('600000.SH')], bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }] })
+      await store.write({
+        instruments: [bareInstrument('600000.SH')],
+        bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }],
+      })
       const days = tradingDays('SH', 19000, 40)
       // The range starts at the first bar asked, so the bar before it (for prev_close) is a read of its own.
       const q = { symbol: '600000.SH', period: '1d', count: 5, startTime: days[35], adjust: 'none' } as const
-      const racing = committingAfterRead(store, 1, () => writer.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(20) }] }))
+      const racing = committingAfterRead(store, 1, () =>
+        writer.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(20) }] }),
+      )
       const answer = await readKlines(racing, new SymbolContexts(racing), q)
       assert.ok(racing.reads.length >= 3, `the use case read again after the commit (${racing.reads.length} reads)`)
       const quiet = await readKlines(store, new SymbolContexts(store), q)
@@ -76,7 +85,10 @@ describe('klines read one data version', () => {
     const store = SqliteMarketStore.open(path)
     const writer = SqliteMarketStore.open(path)
     try {
-      await store.write({ instruments: [bareInstrument('600000.SH')], bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }] })
+      await store.write({
+        instruments: [bareInstrument('600000.SH')],
+        bars: [{ symbol: '600000.SH', period: '1d', bars: flatBars(10) }],
+      })
       let price = 10
       const busy = new Proxy(store, {
         get(target, prop) {
@@ -90,7 +102,10 @@ describe('klines read one data version', () => {
           return typeof value === 'function' ? value.bind(target) : value
         },
       }) as unknown as MarketStore
-      await assert.rejects(readKlines(busy, new SymbolContexts(busy), { symbol: '600000.SH', period: '1d', count: 5, adjust: 'none' }), { code: 'STORE_UNAVAILABLE' })
+      await assert.rejects(
+        readKlines(busy, new SymbolContexts(busy), { symbol: '600000.SH', period: '1d', count: 5, adjust: 'none' }),
+        { code: 'STORE_UNAVAILABLE' },
+      )
     } finally {
       await writer.close()
       await store.close()

@@ -30,10 +30,17 @@ describe('1m windows: prev_close', () => {
       // Daily bars whose prev_close was imported (kept, never filled).
       dailyImported: fc.array(fc.nat({ max: 39 }), { maxLength: 5 }),
       minuteHoles: fc.array(fc.nat({ max: 999 }), { maxLength: 40 }),
-      events: fc.array(fc.record({ day: fc.nat(), f: fc.double({ min: 0.2, max: 10, noNaN: true }) }), { maxLength: 3 }),
+      events: fc.array(fc.record({ day: fc.nat(), f: fc.double({ min: 0.2, max: 10, noNaN: true }) }), {
+        maxLength: 3,
+      }),
       // Windows starting at a day's first bar (that bar takes the day's daily prev_close) or anywhere.
       windows: fc.array(
-        fc.record({ day: fc.nat(), atDayStart: fc.boolean(), at: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), count: fc.integer({ min: 1, max: 3000 }) }),
+        fc.record({
+          day: fc.nat(),
+          atDayStart: fc.boolean(),
+          at: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+          count: fc.integer({ min: 1, max: 3000 }),
+        }),
         { minLength: 1, maxLength: 6 },
       ),
     })
@@ -64,7 +71,10 @@ describe('1m windows: prev_close', () => {
         try {
           await store.write({
             instruments: [bareInstrument(SYMBOL, { type: 'stock' })],
-            bars: [{ symbol: SYMBOL, period: '1m', bars: minute }, ...(c.withDaily && dailyTs.length ? [{ symbol: SYMBOL, period: '1d' as const, bars: daily }] : [])],
+            bars: [
+              { symbol: SYMBOL, period: '1m', bars: minute },
+              ...(c.withDaily && dailyTs.length ? [{ symbol: SYMBOL, period: '1d' as const, bars: daily }] : []),
+            ],
             exFactors: [{ symbol: SYMBOL, events }],
           })
           const contexts = new SymbolContexts(store)
@@ -72,7 +82,13 @@ describe('1m windows: prev_close', () => {
           for (const w of c.windows) {
             const start = w.atDayStart ? dayFirst[w.day % dayFirst.length] : Math.floor(w.at * ts.length)
             const end = Math.min(ts.length - 1, start + w.count - 1)
-            const got = await readKlines(store, contexts, { symbol: SYMBOL, period: '1m', count: end - start + 1, endTime: ts[end], adjust: 'none' })
+            const got = await readKlines(store, contexts, {
+              symbol: SYMBOL,
+              period: '1m',
+              count: end - start + 1,
+              endTime: ts[end],
+              adjust: 'none',
+            })
             assert.deepEqual(rowsOfBars(got), rowsOfBars(sliceBars(whole, start, end + 1)), `bars ${start}..${end}`)
           }
         } finally {

@@ -46,12 +46,19 @@ async function assertRefillRate(base: string, key: string): Promise<void> {
   const end = await refusal()
   const min = (20 * (end.before - drained.after)) / 1000 - 2
   const max = (20 * (end.after - drained.before)) / 1000 + 1
-  assert.ok(end.taken >= min && end.taken <= max, `${end.taken} tokens refilled, expected ${min.toFixed(1)}..${max.toFixed(1)}`)
+  assert.ok(
+    end.taken >= min && end.taken <= max,
+    `${end.taken} tokens refilled, expected ${min.toFixed(1)}..${max.toFixed(1)}`,
+  )
 }
 
 /** 200 requests at once; the count of each status. */
 async function burst(urls: readonly string[], key: string, n = 200): Promise<Record<number, number>> {
-  const answers = await Promise.all(Array.from({ length: n }, (_, i) => get(urls[i % urls.length], key).then(async (r) => (await r.arrayBuffer(), r.status))))
+  const answers = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      get(urls[i % urls.length], key).then(async (r) => (await r.arrayBuffer(), r.status)),
+    ),
+  )
   return answers.reduce<Record<number, number>>((acc, s) => ((acc[s] = (acc[s] ?? 0) + 1), acc), {})
 }
 
@@ -87,7 +94,10 @@ describe('rate limiting, in memory', () => {
     const refused = (await (await get(server.url, key)).json()) as { retry_after_ms: number }
     // The token was taken between t0 and now: the wait is 5 s less at most the time that has passed.
     const passed = performance.now() - t0
-    assert.ok(refused.retry_after_ms <= 5000 && refused.retry_after_ms >= 5000 - passed - 1, `${refused.retry_after_ms} ms after ${passed.toFixed(0)} ms`)
+    assert.ok(
+      refused.retry_after_ms <= 5000 && refused.retry_after_ms >= 5000 - passed - 1,
+      `${refused.retry_after_ms} ms after ${passed.toFixed(0)} ms`,
+    )
     // At once, seconds before the promised time: still refused, with a shorter wait.
     const early = await get(server.url, key)
     assert.equal(early.status, 429)
@@ -118,8 +128,22 @@ describe('rate limiting, in memory', () => {
   })
 
   it('`mdq keys create --rate --burst` and `keys set-rate` from another process apply to a running server', async () => {
-    const key = runMdq(['--db', env.db, 'keys', 'create', '--name', 'cli-quota', '--rate', '1/min', '--burst', '2']).stdout.trim()
-    assert.deepEqual([(await get(server.url, key)).status, (await get(server.url, key)).status, (await get(server.url, key)).status], [200, 200, 429])
+    const key = runMdq([
+      '--db',
+      env.db,
+      'keys',
+      'create',
+      '--name',
+      'cli-quota',
+      '--rate',
+      '1/min',
+      '--burst',
+      '2',
+    ]).stdout.trim()
+    assert.deepEqual(
+      [(await get(server.url, key)).status, (await get(server.url, key)).status, (await get(server.url, key)).status],
+      [200, 200, 429],
+    )
     const id = (await server.keys.listKeys()).find((k) => k.name === 'cli-quota')!.id
     assert.equal(runMdq(['--db', env.db, 'keys', 'set-rate', String(id), '--rate', '1/min', '--burst', '5']).status, 0)
     await sleep(600) // the key cache holds a key for 500 ms; a timer never fires early
@@ -133,28 +157,56 @@ describe('rate limiting, in memory', () => {
 })
 
 describe('rate limiting through Redis', () => {
-  needRedis.it("checks asked in one event-loop turn go to Redis as one script call, each answered for its own bucket in the order asked", async () => {
-    const limiter = new RedisRateLimiter(env.redis!.url, 'turn:', PATIENT_REDIS_MS)
-    const info = new Redis(env.redis!.url)
-    try {
-      await limiter.take(9, 'klines', { ratePerMin: 1, burst: 1 }) // connects and loads the script
-      const scriptCalls = async () => [...(await info.info('commandstats')).matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0)
-      const before = await scriptCalls()
-      const a = { ratePerMin: 1, burst: 3 }
-      const b = { ratePerMin: 1, burst: 1 }
-      const asked: [number, Quota][] = [[1, a], [2, b], [1, a], [1, a], [2, b], [1, a]]
-      const decisions = await Promise.all(asked.map(([keyId, quota]) => limiter.take(keyId, 'klines', quota)))
-      assert.deepEqual(decisions.map((d) => [d.allowed, d.remaining, d.limit]), [[true, 2, 3], [true, 0, 1], [true, 1, 3], [true, 0, 3], [false, 0, 1], [false, 0, 3]])
-      for (const d of decisions) assert.equal(d.retryAfterMs > 0, !d.allowed, 'a refusal, and only a refusal, has a wait')
-      assert.equal((await scriptCalls()) - before, 1, 'one script call for the turn')
-    } finally {
-      info.disconnect()
-      await limiter.close()
-    }
-  })
+  needRedis.it(
+    'checks asked in one event-loop turn go to Redis as one script call, each answered for its own bucket in the order asked',
+    async () => {
+      const limiter = new RedisRateLimiter(env.redis!.url, 'turn:', PATIENT_REDIS_MS)
+      const info = new Redis(env.redis!.url)
+      try {
+        await limiter.take(9, 'klines', { ratePerMin: 1, burst: 1 }) // connects and loads the script
+        const scriptCalls = async () =>
+          [...(await info.info('commandstats')).matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce(
+            (n, m) => n + Number(m[1]),
+            0,
+          )
+        const before = await scriptCalls()
+        const a = { ratePerMin: 1, burst: 3 }
+        const b = { ratePerMin: 1, burst: 1 }
+        const asked: [number, Quota][] = [
+          [1, a],
+          [2, b],
+          [1, a],
+          [1, a],
+          [2, b],
+          [1, a],
+        ]
+        const decisions = await Promise.all(asked.map(([keyId, quota]) => limiter.take(keyId, 'klines', quota)))
+        assert.deepEqual(
+          decisions.map((d) => [d.allowed, d.remaining, d.limit]),
+          [
+            [true, 2, 3],
+            [true, 0, 1],
+            [true, 1, 3],
+            [true, 0, 3],
+            [false, 0, 1],
+            [false, 0, 3],
+          ],
+        )
+        for (const d of decisions)
+          assert.equal(d.retryAfterMs > 0, !d.allowed, 'a refusal, and only a refusal, has a wait')
+        assert.equal((await scriptCalls()) - before, 1, 'one script call for the turn')
+      } finally {
+        info.disconnect()
+        await limiter.close()
+      }
+    },
+  )
 
   needRedis.it('200 parallel requests against burst 50 on one server: exactly 50 succeed', async () => {
-    const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test1:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 50 })
+    const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test1:', PATIENT_REDIS_MS), {
+      ratePerMin: 1,
+      burst: 50,
+    })
     try {
       assert.deepEqual(await burst([server.url], await newKey(server.keys, 'redis-burst')), { 200: 50, 429: 150 })
     } finally {
@@ -169,7 +221,28 @@ describe('rate limiting through Redis', () => {
     try {
       for (let i = 0; i < 2; i++) {
         // A patient timeout: on a loaded machine a check slower than the default 250 ms would fail open and let a 51st through.
-        const child = spawn(process.execPath, [MDQ_BIN(), '--db', env.db, 'serve', '--port', '0', '--redis-url', env.redis!.url, '--redis-timeout', String(PATIENT_REDIS_MS), '--rate-limit', '1/min', '--burst', '50', '--cache-mb', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+        const child = spawn(
+          process.execPath,
+          [
+            MDQ_BIN(),
+            '--db',
+            env.db,
+            'serve',
+            '--port',
+            '0',
+            '--redis-url',
+            env.redis!.url,
+            '--redis-timeout',
+            String(PATIENT_REDIS_MS),
+            '--rate-limit',
+            '1/min',
+            '--burst',
+            '50',
+            '--cache-mb',
+            '0',
+          ],
+          { stdio: ['ignore', 'pipe', 'inherit'] },
+        )
         children.push(child)
         let out = ''
         child.stdout!.on('data', (d) => (out += d))
@@ -185,7 +258,10 @@ describe('rate limiting through Redis', () => {
   })
 
   needRedis.it('refills at the configured rate, as measured between two refusals (Redis clock)', async () => {
-    const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test3:', PATIENT_REDIS_MS), { ratePerMin: 1200, burst: 200 })
+    const server = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test3:', PATIENT_REDIS_MS), {
+      ratePerMin: 1200,
+      burst: 200,
+    })
     try {
       await assertRefillRate(server.url, await newKey(server.keys, 'redis-refill'))
     } finally {
@@ -193,31 +269,48 @@ describe('rate limiting through Redis', () => {
     }
   })
 
-  needRedis.it('Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns', async () => {
-    const open = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test4:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, true)
-    const closed = await limitedServer(new RedisRateLimiter(env.redis!.url, 'test5:', PATIENT_REDIS_MS), { ratePerMin: 1, burst: 3 }, false)
-    try {
-      const k1 = await newKey(open.keys, 'open')
-      assert.equal((await get(open.url, k1)).status, 200)
-      await env.redis!.stop()
-      for (let i = 0; i < 6; i++) assert.equal((await get(open.url, k1)).status, 200, 'fail-open serves beyond the burst')
-      const k2 = await newKey(closed.keys, 'closed')
-      const refused = await get(closed.url, k2)
-      assert.equal(refused.status, 503)
-      assert.deepEqual(await refused.json(), { code: 503, message: 'Rate limiting is unavailable right now; retry shortly.' })
-      await env.redis!.start()
-      // ioredis reconnects by itself (no restart): wait until limiting answers again, then exhaust.
-      await until(async () => (await get(closed.url, k2)).status !== 503, 'limiting to answer again', { everyMs: 100 })
-      const statuses: number[] = []
-      for (let i = 0; i < 4; i++) statuses.push((await get(closed.url, k2)).status)
-      assert.ok(statuses.includes(429), `limiting resumed: ${statuses}`)
-      const k3 = await newKey(open.keys, 'open-after')
-      const after: number[] = []
-      for (let i = 0; i < 4; i++) after.push((await get(open.url, k3)).status)
-      assert.deepEqual(after, [200, 200, 200, 429])
-    } finally {
-      await open.close()
-      await closed.close()
-    }
-  })
+  needRedis.it(
+    'Redis stopped: fail-open keeps serving, fail-closed answers 503; limiting resumes when Redis returns',
+    async () => {
+      const open = await limitedServer(
+        new RedisRateLimiter(env.redis!.url, 'test4:', PATIENT_REDIS_MS),
+        { ratePerMin: 1, burst: 3 },
+        true,
+      )
+      const closed = await limitedServer(
+        new RedisRateLimiter(env.redis!.url, 'test5:', PATIENT_REDIS_MS),
+        { ratePerMin: 1, burst: 3 },
+        false,
+      )
+      try {
+        const k1 = await newKey(open.keys, 'open')
+        assert.equal((await get(open.url, k1)).status, 200)
+        await env.redis!.stop()
+        for (let i = 0; i < 6; i++)
+          assert.equal((await get(open.url, k1)).status, 200, 'fail-open serves beyond the burst')
+        const k2 = await newKey(closed.keys, 'closed')
+        const refused = await get(closed.url, k2)
+        assert.equal(refused.status, 503)
+        assert.deepEqual(await refused.json(), {
+          code: 503,
+          message: 'Rate limiting is unavailable right now; retry shortly.',
+        })
+        await env.redis!.start()
+        // ioredis reconnects by itself (no restart): wait until limiting answers again, then exhaust.
+        await until(async () => (await get(closed.url, k2)).status !== 503, 'limiting to answer again', {
+          everyMs: 100,
+        })
+        const statuses: number[] = []
+        for (let i = 0; i < 4; i++) statuses.push((await get(closed.url, k2)).status)
+        assert.ok(statuses.includes(429), `limiting resumed: ${statuses}`)
+        const k3 = await newKey(open.keys, 'open-after')
+        const after: number[] = []
+        for (let i = 0; i < 4; i++) after.push((await get(open.url, k3)).status)
+        assert.deepEqual(after, [200, 200, 200, 429])
+      } finally {
+        await open.close()
+        await closed.close()
+      }
+    },
+  )
 })

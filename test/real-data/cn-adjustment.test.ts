@@ -6,7 +6,15 @@ import { barCount, lowerBound } from '../../src/domain/bars.js'
 import { actionExFactors, deriveExFactors } from '../../src/domain/ex-factors.js'
 import { data, requires } from '../helpers/requirements.js'
 import { maxDeviationFromConstant } from '../helpers/ratios.js'
-import { CN_CODES, baostockBars, hikyuuActions, hikyuuBars, hikyuuReference, readBaostock, readTushareCloses } from '../reference/cn.js'
+import {
+  CN_CODES,
+  baostockBars,
+  hikyuuActions,
+  hikyuuBars,
+  hikyuuReference,
+  readBaostock,
+  readTushareCloses,
+} from '../reference/cn.js'
 
 /** Max relative deviation per code, set just above what is measured (8.14e-4, 6.28e-5, 2.79e-4): Tushare rounds qfq to 2 decimals. */
 const QFQ_TOLERANCE: Record<(typeof CN_CODES)[number], number> = { '600000': 9e-4, '600519': 8e-5, '601318': 3.5e-4 }
@@ -14,26 +22,31 @@ const QFQ_TOLERANCE: Record<(typeof CN_CODES)[number], number> = { '600000': 9e-
 describe('CN ex-factors derived from Baostock preclose match Tushare qfq', () => {
   const need = requires(data('cn/baostock_raw_daily'), data('cn/tushare_qfq_daily'))
   for (const code of CN_CODES) {
-    need.it(`${code}: forward closes / Tushare qfq closes constant within ${QFQ_TOLERANCE[code]} (2020-01..2025-04)`, () => {
-      const bars = baostockBars(code)
-      const events = deriveExFactors(bars)
-      assert.ok(events.length >= 4, `${code}: yearly dividends give events (${events.length})`)
-      for (const e of events) {
-        const i = lowerBound(bars.timestamp, e.timestamp)
-        assert.equal(e.exFactor, bars.close[i - 1] / bars.prevClose[i])
-      }
-      const forward = adjustBars(bars, events, 'forward')
-      const qfq = readTushareCloses(code)
-      const ratios: number[] = []
-      for (let i = 0; i < barCount(bars); i++) {
-        const ref = qfq.get(bars.timestamp[i])
-        if (ref !== undefined) ratios.push(forward.close[i] / ref)
-      }
-      assert.ok(ratios.length > 1200, `${code}: common days ${ratios.length}`)
-      const deviation = maxDeviationFromConstant(ratios)
-      console.log(`${code}: forward/qfq max relative deviation ${deviation.toExponential(2)} over ${ratios.length} days, ${events.length} events`)
-      assert.ok(deviation <= QFQ_TOLERANCE[code], `deviation ${deviation}`)
-    })
+    need.it(
+      `${code}: forward closes / Tushare qfq closes constant within ${QFQ_TOLERANCE[code]} (2020-01..2025-04)`,
+      () => {
+        const bars = baostockBars(code)
+        const events = deriveExFactors(bars)
+        assert.ok(events.length >= 4, `${code}: yearly dividends give events (${events.length})`)
+        for (const e of events) {
+          const i = lowerBound(bars.timestamp, e.timestamp)
+          assert.equal(e.exFactor, bars.close[i - 1] / bars.prevClose[i])
+        }
+        const forward = adjustBars(bars, events, 'forward')
+        const qfq = readTushareCloses(code)
+        const ratios: number[] = []
+        for (let i = 0; i < barCount(bars); i++) {
+          const ref = qfq.get(bars.timestamp[i])
+          if (ref !== undefined) ratios.push(forward.close[i] / ref)
+        }
+        assert.ok(ratios.length > 1200, `${code}: common days ${ratios.length}`)
+        const deviation = maxDeviationFromConstant(ratios)
+        console.log(
+          `${code}: forward/qfq max relative deviation ${deviation.toExponential(2)} over ${ratios.length} days, ${events.length} events`,
+        )
+        assert.ok(deviation <= QFQ_TOLERANCE[code], `deviation ${deviation}`)
+      },
+    )
   }
 
   need.it('600519 2020-06-24: the dividend event is close(2020-06-23) / preclose = 1474.50 / 1457.48', () => {

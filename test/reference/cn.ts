@@ -9,7 +9,9 @@ const SH = MARKETS.SH.zone
 export const CN_CODES = ['600000', '600519', '601318'] as const
 
 function dayOf(date: string): number {
-  const [y, m, d] = date.includes('-') ? date.split('-').map(Number) : [date.slice(0, 4), date.slice(4, 6), date.slice(6, 8)].map(Number)
+  const [y, m, d] = date.includes('-')
+    ? date.split('-').map(Number)
+    : [date.slice(0, 4), date.slice(4, 6), date.slice(6, 8)].map(Number)
   return daysFromCivil(y, m, d)
 }
 
@@ -64,10 +66,12 @@ export function baostockBars(code: string): Bars {
 /** Tushare qfq closes by local midnight timestamp. */
 export function readTushareCloses(code: string): Map<number, number> {
   const [, ...lines] = readLines(`cn/tushare_qfq_daily/${code}.csv`)
-  return new Map(lines.map((line) => {
-    const [date, , close] = line.split(',')
-    return [SH.midnightUtc(dayOf(date)), Number(close)]
-  }))
+  return new Map(
+    lines.map((line) => {
+      const [date, , close] = line.split(',')
+      return [SH.midnightUtc(dayOf(date)), Number(close)]
+    }),
+  )
 }
 
 export function hikyuuBars(): Bars {
@@ -96,7 +100,13 @@ export function hikyuuActions(): { timestamp: number; date: string; action: Corp
     return {
       timestamp: SH.midnightUtc(dayOf(f[3])),
       date: f[3],
-      action: { cashDividend: cash / 10, bonusRatio: (gift + transfer) / 10, rightsRatio: rights / 10, rightsPrice, splitRatio: 1 },
+      action: {
+        cashDividend: cash / 10,
+        bonusRatio: (gift + transfer) / 10,
+        rightsRatio: rights / 10,
+        rightsPrice,
+        splitRatio: 1,
+      },
     }
   })
 }
@@ -115,6 +125,14 @@ export function hikyuuReference(): HikyuuReference[] {
   const [, ...lines] = readLines('cn/hikyuu_test_data/reference/hikyuu_test_getKData_recover_SH600000.csv')
   return lines.map((line) => {
     const [mode, , date, o, h, l, c] = line.split(',')
-    return { mode, date, timestamp: SH.midnightUtc(dayOf(date)), open: Number(o), high: Number(h), low: Number(l), close: Number(c) }
+    return {
+      mode,
+      date,
+      timestamp: SH.midnightUtc(dayOf(date)),
+      open: Number(o),
+      high: Number(h),
+      low: Number(l),
+      close: Number(c),
+    }
   })
 }

@@ -46,7 +46,15 @@ export function readLeanMinuteDay(ticker: string, ymd: string): MinuteRow[] {
   const midnight = NY.utcOf(...ymdParts(ymd), 0)
   return readLines(`${LEAN}/minute/${ticker}/${ymd}_${ticker}_minute_trade.csv`).map((line) => {
     const [ms, o, h, l, c, v] = line.split(',').map(Number)
-    return { timestamp: midnight + ms, open: o / 10000, high: h / 10000, low: l / 10000, close: c / 10000, volume: v, minute: ms / MINUTE_MS }
+    return {
+      timestamp: midnight + ms,
+      open: o / 10000,
+      high: h / 10000,
+      low: l / 10000,
+      close: c / 10000,
+      volume: v,
+      minute: ms / MINUTE_MS,
+    }
   })
 }
 

@@ -23,7 +23,9 @@ const skip = missing && process.env.CI !== 'true' ? missing : false
 function sdkCalls(): { method: 'GET' | 'POST'; path: string; where: string }[] {
   if (missing) throw new Error(missing)
   const dir = join(SDK_DIR, 'tickflow')
-  const files = [...readdirSync(join(dir, 'resources')).map((f) => join('resources', f)), '_cache.py'].filter((f) => f.endsWith('.py'))
+  const files = [...readdirSync(join(dir, 'resources')).map((f) => join('resources', f)), '_cache.py'].filter((f) =>
+    f.endsWith('.py'),
+  )
   const calls = new Map<string, { method: 'GET' | 'POST'; path: string; where: string }>()
   for (const file of files) {
     const lines = readFileSync(join(dir, file), 'utf8').split('\n')
@@ -49,22 +51,36 @@ describe('the routes the TickFlow SDK calls', () => {
     cleanup()
   })
 
-  it('each is answered by a registered route, or is a listed exception answering 404 with its reason', { skip }, async () => {
-    const calls = sdkCalls()
-    assert.ok(calls.length >= 15, `found only ${calls.length} SDK calls: the walk is broken`)
-    const unanswered: string[] = []
-    for (const { method, path, where } of calls) {
-      const res = await server.app.inject({ method, url: path, headers: { 'x-api-key': server.key, 'content-type': 'application/json' }, ...(method === 'POST' ? { payload: '{}' } : {}) })
-      const body = res.json<{ code?: number; message?: string }>()
-      const exception = EXCEPTIONS.find((e) => path.startsWith(e.prefix))
-      if (exception) {
-        assert.equal(res.statusCode, 404, `${method} ${path} (${where})`)
-        assert.doesNotMatch(body.message ?? '', /^No route/, `${path} must say why it is not served (${exception.reason})`)
-        continue
+  it(
+    'each is answered by a registered route, or is a listed exception answering 404 with its reason',
+    { skip },
+    async () => {
+      const calls = sdkCalls()
+      assert.ok(calls.length >= 15, `found only ${calls.length} SDK calls: the walk is broken`)
+      const unanswered: string[] = []
+      for (const { method, path, where } of calls) {
+        const res = await server.app.inject({
+          method,
+          url: path,
+          headers: { 'x-api-key': server.key, 'content-type': 'application/json' },
+          ...(method === 'POST' ? { payload: '{}' } : {}),
+        })
+        const body = res.json<{ code?: number; message?: string }>()
+        const exception = EXCEPTIONS.find((e) => path.startsWith(e.prefix))
+        if (exception) {
+          assert.equal(res.statusCode, 404, `${method} ${path} (${where})`)
+          assert.doesNotMatch(
+            body.message ?? '',
+            /^No route/,
+            `${path} must say why it is not served (${exception.reason})`,
+          )
+          continue
+        }
+        // A registered route answers with anything but the "No route" 404 or a 405 (a 400 for the empty probe is fine).
+        if (res.statusCode === 405 || /^No route/.test(body.message ?? ''))
+          unanswered.push(`${method} ${path} (${where}): ${res.statusCode} ${body.message}`)
       }
-      // A registered route answers with anything but the "No route" 404 or a 405 (a 400 for the empty probe is fine).
-      if (res.statusCode === 405 || /^No route/.test(body.message ?? '')) unanswered.push(`${method} ${path} (${where}): ${res.statusCode} ${body.message}`)
-    }
-    assert.deepEqual(unanswered, [])
-  })
+      assert.deepEqual(unanswered, [])
+    },
+  )
 })

@@ -10,7 +10,18 @@ import { readBaostock } from '../reference/cn.js'
 import { LEAN, readLeanMinuteDay } from '../reference/lean.js'
 import { readLines } from '../helpers/shared-data.js'
 
-type Quote = { symbol: string; timestamp: number; last_price: number; open: number; high: number; low: number; volume: number; prev_close: number; session: string; ext: { change_pct: number; change_amount: number; name: string } }
+type Quote = {
+  symbol: string
+  timestamp: number
+  last_price: number
+  open: number
+  high: number
+  low: number
+  volume: number
+  prev_close: number
+  session: string
+  ext: { change_pct: number; change_amount: number; name: string }
+}
 type Universe = { id: string; symbol_count: number; symbols?: string[] }
 interface Report {
   get?: Record<string, KlinesData>
@@ -40,21 +51,44 @@ interface Report {
 const skip = REAL_STORE_SKIP || sdkSkip()
 const SH = MARKETS.SH.zone
 const NY = MARKETS.US.zone
-const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`)
+const close = (a: number, b: number, what: string) =>
+  assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`)
 const WHOLE_DAY = '2020-03-10' // 600519.SH traded at whole prices only that day: 1113 / 1168 / 1113 / 1156
 
 /** The quote each symbol must have, from the reference files alone (not from mdq). */
 function expectedQuotes(): Map<string, Omit<Quote, 'session' | 'ext'>> {
   const out = new Map<string, Omit<Quote, 'session' | 'ext'>>()
   for (const symbol of CN_SYMBOLS) {
-    const last = readBaostock(symbol.slice(0, 6)).filter((r) => r.traded).at(-1)!
+    const last = readBaostock(symbol.slice(0, 6))
+      .filter((r) => r.traded)
+      .at(-1)!
     const [y, m, d] = last.date.split('-').map(Number)
-    out.set(symbol, { symbol, timestamp: SH.utcOf(y, m, d), last_price: last.close, open: last.open, high: last.high, low: last.low, volume: last.volumeShares, prev_close: last.preclose })
+    out.set(symbol, {
+      symbol,
+      timestamp: SH.utcOf(y, m, d),
+      last_price: last.close,
+      open: last.open,
+      high: last.high,
+      low: last.low,
+      volume: last.volumeShares,
+      prev_close: last.preclose,
+    })
   }
-  const aapl = readLines(`${LEAN}/daily/aapl.csv`).slice(-2).map((l) => l.split(','))
+  const aapl = readLines(`${LEAN}/daily/aapl.csv`)
+    .slice(-2)
+    .map((l) => l.split(','))
   const [ymd] = aapl[1][0].split(' ')
   const p = (row: string[], i: number) => Number(row[i]) / 10000
-  out.set('AAPL.US', { symbol: 'AAPL.US', timestamp: NY.utcOf(Number(ymd.slice(0, 4)), Number(ymd.slice(4, 6)), Number(ymd.slice(6, 8))), last_price: p(aapl[1], 4), open: p(aapl[1], 1), high: p(aapl[1], 2), low: p(aapl[1], 3), volume: Number(aapl[1][5]), prev_close: p(aapl[0], 4) })
+  out.set('AAPL.US', {
+    symbol: 'AAPL.US',
+    timestamp: NY.utcOf(Number(ymd.slice(0, 4)), Number(ymd.slice(4, 6)), Number(ymd.slice(6, 8))),
+    last_price: p(aapl[1], 4),
+    open: p(aapl[1], 1),
+    high: p(aapl[1], 2),
+    low: p(aapl[1], 3),
+    volume: Number(aapl[1][5]),
+    prev_close: p(aapl[0], 4),
+  })
   // SPY has minute bars only: its day is aggregated from the regular-session minutes of 2013-10-11.
   const regular = (ymd: string) => readLeanMinuteDay('spy', ymd).filter((r) => r.minute >= 570 && r.minute < 960)
   const day = regular('20131011')
@@ -73,7 +107,10 @@ function expectedQuotes(): Map<string, Omit<Quote, 'session' | 'ext'>> {
 
 function checkQuotes(quotes: readonly Quote[], symbols: readonly string[]): void {
   const expected = expectedQuotes()
-  assert.deepEqual(quotes.map((q) => q.symbol), symbols)
+  assert.deepEqual(
+    quotes.map((q) => q.symbol),
+    symbols,
+  )
   for (const q of quotes) {
     const e = expected.get(q.symbol)!
     assert.equal(q.timestamp, e.timestamp, `${q.symbol} timestamp`)
@@ -90,8 +127,18 @@ describe('TickFlow Python SDK against mdq (real data)', () => {
   let server: TestServer | undefined
   const reports: Partial<Record<'sync' | 'async', Promise<Report>>> = {}
   const report = (mode: 'sync' | 'async') => {
-    const scenario = { symbols: REAL_SYMBOLS, whole: { symbol: '600519.SH', time: SH.utcOf(2020, 3, 10) }, intraday: 'SPY.US', universe: WATCH_UNIVERSE }
-    return (reports[mode] ??= runSdkScript<Report>('drive.py', [server!.url, server!.key, mode, JSON.stringify(scenario)]))
+    const scenario = {
+      symbols: REAL_SYMBOLS,
+      whole: { symbol: '600519.SH', time: SH.utcOf(2020, 3, 10) },
+      intraday: 'SPY.US',
+      universe: WATCH_UNIVERSE,
+    }
+    return (reports[mode] ??= runSdkScript<Report>('drive.py', [
+      server!.url,
+      server!.key,
+      mode,
+      JSON.stringify(scenario),
+    ]))
   }
   before(async () => {
     if (skip) return
@@ -104,33 +151,52 @@ describe('TickFlow Python SDK against mdq (real data)', () => {
   })
 
   for (const mode of ['sync', 'async'] as const) {
-    it(`${mode}: klines.batch in chunks of 2 (as_dataframe) equals klines.get for every symbol; prices float64, volume int64`, { skip }, async () => {
-      const r = await report(mode)
-      assert.deepEqual(Object.keys(r.batch_equal).sort(), [...REAL_SYMBOLS].sort())
-      for (const [symbol, equal] of Object.entries(r.batch_equal)) assert.ok(equal, `${symbol}: batch DataFrame differs from klines.get`)
-      for (const symbol of ['600000.SH', '600519.SH', '601318.SH', 'AAPL.US']) {
-        const d = r.batch_dtypes[symbol]
-        for (const c of ['open', 'high', 'low', 'close', 'amount']) assert.equal(d[c], 'float64', `${symbol} ${c}`)
-        assert.equal(d.volume, 'int64', `${symbol} volume`)
-        assert.equal(d.timestamp, 'int64', `${symbol} timestamp`)
-      }
-    })
+    it(
+      `${mode}: klines.batch in chunks of 2 (as_dataframe) equals klines.get for every symbol; prices float64, volume int64`,
+      { skip },
+      async () => {
+        const r = await report(mode)
+        assert.deepEqual(Object.keys(r.batch_equal).sort(), [...REAL_SYMBOLS].sort())
+        for (const [symbol, equal] of Object.entries(r.batch_equal))
+          assert.ok(equal, `${symbol}: batch DataFrame differs from klines.get`)
+        for (const symbol of ['600000.SH', '600519.SH', '601318.SH', 'AAPL.US']) {
+          const d = r.batch_dtypes[symbol]
+          for (const c of ['open', 'high', 'low', 'close', 'amount']) assert.equal(d[c], 'float64', `${symbol} ${c}`)
+          assert.equal(d.volume, 'int64', `${symbol} volume`)
+          assert.equal(d.timestamp, 'int64', `${symbol} timestamp`)
+        }
+      },
+    )
 
     it(`${mode}: exchanges.get_instruments("SH") feeds klines.batch`, { skip }, async () => {
       const r = await report(mode)
-      assert.deepEqual(r.exchanges, [{ exchange: 'HK', region: 'HK', count: 1 }, { exchange: 'SH', region: 'CN', count: 3 }, { exchange: 'US', region: 'US', count: 2 }])
+      assert.deepEqual(r.exchanges, [
+        { exchange: 'HK', region: 'HK', count: 1 },
+        { exchange: 'SH', region: 'CN', count: 3 },
+        { exchange: 'US', region: 'US', count: 2 },
+      ])
       assert.deepEqual(r.sh_batch.symbols, [...CN_SYMBOLS])
       for (const s of CN_SYMBOLS) assert.ok(r.sh_batch.equal[s], s)
     })
 
-    it(`${mode}: intraday and intraday_batch give SPY's last minute day; symbols without minutes get empty arrays`, { skip }, async () => {
-      const r = await report(mode)
-      const day = readLeanMinuteDay('spy', '20131011').filter((b) => b.minute >= 570 && b.minute < 960)
-      assert.deepEqual(r.intraday.timestamp, day.map((b) => b.timestamp))
-      assert.deepEqual(r.intraday.close, day.map((b) => b.close))
-      assert.deepEqual(r.intraday_batch['SPY.US'], r.intraday)
-      for (const s of CN_SYMBOLS) assert.deepEqual(r.intraday_batch[s].timestamp, [], s)
-    })
+    it(
+      `${mode}: intraday and intraday_batch give SPY's last minute day; symbols without minutes get empty arrays`,
+      { skip },
+      async () => {
+        const r = await report(mode)
+        const day = readLeanMinuteDay('spy', '20131011').filter((b) => b.minute >= 570 && b.minute < 960)
+        assert.deepEqual(
+          r.intraday.timestamp,
+          day.map((b) => b.timestamp),
+        )
+        assert.deepEqual(
+          r.intraday.close,
+          day.map((b) => b.close),
+        )
+        assert.deepEqual(r.intraday_batch['SPY.US'], r.intraday)
+        for (const s of CN_SYMBOLS) assert.deepEqual(r.intraday_batch[s].timestamp, [], s)
+      },
+    )
 
     it(`${mode}: ex_factors, instruments (name_en), universes`, { skip }, async () => {
       const r = await report(mode)
@@ -138,37 +204,66 @@ describe('TickFlow Python SDK against mdq (real data)', () => {
       assert.deepEqual(r.ex_factors['SPY.US'], [])
       assert.ok(r.ex_factors['AAPL.US'].length > 5 && r.ex_factors['600000.SH'].length > 0)
       assert.equal(r.instrument.ext.name_en, 'Shanghai Pudong Development Bank')
-      assert.deepEqual(r.instruments.map((i) => i.symbol), [...REAL_SYMBOLS])
+      assert.deepEqual(
+        r.instruments.map((i) => i.symbol),
+        [...REAL_SYMBOLS],
+      )
       const counts = Object.fromEntries(r.universes.map((u) => [u.id, u.symbol_count]))
       assert.deepEqual(counts, { CN_Equity_A: 3, CN_ETF: 0, HK_Equity: 1, US_Equity: 1, [WATCH_UNIVERSE]: 3 })
       assert.deepEqual(r.universe.symbols, ['600519.SH', 'AAPL.US', 'SPY.US'])
       assert.ok(r.universe_batch[WATCH_UNIVERSE] && !('NO_SUCH' in r.universe_batch))
     })
 
-    it(`${mode}: quotes agree with the stored bars (last_price, prev_close, change_pct), by symbols and by universes`, { skip }, async () => {
-      const r = await report(mode)
-      checkQuotes(r.quotes, REAL_SYMBOLS)
-      checkQuotes(r.quotes_by_symbols, REAL_SYMBOLS)
-      checkQuotes(r.quotes_by_universes, mode === 'sync' ? ['AAPL.US', ...CN_SYMBOLS] : ['600519.SH', 'AAPL.US', 'SPY.US'])
-    })
+    it(
+      `${mode}: quotes agree with the stored bars (last_price, prev_close, change_pct), by symbols and by universes`,
+      { skip },
+      async () => {
+        const r = await report(mode)
+        checkQuotes(r.quotes, REAL_SYMBOLS)
+        checkQuotes(r.quotes_by_symbols, REAL_SYMBOLS)
+        checkQuotes(
+          r.quotes_by_universes,
+          mode === 'sync' ? ['AAPL.US', ...CN_SYMBOLS] : ['600519.SH', 'AAPL.US', 'SPY.US'],
+        )
+      },
+    )
 
     it(`${mode}: depth (and financials) raise NotFoundError saying why mdq does not serve them`, { skip }, async () => {
       const r = await report(mode)
       assert.match(r.not_served.depth ?? '', /live market feed/)
-      if (mode === 'sync') for (const name of ['income', 'balance_sheet', 'cash_flow', 'metrics', 'shares']) assert.match(r.not_served[name] ?? '', /financial/i, name)
+      if (mode === 'sync')
+        for (const name of ['income', 'balance_sheet', 'cash_flow', 'metrics', 'shares'])
+          assert.match(r.not_served[name] ?? '', /financial/i, name)
     })
   }
 
-  it('sync: klines.get of a window of whole prices still gives float64 price columns; latest forward close = raw close', { skip }, async () => {
-    const r = await report('sync')
-    for (const c of ['open', 'high', 'low', 'close', 'amount']) assert.equal(r.whole!.dtypes[c], 'float64', c)
-    const ref = readBaostock('600519').find((x) => x.date === WHOLE_DAY)!
-    assert.deepEqual(r.whole!.row, { open: ref.open, high: ref.high, low: ref.low, close: ref.close, amount: ref.amount })
-    assert.ok([ref.open, ref.high, ref.low, ref.close].every(Number.isInteger), 'the window really is whole prices')
-    for (const s of CN_SYMBOLS) assert.equal(r.get![s].close.at(-1), readBaostock(s.slice(0, 6)).filter((x) => x.traded).at(-1)!.close, s)
-    assert.deepEqual(r.intraday_5m!.timestamp.at(-1), NY.utcOf(2013, 10, 11, 15 * 60 + 55))
-    assert.equal(r.sh_stocks!.length, 3)
-    for (const c of Object.keys(r.quotes_df_dtypes!)) assert.equal(r.quotes_df_dtypes![c], 'float64', c)
-    checkQuotes(r.quotes_universe!, ['600519.SH', 'AAPL.US', 'SPY.US'])
-  })
+  it(
+    'sync: klines.get of a window of whole prices still gives float64 price columns; latest forward close = raw close',
+    { skip },
+    async () => {
+      const r = await report('sync')
+      for (const c of ['open', 'high', 'low', 'close', 'amount']) assert.equal(r.whole!.dtypes[c], 'float64', c)
+      const ref = readBaostock('600519').find((x) => x.date === WHOLE_DAY)!
+      assert.deepEqual(r.whole!.row, {
+        open: ref.open,
+        high: ref.high,
+        low: ref.low,
+        close: ref.close,
+        amount: ref.amount,
+      })
+      assert.ok([ref.open, ref.high, ref.low, ref.close].every(Number.isInteger), 'the window really is whole prices')
+      for (const s of CN_SYMBOLS)
+        assert.equal(
+          r.get![s].close.at(-1),
+          readBaostock(s.slice(0, 6))
+            .filter((x) => x.traded)
+            .at(-1)!.close,
+          s,
+        )
+      assert.deepEqual(r.intraday_5m!.timestamp.at(-1), NY.utcOf(2013, 10, 11, 15 * 60 + 55))
+      assert.equal(r.sh_stocks!.length, 3)
+      for (const c of Object.keys(r.quotes_df_dtypes!)) assert.equal(r.quotes_df_dtypes![c], 'float64', c)
+      checkQuotes(r.quotes_universe!, ['600519.SH', 'AAPL.US', 'SPY.US'])
+    },
+  )
 })

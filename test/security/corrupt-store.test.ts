@@ -30,10 +30,13 @@ async function damagedServer(damage: (db: Database.Database, path: string) => vo
 }
 
 /** The newest daily chunk of 600519.SH: every query of its latest bars reads it. */
-const NEWEST = "symbol = '600519.SH' AND period = '1d' AND start_ms = (SELECT max(start_ms) FROM chunks WHERE symbol = '600519.SH' AND period = '1d')"
+const NEWEST =
+  "symbol = '600519.SH' AND period = '1d' AND start_ms = (SELECT max(start_ms) FROM chunks WHERE symbol = '600519.SH' AND period = '1d')"
 
 async function assertDamaged(server: TestServer, path = '/v1/klines?symbol=600519.SH&count=100') {
-  const r = await getJson<{ code: number; message: string; data?: KlinesData }>(server.url + path, { headers: { 'X-API-Key': server.key } })
+  const r = await getJson<{ code: number; message: string; data?: KlinesData }>(server.url + path, {
+    headers: { 'X-API-Key': server.key },
+  })
   assert.equal(r.status, 503, JSON.stringify(r.body).slice(0, 300))
   assert.equal(r.body.code, 503)
   assert.match(r.body.message, /The store is damaged/)
@@ -46,7 +49,9 @@ describe('a damaged store', () => {
   it('a healthy copy serves and is ready (the baseline of the cases below)', async () => {
     const server = await damagedServer(() => {})
     try {
-      const r = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&count=100`, { headers: { 'X-API-Key': server.key } })
+      const r = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&count=100`, {
+        headers: { 'X-API-Key': server.key },
+      })
       assert.equal(r.status, 200)
       assert.equal(r.body.data.close.length, 100)
       assert.equal((await getJson(`${server.url}/readyz`)).status, 200)
@@ -69,7 +74,9 @@ describe('a damaged store', () => {
   })
 
   it('a corrupt count column: klines answers 503 instead of thousands of zero bars; /readyz 503', async () => {
-    const server = await damagedServer((db) => db.prepare(`UPDATE chunks SET count = count + 9000 WHERE ${NEWEST}`).run())
+    const server = await damagedServer((db) =>
+      db.prepare(`UPDATE chunks SET count = count + 9000 WHERE ${NEWEST}`).run(),
+    )
     try {
       await assertDamaged(server, '/v1/klines?symbol=600519.SH&count=10000')
     } finally {
@@ -79,9 +86,15 @@ describe('a damaged store', () => {
 
   it('/readyz finds a damaged chunk before any query has read it', async () => {
     const server = await damagedServer((db) => {
-      const { data } = db.prepare<[], { data: Buffer }>("SELECT data FROM chunks WHERE symbol = 'AAPL.US' AND period = '1d' ORDER BY start_ms LIMIT 1").get()!
+      const { data } = db
+        .prepare<[], { data: Buffer }>(
+          "SELECT data FROM chunks WHERE symbol = 'AAPL.US' AND period = '1d' ORDER BY start_ms LIMIT 1",
+        )
+        .get()!
       data[data.length - 1] ^= 0x01
-      db.prepare("UPDATE chunks SET data = ? WHERE symbol = 'AAPL.US' AND period = '1d' AND start_ms = (SELECT min(start_ms) FROM chunks WHERE symbol = 'AAPL.US' AND period = '1d')").run(data)
+      db.prepare(
+        "UPDATE chunks SET data = ? WHERE symbol = 'AAPL.US' AND period = '1d' AND start_ms = (SELECT min(start_ms) FROM chunks WHERE symbol = 'AAPL.US' AND period = '1d')",
+      ).run(data)
     })
     try {
       assert.equal((await getJson(`${server.url}/readyz`)).status, 503)
@@ -109,8 +122,14 @@ describe('a damaged store', () => {
       const ready = await getJson<{ code: number; message: string }>(`${server.url}/readyz`)
       assert.equal(ready.status, 503)
       assert.equal(ready.body.code, 503)
-      const r = await getJson<{ code: number; message: string }>(`${server.url}/v1/klines?symbol=600519.SH&count=10000`, { headers: { 'X-API-Key': server.key } })
-      assert.ok(r.status >= 500 && r.status < 600 && r.body.code === r.status && typeof r.body.message === 'string', JSON.stringify(r.body).slice(0, 300))
+      const r = await getJson<{ code: number; message: string }>(
+        `${server.url}/v1/klines?symbol=600519.SH&count=10000`,
+        { headers: { 'X-API-Key': server.key } },
+      )
+      assert.ok(
+        r.status >= 500 && r.status < 600 && r.body.code === r.status && typeof r.body.message === 'string',
+        JSON.stringify(r.body).slice(0, 300),
+      )
     } finally {
       await server.close()
     }

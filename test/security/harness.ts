@@ -5,7 +5,10 @@ import { connect, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** A pino destination that keeps every line in memory (the server's log, as it would reach stdout). */
-export function captureLogs(level = 'trace'): { lines: string[]; logger: { level: string; stream: { write(line: string): void } } } {
+export function captureLogs(level = 'trace'): {
+  lines: string[]
+  logger: { level: string; stream: { write(line: string): void } }
+} {
   const lines: string[] = []
   return { lines, logger: { level, stream: { write: (line: string) => void lines.push(line) } } }
 }
@@ -31,9 +34,18 @@ export function assertNoKeyInLogs(lines: readonly string[], keys: readonly strin
 }
 
 /** Every error answer is JSON `{code, message}` with `code` equal to the status. */
-export function assertErrorBody(status: number, headers: IncomingHttpHeaders | Headers, body: string, context: string): void {
+export function assertErrorBody(
+  status: number,
+  headers: IncomingHttpHeaders | Headers,
+  body: string,
+  context: string,
+): void {
   const type = headers instanceof Headers ? headers.get('content-type') : headers['content-type']
-  assert.match(String(type), /^application\/json/, `${context}: content-type of a ${status} is ${type}; body ${body.slice(0, 200)}`)
+  assert.match(
+    String(type),
+    /^application\/json/,
+    `${context}: content-type of a ${status} is ${type}; body ${body.slice(0, 200)}`,
+  )
   let parsed: unknown
   try {
     parsed = JSON.parse(body)
@@ -52,12 +64,21 @@ export interface RawAnswer {
 }
 
 /** One request over node:http (any method, path bytes and headers fetch would refuse or normalize). */
-export function send(base: URL, agent: Agent | undefined, method: string, path: string, headers: Record<string, string | string[]>, body?: string | Buffer): Promise<RawAnswer> {
+export function send(
+  base: URL,
+  agent: Agent | undefined,
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]>,
+  body?: string | Buffer,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: base.hostname, port: base.port, method, path, headers, agent }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      )
       res.on('error', reject)
     })
     req.on('error', reject)
@@ -90,7 +111,11 @@ export class RawConnection {
 }
 
 /** Polls `condition` until it holds; throws with `what` after `deadlineMs` (a liveness bound, never a timing assertion). */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = 30_000): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  deadlineMs = 30_000,
+): Promise<void> {
   const t0 = Date.now()
   while (!(await condition())) {
     if (Date.now() - t0 > deadlineMs) throw new Error(`still waiting after ${deadlineMs} ms for ${what}`)

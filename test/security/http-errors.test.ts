@@ -32,7 +32,10 @@ describe('error bodies', () => {
     }
   })
 
-  for (const [what, chunked] of [['with Content-Length', false], ['chunked', true]] as const) {
+  for (const [what, chunked] of [
+    ['with Content-Length', false],
+    ['chunked', true],
+  ] as const) {
     it(`a body over the 1 MB limit (${what}) is a 413 the client reads, not a connection reset`, async () => {
       // 32 MB: more than the loopback socket buffers hold, so the server must read the body for the
       // client to finish sending it. A server that answers and closes with the body unread resets
@@ -49,18 +52,34 @@ describe('error bodies', () => {
         if (!socket.write(data)) await Promise.race([once(socket, 'drain'), once(socket, 'close')])
       }
       try {
-        await write(`POST /v1/instruments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${server.key}\r\nContent-Type: application/json\r\n${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`}\r\n\r\n`)
+        await write(
+          `POST /v1/instruments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${server.key}\r\nContent-Type: application/json\r\n${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`}\r\n\r\n`,
+        )
         const chunk = Buffer.alloc(256 << 10, 0x20)
-        for (let sent = 0; sent < size; sent += chunk.length) await write(chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk)
+        for (let sent = 0; sent < size; sent += chunk.length)
+          await write(
+            chunked
+              ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+              : chunk,
+          )
         if (chunked) await write('0\r\n\r\n')
         await waitFor(() => failure !== undefined || /\r\n\r\n\{.*\}/s.test(received), 'the answer')
       } finally {
         socket.destroy()
       }
-      assert.equal(failure, undefined, `the client saw ${failure?.message} after receiving ${JSON.stringify(received.slice(0, 80))}`)
+      assert.equal(
+        failure,
+        undefined,
+        `the client saw ${failure?.message} after receiving ${JSON.stringify(received.slice(0, 80))}`,
+      )
       const [head, body] = received.split('\r\n\r\n')
       assert.match(head, /^HTTP\/1\.1 413 /)
-      assertErrorBody(413, new Headers({ 'content-type': /content-type: ([^\r]+)/i.exec(head)?.[1] ?? '' }), body, 'POST 32 MB')
+      assertErrorBody(
+        413,
+        new Headers({ 'content-type': /content-type: ([^\r]+)/i.exec(head)?.[1] ?? '' }),
+        body,
+        'POST 32 MB',
+      )
     })
   }
 
@@ -72,12 +91,16 @@ describe('error bodies', () => {
     // Request 1 is under way (its body not yet sent) when the shutdown starts.
     const arrived = once(own.app.server, 'request')
     const body = '{"symbols":["600519.SH"]}'
-    conn.write(`POST /v1/instruments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${own.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 11)}`)
+    conn.write(
+      `POST /v1/instruments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${own.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 11)}`,
+    )
     await arrived
     const closed = own.app.close()
     await waitFor(() => !own.app.server.listening, 'the server to stop listening')
     // Its body, then request 2 pipelined behind it on the same connection: request 2 reaches a closing server.
-    conn.write(`${body.slice(11)}GET /v1/instruments?symbols=600519.SH HTTP/1.1\r\nHost: x\r\nX-API-Key: ${own.key}\r\n\r\n`)
+    conn.write(
+      `${body.slice(11)}GET /v1/instruments?symbols=600519.SH HTTP/1.1\r\nHost: x\r\nX-API-Key: ${own.key}\r\n\r\n`,
+    )
     await waitFor(() => conn.closed, 'the server to close the connection after answering')
     await closed
     await own.close() // the stores, and the worker pool under MDQ_TEST_WORKERS (whose threads would keep this file's process alive)
@@ -95,7 +118,8 @@ describe('error bodies', () => {
 })
 
 describe('ETag and If-None-Match', () => {
-  const get = (path: string, headers: Record<string, string> = {}) => send(base, undefined, 'GET', path, { 'x-api-key': server.key, ...headers })
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    send(base, undefined, 'GET', path, { 'x-api-key': server.key, ...headers })
 
   for (const [what, path, status] of [
     ['an unknown symbol (404)', '/v1/klines?symbol=688999.SH', 404],
@@ -149,10 +173,22 @@ describe('browser hardening on the pages', () => {
 
 describe('POST /v1/instruments', () => {
   it('accepts {"symbols": "a,b"}, the comma-separated string form, like GET', async () => {
-    const post = await send(base, undefined, 'POST', '/v1/instruments', { 'x-api-key': server.key, 'content-type': 'application/json' }, JSON.stringify({ symbols: '600519.SH, aapl.us' }))
+    const post = await send(
+      base,
+      undefined,
+      'POST',
+      '/v1/instruments',
+      { 'x-api-key': server.key, 'content-type': 'application/json' },
+      JSON.stringify({ symbols: '600519.SH, aapl.us' }),
+    )
     assert.equal(post.status, 200, post.body)
-    const get = await send(base, undefined, 'GET', '/v1/instruments?symbols=600519.SH,aapl.us', { 'x-api-key': server.key })
+    const get = await send(base, undefined, 'GET', '/v1/instruments?symbols=600519.SH,aapl.us', {
+      'x-api-key': server.key,
+    })
     assert.deepEqual(JSON.parse(post.body), JSON.parse(get.body))
-    assert.deepEqual((JSON.parse(post.body) as { data: { symbol: string }[] }).data.map((d) => d.symbol), ['600519.SH', 'AAPL.US'])
+    assert.deepEqual(
+      (JSON.parse(post.body) as { data: { symbol: string }[] }).data.map((d) => d.symbol),
+      ['600519.SH', 'AAPL.US'],
+    )
   })
 })

@@ -7,10 +7,36 @@ import { demoDb, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 import { assertErrorBody, send } from './harness.js'
 
-const BAD = ['Infinity', '1e309', '%2BInfinity', '+Infinity', '%20Infinity', '-Infinity', 'Infinity%20', '1e3', '0x10', '1.5', '1.0', '-0.0', '99999999999999999999', '9007199254740993', 'NaN', '%E2%88%9E', '']
+const BAD = [
+  'Infinity',
+  '1e309',
+  '%2BInfinity',
+  '+Infinity',
+  '%20Infinity',
+  '-Infinity',
+  'Infinity%20',
+  '1e3',
+  '0x10',
+  '1.5',
+  '1.0',
+  '-0.0',
+  '99999999999999999999',
+  '9007199254740993',
+  'NaN',
+  '%E2%88%9E',
+  '',
+]
 
 /** A valid value for each parameter a route requires, so the integer under test is the only fault. */
-const VALID: Record<string, string> = { symbol: '600519.SH', symbols: '600519.SH', q: 'a', period: '1d', adjust: 'none', ids: 'CN_ETF', universes: 'CN_ETF' }
+const VALID: Record<string, string> = {
+  symbol: '600519.SH',
+  symbols: '600519.SH',
+  q: 'a',
+  period: '1d',
+  adjust: 'none',
+  ids: 'CN_ETF',
+  universes: 'CN_ETF',
+}
 
 interface OpenApiParameter {
   name: string
@@ -27,10 +53,20 @@ let routes: { path: string; required: string[]; integers: string[] }[]
 before(async () => {
   server = await startServer(await demoDb(dir))
   base = new URL(server.url)
-  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: OpenApiParameter[] }>> }
+  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { parameters?: OpenApiParameter[] }>>
+  }
   routes = Object.entries(doc.paths).flatMap(([path, ops]) => {
     const params = (ops.get?.parameters ?? []).filter((p) => p.in === 'query')
-    return ops.get ? [{ path, required: params.filter((p) => p.required).map((p) => p.name), integers: params.filter((p) => p.schema?.type === 'integer').map((p) => p.name) }] : []
+    return ops.get
+      ? [
+          {
+            path,
+            required: params.filter((p) => p.required).map((p) => p.name),
+            integers: params.filter((p) => p.schema?.type === 'integer').map((p) => p.name),
+          },
+        ]
+      : []
   })
 })
 after(async () => {
@@ -41,7 +77,14 @@ after(async () => {
 describe('integer parameters', () => {
   it('the documented routes include the klines, ex-factors and search integers (the table below is not empty)', () => {
     const all = routes.flatMap((r) => r.integers.map((i) => `${r.path} ${i}`))
-    for (const expected of ['/v1/klines count', '/v1/klines start_time', '/v1/klines end_time', '/v1/klines/ex-factors start_time', '/v1/klines/ex-factors end_time', '/v1/instruments/search limit']) {
+    for (const expected of [
+      '/v1/klines count',
+      '/v1/klines start_time',
+      '/v1/klines end_time',
+      '/v1/klines/ex-factors start_time',
+      '/v1/klines/ex-factors end_time',
+      '/v1/instruments/search limit',
+    ]) {
       assert.ok(all.includes(expected), `${expected} in ${all.join(', ')}`)
     }
   })
@@ -52,7 +95,10 @@ describe('integer parameters', () => {
       if (route.path.includes('{')) continue // path parameters: covered by the fuzz
       for (const name of route.integers) {
         for (const value of BAD) {
-          const query = [...route.required.filter((r) => r !== name && r in VALID).map((r) => `${r}=${VALID[r]}`), `${name}=${value}`].join('&')
+          const query = [
+            ...route.required.filter((r) => r !== name && r in VALID).map((r) => `${r}=${VALID[r]}`),
+            `${name}=${value}`,
+          ].join('&')
           const path = `${route.path}?${query}`
           const r = await send(base, undefined, 'GET', path, { 'x-api-key': server.key })
           if (value === '') {
@@ -70,7 +116,12 @@ describe('integer parameters', () => {
   })
 
   it('the largest safe integer and plain integers still pass where the bounds allow them', async () => {
-    for (const path of ['/v1/klines?symbol=600519.SH&end_time=9007199254740991&count=3', '/v1/klines?symbol=600519.SH&start_time=0&count=10000', '/v1/klines/ex-factors?symbols=600000.SH&start_time=0&end_time=9007199254740991', '/v1/instruments/search?q=6&limit=100']) {
+    for (const path of [
+      '/v1/klines?symbol=600519.SH&end_time=9007199254740991&count=3',
+      '/v1/klines?symbol=600519.SH&start_time=0&count=10000',
+      '/v1/klines/ex-factors?symbols=600000.SH&start_time=0&end_time=9007199254740991',
+      '/v1/instruments/search?q=6&limit=100',
+    ]) {
       const r = await send(base, undefined, 'GET', path, { 'x-api-key': server.key })
       assert.equal(r.status, 200, `${path}: ${r.body.slice(0, 200)}`)
     }

@@ -29,7 +29,15 @@ describe('stalled Redis (SIGSTOP)', () => {
     redis = await RedisServer.start()
     for (const failOpen of [true, false]) {
       const { lines, logger } = captureLogs('info')
-      const server = await startServer(db, { logger, responseCacheBytes: 0, rateLimit: { limiter: new RedisRateLimiter(redis.url, `stall-${failOpen}:`, STALL_TIMEOUT_MS), defaults: { ratePerMin: 6000, burst: 100 }, failOpen } })
+      const server = await startServer(db, {
+        logger,
+        responseCacheBytes: 0,
+        rateLimit: {
+          limiter: new RedisRateLimiter(redis.url, `stall-${failOpen}:`, STALL_TIMEOUT_MS),
+          defaults: { ratePerMin: 6000, burst: 100 },
+          failOpen,
+        },
+      })
       servers.push({ server, lines })
     }
   })
@@ -40,49 +48,58 @@ describe('stalled Redis (SIGSTOP)', () => {
     cleanup()
   })
 
-  needRedis.it('requests answer per policy (open: 200, closed: 503) and /readyz answers 503 while Redis is frozen; one log line per outage and per recovery; every failure counted', async () => {
-    const [open, closed] = servers.map((s) => s.server)
-    const get = (s: TestServer, path = '/v1/klines?symbol=600519.SH&count=2') => fetch(s.url + path, { headers: { 'X-API-Key': s.key }, signal: LIVENESS() })
-    const metrics = async (s: TestServer) => metricSum(await (await fetch(`${s.url}/metrics`, { signal: LIVENESS() })).text(), 'mdq_rate_limiter_errors_total')
-    // Limited requests pass while Redis runs (a check slower than the timeout is counted, and retried here).
-    for (const s of [open, closed]) await waitFor(async () => (await get(s)).status === 200, 'a limited request to pass while Redis runs')
-    const errorsBefore = [await metrics(open), await metrics(closed)]
+  needRedis.it(
+    'requests answer per policy (open: 200, closed: 503) and /readyz answers 503 while Redis is frozen; one log line per outage and per recovery; every failure counted',
+    async () => {
+      const [open, closed] = servers.map((s) => s.server)
+      const get = (s: TestServer, path = '/v1/klines?symbol=600519.SH&count=2') =>
+        fetch(s.url + path, { headers: { 'X-API-Key': s.key }, signal: LIVENESS() })
+      const metrics = async (s: TestServer) =>
+        metricSum(
+          await (await fetch(`${s.url}/metrics`, { signal: LIVENESS() })).text(),
+          'mdq_rate_limiter_errors_total',
+        )
+      // Limited requests pass while Redis runs (a check slower than the timeout is counted, and retried here).
+      for (const s of [open, closed])
+        await waitFor(async () => (await get(s)).status === 200, 'a limited request to pass while Redis runs')
+      const errorsBefore = [await metrics(open), await metrics(closed)]
 
-    redis!.signal('SIGSTOP')
-    try {
-      const N = 6
-      for (let i = 0; i < N; i++) {
-        const a = await get(open)
-        assert.equal(a.status, 200, 'fail-open serves')
-        await a.arrayBuffer()
-        const b = await get(closed)
-        assert.equal(b.status, 503, 'fail-closed refuses')
-        assertErrorBody(b.status, b.headers, await b.text(), 'fail-closed')
+      redis!.signal('SIGSTOP')
+      try {
+        const N = 6
+        for (let i = 0; i < N; i++) {
+          const a = await get(open)
+          assert.equal(a.status, 200, 'fail-open serves')
+          await a.arrayBuffer()
+          const b = await get(closed)
+          assert.equal(b.status, 503, 'fail-closed refuses')
+          assertErrorBody(b.status, b.headers, await b.text(), 'fail-closed')
+        }
+        // Concurrent requests too (one auto-pipelined batch that never returns).
+        const batch = await Promise.all(Array.from({ length: 10 }, () => get(open).then((r) => r.status)))
+        assert.deepEqual(batch, Array(10).fill(200))
+        for (const s of [open, closed]) {
+          const ready = await fetch(`${s.url}/readyz`, { signal: LIVENESS() })
+          assert.equal(ready.status, 503)
+          assert.equal(((await ready.json()) as { checks: { redis: string } }).checks.redis, 'unreachable')
+        }
+        // Every request of the stall counted once, whatever was counted before it.
+        assert.equal((await metrics(open)) - errorsBefore[0], N + 10)
+        assert.equal((await metrics(closed)) - errorsBefore[1], N)
+      } finally {
+        redis!.signal('SIGCONT')
       }
-      // Concurrent requests too (one auto-pipelined batch that never returns).
-      const batch = await Promise.all(Array.from({ length: 10 }, () => get(open).then((r) => r.status)))
-      assert.deepEqual(batch, Array(10).fill(200))
-      for (const s of [open, closed]) {
-        const ready = await fetch(`${s.url}/readyz`, { signal: LIVENESS() })
-        assert.equal(ready.status, 503)
-        assert.equal(((await ready.json()) as { checks: { redis: string } }).checks.redis, 'unreachable')
-      }
-      // Every request of the stall counted once, whatever was counted before it.
-      assert.equal((await metrics(open)) - errorsBefore[0], N + 10)
-      assert.equal((await metrics(closed)) - errorsBefore[1], N)
-    } finally {
-      redis!.signal('SIGCONT')
-    }
 
-    // Recovery by itself: the closed server limits (200) again.
-    await waitFor(async () => (await get(closed)).status === 200, 'limiting to answer again after SIGCONT')
-    assert.equal((await get(open)).status, 200)
-    for (const { lines } of servers) {
-      const down = lines.filter((l) => l.includes('rate limiter unreachable'))
-      const up = lines.filter((l) => l.includes('rate limiter reachable again'))
-      assert.equal(down.length, 1, down.join(''))
-      assert.equal(up.length, 1, lines.filter((l) => !l.includes('"msg":"request"')).join(''))
-      assert.ok(!down[0].includes('"stack"'), 'no stack trace for an outage')
-    }
-  })
+      // Recovery by itself: the closed server limits (200) again.
+      await waitFor(async () => (await get(closed)).status === 200, 'limiting to answer again after SIGCONT')
+      assert.equal((await get(open)).status, 200)
+      for (const { lines } of servers) {
+        const down = lines.filter((l) => l.includes('rate limiter unreachable'))
+        const up = lines.filter((l) => l.includes('rate limiter reachable again'))
+        assert.equal(down.length, 1, down.join(''))
+        assert.equal(up.length, 1, lines.filter((l) => !l.includes('"msg":"request"')).join(''))
+        assert.ok(!down[0].includes('"stack"'), 'no stack trace for an outage')
+      }
+    },
+  )
 })

@@ -22,14 +22,22 @@ before(async () => {
   const yielding = new Proxy(store, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver)
-      if (prop === 'readBars') return async (...args: Parameters<MarketStore['readBars']>) => (await sleep(5), target.readBars(...args))
+      if (prop === 'readBars')
+        return async (...args: Parameters<MarketStore['readBars']>) => (await sleep(5), target.readBars(...args))
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
   const app = await buildApp({ store: yielding, keys, responseCacheBytes: 16 << 20 })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const key = await newKey(keys)
-  server = { url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, app, store, keys, key, close: async () => (await app.close(), await Promise.all([store.close(), keys.close()]), undefined) }
+  server = {
+    url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+    app,
+    store,
+    keys,
+    key,
+    close: async () => (await app.close(), await Promise.all([store.close(), keys.close()]), undefined),
+  }
 })
 after(async () => {
   await server.close()
@@ -38,17 +46,25 @@ after(async () => {
 
 const metrics = async () => {
   const text = await (await fetch(`${server.url}/metrics`)).text()
-  return { hits: metricSum(text, 'mdq_response_cache_hits_total'), misses: metricSum(text, 'mdq_response_cache_misses_total'), bytes: metricSum(text, 'mdq_response_cache_bytes') }
+  return {
+    hits: metricSum(text, 'mdq_response_cache_hits_total'),
+    misses: metricSum(text, 'mdq_response_cache_misses_total'),
+    bytes: metricSum(text, 'mdq_response_cache_bytes'),
+  }
 }
 
 describe('response cache', () => {
   it('40 concurrent misses of one request: computed once, held once, counted once', async () => {
     const path = '/v1/klines?symbol=AAPL.US&period=1m&count=5000&adjust=backward'
-    const bodies = await Promise.all(Array.from({ length: 40 }, async () => {
-      const r = await fetch(server.url + path, { headers: { 'X-API-Key': server.key, 'Accept-Encoding': 'identity' } })
-      assert.equal(r.status, 200)
-      return Buffer.from(await r.arrayBuffer())
-    }))
+    const bodies = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const r = await fetch(server.url + path, {
+          headers: { 'X-API-Key': server.key, 'Accept-Encoding': 'identity' },
+        })
+        assert.equal(r.status, 200)
+        return Buffer.from(await r.arrayBuffer())
+      }),
+    )
     assert.ok(bodies.every((b) => b.equals(bodies[0])))
     assert.ok(bodies[0].length > 100_000, `${bodies[0].length} bytes: a body worth caching`)
     const m = await metrics()
@@ -61,7 +77,9 @@ describe('response cache', () => {
     const before = await metrics()
     const sizes: number[] = []
     for (const count of [100, 200, 300]) {
-      const r = await fetch(`${server.url}/v1/klines?symbol=600519.SH&count=${count}&adjust=none`, { headers: { 'X-API-Key': server.key, 'Accept-Encoding': 'identity' } })
+      const r = await fetch(`${server.url}/v1/klines?symbol=600519.SH&count=${count}&adjust=none`, {
+        headers: { 'X-API-Key': server.key, 'Accept-Encoding': 'identity' },
+      })
       sizes.push((await r.arrayBuffer()).byteLength)
     }
     const after = await metrics()
@@ -73,7 +91,9 @@ describe('response cache', () => {
     const small = await startServer(join(dir, 'demo.db'), { responseCacheBytes: 64 << 10 })
     try {
       for (let count = 100; count <= 1500; count += 100) {
-        const r = await fetch(`${small.url}/v1/klines?symbol=600519.SH&count=${count}&adjust=none`, { headers: { 'X-API-Key': small.key } })
+        const r = await fetch(`${small.url}/v1/klines?symbol=600519.SH&count=${count}&adjust=none`, {
+          headers: { 'X-API-Key': small.key },
+        })
         assert.equal(r.status, 200)
         await r.arrayBuffer()
         const held = metricSum(await (await fetch(`${small.url}/metrics`)).text(), 'mdq_response_cache_bytes')

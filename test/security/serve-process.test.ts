@@ -16,8 +16,15 @@ let db: string
 before(async () => (db = await demoDb(dir)))
 after(cleanup)
 
-function serveProcess(args: readonly string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+function serveProcess(args: readonly string[]): {
+  child: ChildProcess
+  out: () => string
+  err: () => string
+  exit: Promise<number | null>
+} {
+  const child = spawn(process.execPath, [MDQ_BIN(), '--db', db, 'serve', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const exit = once(child, 'exit').then(([code]) => code as number | null) // attached at once: an early exit is not missed
   let out = ''
   let err = ''
@@ -59,13 +66,17 @@ describe('mdq serve: no key in the log', () => {
           await r.arrayBuffer()
         }
       }
-      for (const path of [`/v1/${key}`, `/v1/mdq%5F${secret}`, `/${enc(key)}`, `/v1/klines/${key}?x=${key}`]) await (await fetch(base + path)).arrayBuffer()
+      for (const path of [`/v1/${key}`, `/v1/mdq%5F${secret}`, `/${enc(key)}`, `/v1/klines/${key}?x=${key}`])
+        await (await fetch(base + path)).arrayBuffer()
       server.child.kill('SIGTERM')
       assert.equal(await server.exit, 0)
       const lines = server.out().trim().split('\n')
       const requests = lines.filter((l) => l.includes('"msg":"request"'))
       assert.ok(requests.length >= queries.length * 4 + 4, `${requests.length} request lines`)
-      assert.ok(requests.some((l) => l.includes('api_key=[REDACTED]')), 'the redaction is visible')
+      assert.ok(
+        requests.some((l) => l.includes('api_key=[REDACTED]')),
+        'the redaction is visible',
+      )
       assertNoKeyInLogs([...lines, server.err()], [key])
     } finally {
       server.child.kill('SIGKILL')
@@ -93,10 +104,16 @@ describe('mdq serve: listen failure', () => {
       const { port } = taken.address() as { port: number }
       const server = serveProcess(['--port', String(port), ...extra()])
       try {
-        const code = await Promise.race([server.exit, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref())])
+        const code = await Promise.race([
+          server.exit,
+          new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref()),
+        ])
         assert.notEqual(code, 'hung', `mdq serve still running 30 s after failing to listen; stderr: ${server.err()}`)
         assert.notEqual(code, 0)
-        assert.match(server.err(), new RegExp(`mdq: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`))
+        assert.match(
+          server.err(),
+          new RegExp(`mdq: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`),
+        )
       } finally {
         server.child.kill('SIGKILL')
         taken.close()

@@ -15,7 +15,10 @@ after(cleanup)
 /** The JSON body of the one answer a raw connection received. */
 function answer(conn: RawConnection): { status: number; body: { code?: number; message?: string } } {
   const [head, body] = conn.received.split('\r\n\r\n')
-  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: JSON.parse(body) as { code?: number; message?: string } }
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]),
+    body: JSON.parse(body) as { code?: number; message?: string },
+  }
 }
 
 describe('slow clients', () => {
@@ -32,7 +35,10 @@ describe('slow clients', () => {
     const slowBodies = Array.from({ length: 60 }, () => new RawConnection(base))
     const slowHeads = Array.from({ length: 20 }, () => new RawConnection(base))
     await Promise.all([...slowBodies, ...slowHeads].map((c) => c.opened()))
-    for (const c of slowBodies) c.write(`POST /v1/instruments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`)
+    for (const c of slowBodies)
+      c.write(
+        `POST /v1/instruments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+      )
     for (const c of slowHeads) c.write(`GET /v1/klines?symbol=600519.SH HTTP/1.1\r\nHost: x\r\nX-API-`)
     // A byte now and then keeps each one "active" (an idle timeout alone would not end them).
     const trickle = setInterval(() => {
@@ -40,10 +46,16 @@ describe('slow clients', () => {
       for (const c of slowHeads) c.write('A')
     }, 200)
     try {
-      const normal = await fetch(`${server.url}/v1/klines?symbol=600519.SH&count=5`, { headers: { 'X-API-Key': server.key }, signal: AbortSignal.timeout(30_000) })
+      const normal = await fetch(`${server.url}/v1/klines?symbol=600519.SH&count=5`, {
+        headers: { 'X-API-Key': server.key },
+        signal: AbortSignal.timeout(30_000),
+      })
       assert.equal(normal.status, 200)
       assert.equal(((await normal.json()) as { data: { close: number[] } }).data.close.length, 5)
-      await waitFor(() => [...slowBodies, ...slowHeads].every((c) => c.closed), 'every slow connection to be closed by the server')
+      await waitFor(
+        () => [...slowBodies, ...slowHeads].every((c) => c.closed),
+        'every slow connection to be closed by the server',
+      )
     } finally {
       clearInterval(trickle)
       for (const c of [...slowBodies, ...slowHeads]) c.socket.destroy()
@@ -65,7 +77,9 @@ describe('connection cap', () => {
   let server: TestServer
   before(async () => {
     // Long timeouts: only the cap can close a connection during this test.
-    server = await startServer(db, { limits: { maxConnections: 20, headersTimeoutMs: 120_000, requestTimeoutMs: 240_000, idleTimeoutMs: 240_000 } })
+    server = await startServer(db, {
+      limits: { maxConnections: 20, headersTimeoutMs: 120_000, requestTimeoutMs: 240_000, idleTimeoutMs: 240_000 },
+    })
   })
   after(() => server.close())
 
@@ -80,6 +94,13 @@ describe('connection cap', () => {
     } finally {
       for (const c of held) c.socket.destroy()
     }
-    await waitFor(async () => (await fetch(`${server.url}/healthz`).then((r) => r.status, () => 0)) === 200, 'a normal request to succeed after the held connections closed')
+    await waitFor(
+      async () =>
+        (await fetch(`${server.url}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200,
+      'a normal request to succeed after the held connections closed',
+    )
   })
 })

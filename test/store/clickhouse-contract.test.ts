@@ -16,5 +16,13 @@ after(async () => {
   await Promise.all([single?.destroy(), cluster?.destroy()])
 })
 
-runStoreContract({ name: 'clickhouse single server', open: () => ClickHouseStores.open(parseClickHouseUrl(single!.storeUrl('contract'))), unavailable: missing })
-runStoreContract({ name: 'clickhouse two-shard cluster', open: () => ClickHouseStores.open(parseClickHouseUrl(cluster!.storeUrl('contract'))), unavailable: missing })
+runStoreContract({
+  name: 'clickhouse single server',
+  open: () => ClickHouseStores.open(parseClickHouseUrl(single!.storeUrl('contract'))),
+  unavailable: missing,
+})
+runStoreContract({
+  name: 'clickhouse two-shard cluster',
+  open: () => ClickHouseStores.open(parseClickHouseUrl(cluster!.storeUrl('contract'))),
+  unavailable: missing,
+})

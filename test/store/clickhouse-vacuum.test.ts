@@ -8,7 +8,11 @@ import { after, before, describe } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { barCount, rowsOfBars } from '../../src/domain/bars.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
-import { ClickHouseStores, parseClickHouseUrl, type ClickHouseMarketStore } from '../../src/store/clickhouse/clickhouse-stores.js'
+import {
+  ClickHouseStores,
+  parseClickHouseUrl,
+  type ClickHouseMarketStore,
+} from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { WriteBatch } from '../../src/store/market-store.js'
 import { tradingDays, walkBars } from '../helpers/arbitraries.js'
@@ -18,16 +22,25 @@ import { clickhouseServer, requires } from '../helpers/requirements.js'
 const need = requires(clickhouseServer())
 const S = Array.from({ length: 8 }, (_, i) => `${600000 + i}.SH`)
 const DAYS = tradingDays('SH', 19000, 300)
-const days = (from: number, to: number, step = 1) => DAYS.filter((_, i) => i >= from && i < to && (i - from) % step === 0)
-const bars = (symbol: string, ts: number[], seed: number) => ({ symbol, period: '1d' as const, bars: walkBars(ts, [seed, 0.3]) })
+const days = (from: number, to: number, step = 1) =>
+  DAYS.filter((_, i) => i >= from && i < to && (i - from) % step === 0)
+const bars = (symbol: string, ts: number[], seed: number) => ({
+  symbol,
+  period: '1d' as const,
+  bars: walkBars(ts, [seed, 0.3]),
+})
 
 type Stores = { market: ClickHouseMarketStore; keys: KeyStore }
 const open = (url: string): Promise<Stores> => ClickHouseStores.open(parseClickHouseUrl(url))
 
 /** Every answer the tests compare, as one string: whole histories, windows, instruments, listing, events, universes. */
 async function answers(m: ClickHouseMarketStore): Promise<string> {
-  const whole = await Promise.all(S.map(async (symbol) => rowsOfBars(await m.readBars({ symbol, period: '1d', limit: 10_000 }))))
-  const windows = await Promise.all(S.map(async (symbol) => rowsOfBars(await m.readBars({ symbol, period: '1d', toMs: DAYS[160], limit: 40 }))))
+  const whole = await Promise.all(
+    S.map(async (symbol) => rowsOfBars(await m.readBars({ symbol, period: '1d', limit: 10_000 }))),
+  )
+  const windows = await Promise.all(
+    S.map(async (symbol) => rowsOfBars(await m.readBars({ symbol, period: '1d', toMs: DAYS[160], limit: 40 }))),
+  )
   return JSON.stringify({
     whole,
     windows,
@@ -80,7 +93,9 @@ describe('clickhouse vacuum compaction on a two-shard cluster', () => {
   const base = () => cluster.servers[0].httpUrl
   const disk = async () => {
     const [bars, instruments, exFactors, universes, deletes] = await Promise.all(
-      ['bars', 'instruments', 'ex_factors', 'universes', 'deletes'].map(async (t) => Number(await query(base(), `SELECT count() FROM compaction.${t}`))),
+      ['bars', 'instruments', 'ex_factors', 'universes', 'deletes'].map(async (t) =>
+        Number(await query(base(), `SELECT count() FROM compaction.${t}`)),
+      ),
     )
     return { bars, instruments, exFactors, universes, deletes }
   }
@@ -112,67 +127,98 @@ describe('clickhouse vacuum compaction on a two-shard cluster', () => {
     }
   }
 
-  need.it('removes superseded and deleted rows and then their tombstones; readers see the same answers throughout', async () => {
-    await write({
-      instruments: S.map((s, i) => bareInstrument(s, { name: `first ${i}`, type: 'stock' })),
-      bars: S.map((s, i) => bars(s, days(0, 300), i)),
-      exFactors: [{ symbol: S[0], events: [{ timestamp: DAYS[50], exFactor: 1.1 }, { timestamp: DAYS[150], exFactor: 1.2 }, { timestamp: DAYS[250], exFactor: 1.3 }] }],
-    })
-    const w = await a.market.beginWrite()
-    await w.putUniverses([{ id: 'MINE', name: 'first', region: 'CN', category: 'equity', description: null, symbols: [S[0], S[1]] }])
-    await w.commit()
-    await write({
-      // A contiguous re-import (one range per old import) and a sparse one (a list of timestamps).
-      bars: [bars(S[0], days(100, 200), 20), bars(S[1], days(0, 300, 3), 21)],
-      instruments: [bareInstrument(S[2], { name: 'renamed', type: 'stock' })],
-      exFactors: [{ symbol: S[0], events: [{ timestamp: DAYS[150], exFactor: 1.25 }] }],
-      deleteExFactors: [{ symbol: S[0], fromMs: DAYS[240], toMs: DAYS[260] }],
-    })
-    const w2 = await a.market.beginWrite()
-    await w2.putUniverses([{ id: 'MINE', name: 'second', region: 'CN', category: 'equity', description: 'replaced', symbols: [S[2]] }])
-    await w2.commit()
-    // Deletes, and a delete then a put in one import (--replace).
-    await write({ deleteBars: [{ symbol: S[3], period: '1d', fromMs: DAYS[50], toMs: DAYS[149] }, { symbol: S[5], period: '1d' }], deleteInstruments: [S[4]], bars: [bars(S[5], days(0, 100), 25)] })
-    await caughtUp()
+  need.it(
+    'removes superseded and deleted rows and then their tombstones; readers see the same answers throughout',
+    async () => {
+      await write({
+        instruments: S.map((s, i) => bareInstrument(s, { name: `first ${i}`, type: 'stock' })),
+        bars: S.map((s, i) => bars(s, days(0, 300), i)),
+        exFactors: [
+          {
+            symbol: S[0],
+            events: [
+              { timestamp: DAYS[50], exFactor: 1.1 },
+              { timestamp: DAYS[150], exFactor: 1.2 },
+              { timestamp: DAYS[250], exFactor: 1.3 },
+            ],
+          },
+        ],
+      })
+      const w = await a.market.beginWrite()
+      await w.putUniverses([
+        { id: 'MINE', name: 'first', region: 'CN', category: 'equity', description: null, symbols: [S[0], S[1]] },
+      ])
+      await w.commit()
+      await write({
+        // A contiguous re-import (one range per old import) and a sparse one (a list of timestamps).
+        bars: [bars(S[0], days(100, 200), 20), bars(S[1], days(0, 300, 3), 21)],
+        instruments: [bareInstrument(S[2], { name: 'renamed', type: 'stock' })],
+        exFactors: [{ symbol: S[0], events: [{ timestamp: DAYS[150], exFactor: 1.25 }] }],
+        deleteExFactors: [{ symbol: S[0], fromMs: DAYS[240], toMs: DAYS[260] }],
+      })
+      const w2 = await a.market.beginWrite()
+      await w2.putUniverses([
+        { id: 'MINE', name: 'second', region: 'CN', category: 'equity', description: 'replaced', symbols: [S[2]] },
+      ])
+      await w2.commit()
+      // Deletes, and a delete then a put in one import (--replace).
+      await write({
+        deleteBars: [
+          { symbol: S[3], period: '1d', fromMs: DAYS[50], toMs: DAYS[149] },
+          { symbol: S[5], period: '1d' },
+        ],
+        deleteInstruments: [S[4]],
+        bars: [bars(S[5], days(0, 100), 25)],
+      })
+      await caughtUp()
 
-    const expected = await answers(b.market)
-    const visibleBars = (JSON.parse(expected) as { whole: unknown[][] }).whole.reduce((n, rows) => n + rows.length, 0)
-    assert.equal(visibleBars, 300 * 8 - 100 - 300 + 100)
-    const before = await disk()
-    assert.equal(before.bars, 300 * 8 + 100 + 100 + 100)
-    assert.equal(before.deletes, 4)
+      const expected = await answers(b.market)
+      const visibleBars = (JSON.parse(expected) as { whole: unknown[][] }).whole.reduce((n, rows) => n + rows.length, 0)
+      assert.equal(visibleBars, 300 * 8 - 100 - 300 + 100)
+      const before = await disk()
+      assert.equal(before.bars, 300 * 8 + 100 + 100 + 100)
+      assert.equal(before.deletes, 4)
 
-    const { result: report, reads } = await readersDuring(expected, () => a.market.compact({ graceMs: 0 }))
-    assert.ok(reads >= 1, 'the reader ran during vacuum')
-    // S[0]: 100 superseded; S[1]: 100 (every third day); S[5]: its 300 first rows (all deleted, 100 of them also superseded).
-    assert.equal(report.supersededRows, 100 + 100 + 100 + 1 + 1 + 1, JSON.stringify(report))
-    assert.equal(report.hiddenRows, 100 + 200 + 1 + 1, JSON.stringify(report))
-    assert.deepEqual({ tombstones: report.tombstones, pending: report.pending }, { tombstones: 4, pending: false })
-    await until('the removals to reach the disk', async () => {
-      const d = await disk()
-      return d.bars === visibleBars && d.deletes === 0
-    })
-    assert.deepEqual(await disk(), { bars: visibleBars, instruments: 7, exFactors: 2, universes: 1, deletes: 0 })
-    assert.equal(await answers(b.market), expected)
-    assert.equal(barCount(await b.market.readBars({ symbol: S[3], period: '1d', fromMs: DAYS[50], toMs: DAYS[149], limit: 1000 })), 0)
-  })
+      const { result: report, reads } = await readersDuring(expected, () => a.market.compact({ graceMs: 0 }))
+      assert.ok(reads >= 1, 'the reader ran during vacuum')
+      // S[0]: 100 superseded; S[1]: 100 (every third day); S[5]: its 300 first rows (all deleted, 100 of them also superseded).
+      assert.equal(report.supersededRows, 100 + 100 + 100 + 1 + 1 + 1, JSON.stringify(report))
+      assert.equal(report.hiddenRows, 100 + 200 + 1 + 1, JSON.stringify(report))
+      assert.deepEqual({ tombstones: report.tombstones, pending: report.pending }, { tombstones: 4, pending: false })
+      await until('the removals to reach the disk', async () => {
+        const d = await disk()
+        return d.bars === visibleBars && d.deletes === 0
+      })
+      assert.deepEqual(await disk(), { bars: visibleBars, instruments: 7, exFactors: 2, universes: 1, deletes: 0 })
+      assert.equal(await answers(b.market), expected)
+      assert.equal(
+        barCount(
+          await b.market.readBars({ symbol: S[3], period: '1d', fromMs: DAYS[50], toMs: DAYS[149], limit: 1000 }),
+        ),
+        0,
+      )
+    },
+  )
 
-  need.it('keeps a tombstone while an older import is open, so that import stays hidden when it commits; the next vacuum removes both', async () => {
-    const older = await a.market.beginWrite()
-    await write({ deleteBars: [{ symbol: S[6], period: '1d', fromMs: DAYS[0], toMs: DAYS[49] }] })
-    const expected = await answers(b.market)
-    const { result: report } = await readersDuring(expected, () => a.market.compact({ graceMs: 0 }))
-    assert.deepEqual(report, { supersededRows: 0, hiddenRows: 50, tombstones: 0, pending: false })
-    // The older import writes into the deleted range and commits: the tombstone is newer, so still hides it.
-    await older.putBars(S[6], '1d', walkBars(days(10, 20), [0.9]))
-    await older.commit()
-    await caughtUp()
-    assert.equal(await answers(b.market), expected)
-    const { result: second } = await readersDuring(expected, () => a.market.compact({ graceMs: 0 }))
-    assert.deepEqual(second, { supersededRows: 0, hiddenRows: 10, tombstones: 1, pending: false })
-    await until('the tombstone to go', async () => (await disk()).deletes === 0)
-    assert.equal(await answers(b.market), expected)
-  })
+  need.it(
+    'keeps a tombstone while an older import is open, so that import stays hidden when it commits; the next vacuum removes both',
+    async () => {
+      const older = await a.market.beginWrite()
+      await write({ deleteBars: [{ symbol: S[6], period: '1d', fromMs: DAYS[0], toMs: DAYS[49] }] })
+      const expected = await answers(b.market)
+      const { result: report } = await readersDuring(expected, () => a.market.compact({ graceMs: 0 }))
+      assert.deepEqual(report, { supersededRows: 0, hiddenRows: 50, tombstones: 0, pending: false })
+      // The older import writes into the deleted range and commits: the tombstone is newer, so still hides it.
+      await older.putBars(S[6], '1d', walkBars(days(10, 20), [0.9]))
+      await older.commit()
+      await caughtUp()
+      assert.equal(await answers(b.market), expected)
+      const { result: second } = await readersDuring(expected, () => a.market.compact({ graceMs: 0 }))
+      assert.deepEqual(second, { supersededRows: 0, hiddenRows: 10, tombstones: 1, pending: false })
+      await until('the tombstone to go', async () => (await disk()).deletes === 0)
+      assert.equal(await answers(b.market), expected)
+    },
+  )
 
   need.it('a grace period leaves the rows of recent commits alone', async () => {
     await write({ bars: [bars(S[7], days(0, 10), 70)] })
@@ -189,18 +235,34 @@ describe('clickhouse vacuum compaction on one server', () => {
   })
   after(() => server?.destroy())
 
-  need.it('a re-import and a delete leave only the visible rows on disk (bars is the MergeTree itself here)', async () => {
-    const { market, keys } = await open(server.storeUrl('single'))
-    try {
-      await market.write({ bars: [bars(S[0], days(0, 100), 1)] })
-      await market.write({ bars: [bars(S[0], days(50, 100), 2)], deleteBars: [{ symbol: S[0], period: '1d', fromMs: DAYS[0], toMs: DAYS[9] }] })
-      const expected = rowsOfBars(await market.readBars({ symbol: S[0], period: '1d', limit: 1000 }))
-      assert.equal(expected.length, 90)
-      assert.deepEqual(await market.compact({ graceMs: 0 }), { supersededRows: 50, hiddenRows: 10, tombstones: 1, pending: false })
-      await until('the removals to reach the disk', async () => (await query(server.httpUrl, 'SELECT count() FROM single.bars')) === '90' && (await query(server.httpUrl, 'SELECT count() FROM single.deletes')) === '0')
-      assert.deepEqual(rowsOfBars(await market.readBars({ symbol: S[0], period: '1d', limit: 1000 })), expected)
-    } finally {
-      await Promise.all([keys.close(), market.close()])
-    }
-  })
+  need.it(
+    'a re-import and a delete leave only the visible rows on disk (bars is the MergeTree itself here)',
+    async () => {
+      const { market, keys } = await open(server.storeUrl('single'))
+      try {
+        await market.write({ bars: [bars(S[0], days(0, 100), 1)] })
+        await market.write({
+          bars: [bars(S[0], days(50, 100), 2)],
+          deleteBars: [{ symbol: S[0], period: '1d', fromMs: DAYS[0], toMs: DAYS[9] }],
+        })
+        const expected = rowsOfBars(await market.readBars({ symbol: S[0], period: '1d', limit: 1000 }))
+        assert.equal(expected.length, 90)
+        assert.deepEqual(await market.compact({ graceMs: 0 }), {
+          supersededRows: 50,
+          hiddenRows: 10,
+          tombstones: 1,
+          pending: false,
+        })
+        await until(
+          'the removals to reach the disk',
+          async () =>
+            (await query(server.httpUrl, 'SELECT count() FROM single.bars')) === '90' &&
+            (await query(server.httpUrl, 'SELECT count() FROM single.deletes')) === '0',
+        )
+        assert.deepEqual(rowsOfBars(await market.readBars({ symbol: S[0], period: '1d', limit: 1000 })), expected)
+      } finally {
+        await Promise.all([keys.close(), market.close()])
+      }
+    },
+  )
 })

@@ -9,7 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { barCount } from '../../src/domain/bars.js'
 import { MdqError } from '../../src/domain/errors.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
-import { ClickHouseStores, parseClickHouseUrl, type ClickHouseMarketStore } from '../../src/store/clickhouse/clickhouse-stores.js'
+import {
+  ClickHouseStores,
+  parseClickHouseUrl,
+  type ClickHouseMarketStore,
+} from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import { walkBars } from '../helpers/arbitraries.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
@@ -56,157 +60,238 @@ describe('clickhouse store on one server', () => {
     await server?.destroy()
   })
 
-  need.it('SIGKILL of an import at 10 random points: every answer is all old or all new data, never a mix; vacuum removes what is left', async () => {
-    const url = server.storeUrl('mdq')
-    await a.market.write({ bars: KILL_SYMBOLS.map((symbol) => ({ symbol, period: '1m' as const, bars: generationBars(1) })) })
-    const readAll = async (market: ClickHouseMarketStore = b.market) => {
-      const gens: (number | string)[] = []
-      for (const s of KILL_SYMBOLS) gens.push(generationOf(await market.readBars({ symbol: s, period: '1m', limit: KILL_BARS })))
-      return gens
-    }
-    // A store opened after the kill loads one snapshot before its first read, so it sees every symbol at
-    // one generation. (b's snapshot is polled, so a commit that lands during one pass of b's reads may
-    // show the symbols read before the poll at the old generation and the rest at the new one.)
-    const readAllFresh = async () => {
-      const fresh = await open(url)
-      try {
-        return await readAll(fresh.market)
-      } finally {
-        await fresh.keys.close()
-        await fresh.market.close()
+  need.it(
+    'SIGKILL of an import at 10 random points: every answer is all old or all new data, never a mix; vacuum removes what is left',
+    async () => {
+      const url = server.storeUrl('mdq')
+      await a.market.write({
+        bars: KILL_SYMBOLS.map((symbol) => ({ symbol, period: '1m' as const, bars: generationBars(1) })),
+      })
+      const readAll = async (market: ClickHouseMarketStore = b.market) => {
+        const gens: (number | string)[] = []
+        for (const s of KILL_SYMBOLS)
+          gens.push(generationOf(await market.readBars({ symbol: s, period: '1m', limit: KILL_BARS })))
+        return gens
       }
-    }
-    // One undisturbed import first: how long one takes, so the kill points spread over all of it.
-    const t0 = Date.now()
-    const full = spawn(process.execPath, [CHILD, url, '2'], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const [code] = (await once(full, 'exit')) as [number]
-    assert.equal(code, 0)
-    const duration = Date.now() - t0
-    let committed = 2
-    await poll('generation 2 on the other instance', async () => ((await readAll()).every((g) => g === 2) ? true : undefined))
-    const seen = new Set<string>()
-    let killedBeforeCommit = 0
-    for (let round = 0; round < 10; round++) {
-      const gen = committed + 1
-      const child = spawn(process.execPath, [CHILD, url, String(gen)], { stdio: ['ignore', 'pipe', 'inherit'] })
-      let out = ''
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-      const exited = once(child, 'exit')
-      let reading = true
-      const readers = (async () => {
-        while (reading) {
-          for (const g of await readAll()) {
-            assert.ok(g === committed || g === gen, `round ${round}: a reader saw ${g} while the store held ${committed} or ${gen}`)
-            seen.add(String(g === gen ? 'new' : 'old'))
-          }
+      // A store opened after the kill loads one snapshot before its first read, so it sees every symbol at
+      // one generation. (b's snapshot is polled, so a commit that lands during one pass of b's reads may
+      // show the symbols read before the poll at the old generation and the rest at the new one.)
+      const readAllFresh = async () => {
+        const fresh = await open(url)
+        try {
+          return await readAll(fresh.market)
+        } finally {
+          await fresh.keys.close()
+          await fresh.market.close()
         }
-      })()
-      await sleep(Math.random() * duration * 1.1)
-      child.kill('SIGKILL')
-      await exited
-      reading = false
-      await readers
-      const after = await readAllFresh()
-      const done = out.includes('committed')
-      // Killed after the commit row went in but before it printed: the import is whole, so also fine.
-      const now = after[0]
-      assert.ok(now === committed || now === gen, `round ${round}: after the kill the store holds ${now}`)
-      assert.ok(after.every((g) => g === now), `round ${round}: symbols disagree after the kill: ${after.join(', ')}`)
-      if (done) assert.equal(now, gen)
-      await poll(`round ${round}: the other instance to reach generation ${now}`, async () => ((await readAll()).every((g) => g === now) ? true : undefined))
-      if (now === gen) committed = gen
-      else killedBeforeCommit++
-    }
-    assert.ok(seen.has('old'))
-    // Kill points spread over the whole import: some must have landed before its commit.
-    assert.ok(killedBeforeCommit >= 1, 'every kill came after the commit; the test proved nothing')
-    // The killed imports' rows are on disk, invisible; vacuum (no grace: every writer here is dead) removes them.
-    const uncommitted = `SELECT count() FROM mdq.bars WHERE import_id NOT IN (SELECT import_id FROM mdq.imports WHERE state = 'committed')`
-    await a.market.vacuum({ graceMs: 0 })
-    await poll('vacuum to remove the rows of killed imports', async () => ((await httpQuery(server.httpUrl, uncommitted)).trim() === '0' ? true : undefined))
-    assert.deepEqual(await readAll(), KILL_SYMBOLS.map(() => committed))
-  })
+      }
+      // One undisturbed import first: how long one takes, so the kill points spread over all of it.
+      const t0 = Date.now()
+      const full = spawn(process.execPath, [CHILD, url, '2'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const [code] = (await once(full, 'exit')) as [number]
+      assert.equal(code, 0)
+      const duration = Date.now() - t0
+      let committed = 2
+      await poll('generation 2 on the other instance', async () =>
+        (await readAll()).every((g) => g === 2) ? true : undefined,
+      )
+      const seen = new Set<string>()
+      let killedBeforeCommit = 0
+      for (let round = 0; round < 10; round++) {
+        const gen = committed + 1
+        const child = spawn(process.execPath, [CHILD, url, String(gen)], { stdio: ['ignore', 'pipe', 'inherit'] })
+        let out = ''
+        child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+        const exited = once(child, 'exit')
+        let reading = true
+        const readers = (async () => {
+          while (reading) {
+            for (const g of await readAll()) {
+              assert.ok(
+                g === committed || g === gen,
+                `round ${round}: a reader saw ${g} while the store held ${committed} or ${gen}`,
+              )
+              seen.add(String(g === gen ? 'new' : 'old'))
+            }
+          }
+        })()
+        await sleep(Math.random() * duration * 1.1)
+        child.kill('SIGKILL')
+        await exited
+        reading = false
+        await readers
+        const after = await readAllFresh()
+        const done = out.includes('committed')
+        // Killed after the commit row went in but before it printed: the import is whole, so also fine.
+        const now = after[0]
+        assert.ok(now === committed || now === gen, `round ${round}: after the kill the store holds ${now}`)
+        assert.ok(
+          after.every((g) => g === now),
+          `round ${round}: symbols disagree after the kill: ${after.join(', ')}`,
+        )
+        if (done) assert.equal(now, gen)
+        await poll(`round ${round}: the other instance to reach generation ${now}`, async () =>
+          (await readAll()).every((g) => g === now) ? true : undefined,
+        )
+        if (now === gen) committed = gen
+        else killedBeforeCommit++
+      }
+      assert.ok(seen.has('old'))
+      // Kill points spread over the whole import: some must have landed before its commit.
+      assert.ok(killedBeforeCommit >= 1, 'every kill came after the commit; the test proved nothing')
+      // The killed imports' rows are on disk, invisible; vacuum (no grace: every writer here is dead) removes them.
+      const uncommitted = `SELECT count() FROM mdq.bars WHERE import_id NOT IN (SELECT import_id FROM mdq.imports WHERE state = 'committed')`
+      await a.market.vacuum({ graceMs: 0 })
+      await poll('vacuum to remove the rows of killed imports', async () =>
+        (await httpQuery(server.httpUrl, uncommitted)).trim() === '0' ? true : undefined,
+      )
+      assert.deepEqual(
+        await readAll(),
+        KILL_SYMBOLS.map(() => committed),
+      )
+    },
+  )
 
-  need.it('floats round-trip exactly (18.16 parses 7.956 from text as 7.9559999999999995, so none go as text)', async () => {
-    const odd = [7.956, 0.1 + 0.2, 1 / 3, 123456.789012345, 5e-324]
-    await a.market.write({
-      instruments: [bareInstrument('000048.SZ', { tickSize: odd[0], limitDown: odd[1], limitUp: odd[2], totalShares: odd[3], floatShares: odd[4] })],
-      exFactors: [{ symbol: '000048.SZ', events: odd.map((f, i) => ({ timestamp: Date.UTC(2020, 0, 1 + i), exFactor: f })) }],
-    })
-    const [i] = await a.market.readInstruments(['000048.SZ'])
-    assert.deepEqual([i.tickSize, i.limitDown, i.limitUp, i.totalShares, i.floatShares], odd)
-    assert.deepEqual((await a.market.readExFactors(['000048.SZ'])).get('000048.SZ')!.map((e) => e.exFactor), odd)
-    const k = await a.keys.createKey({ name: 'odd', hash: 'ef'.repeat(32), ratePerMin: odd[0], burst: odd[2] })
-    assert.deepEqual([(await b.keys.findKey(k.hash))?.ratePerMin, (await b.keys.findKey(k.hash))?.burst], [odd[0], odd[2]])
-  })
+  need.it(
+    'floats round-trip exactly (18.16 parses 7.956 from text as 7.9559999999999995, so none go as text)',
+    async () => {
+      const odd = [7.956, 0.1 + 0.2, 1 / 3, 123456.789012345, 5e-324]
+      await a.market.write({
+        instruments: [
+          bareInstrument('000048.SZ', {
+            tickSize: odd[0],
+            limitDown: odd[1],
+            limitUp: odd[2],
+            totalShares: odd[3],
+            floatShares: odd[4],
+          }),
+        ],
+        exFactors: [
+          { symbol: '000048.SZ', events: odd.map((f, i) => ({ timestamp: Date.UTC(2020, 0, 1 + i), exFactor: f })) },
+        ],
+      })
+      const [i] = await a.market.readInstruments(['000048.SZ'])
+      assert.deepEqual([i.tickSize, i.limitDown, i.limitUp, i.totalShares, i.floatShares], odd)
+      assert.deepEqual(
+        (await a.market.readExFactors(['000048.SZ'])).get('000048.SZ')!.map((e) => e.exFactor),
+        odd,
+      )
+      const k = await a.keys.createKey({ name: 'odd', hash: 'ef'.repeat(32), ratePerMin: odd[0], burst: odd[2] })
+      assert.deepEqual(
+        [(await b.keys.findKey(k.hash))?.ratePerMin, (await b.keys.findKey(k.hash))?.burst],
+        [odd[0], odd[2]],
+      )
+    },
+  )
 
-  need.it('universes and instrument listing (issue 10): a put replaces a universe as a whole; symbols ascending, filtered', async () => {
-    await a.market.write({ instruments: [bareInstrument('600036.SH', { type: 'stock' }), bareInstrument('510300.SH', { type: 'etf' }), bareInstrument('AAPL.US', { type: 'stock' })] })
-    assert.deepEqual((await a.market.listInstruments({ exchange: 'SH' })).map((i) => i.symbol), ['510300.SH', '600036.SH'])
-    assert.deepEqual((await a.market.listInstruments({ type: 'stock' })).map((i) => i.symbol), ['600036.SH', 'AAPL.US'])
-    const w = await a.market.beginWrite()
-    await w.putUniverses([
-      { id: 'mine', name: 'Mine', region: 'CN', category: 'equity', description: "a 'quoted'\tlist", symbols: ['600036.SH', '510300.SH'] },
-      { id: 'other', name: 'Other', region: null, category: null, description: null, symbols: [] },
-    ])
-    await w.commit()
-    const w2 = await a.market.beginWrite()
-    await w2.putUniverses([{ id: 'mine', name: 'Mine 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] }])
-    await w2.commit()
-    assert.deepEqual(await a.market.readUniverses(), [
-      { id: 'mine', name: 'Mine 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
-      { id: 'other', name: 'Other', region: null, category: null, description: null, symbols: [] },
-    ])
-  })
+  need.it(
+    'universes and instrument listing (issue 10): a put replaces a universe as a whole; symbols ascending, filtered',
+    async () => {
+      await a.market.write({
+        instruments: [
+          bareInstrument('600036.SH', { type: 'stock' }),
+          bareInstrument('510300.SH', { type: 'etf' }),
+          bareInstrument('AAPL.US', { type: 'stock' }),
+        ],
+      })
+      assert.deepEqual(
+        (await a.market.listInstruments({ exchange: 'SH' })).map((i) => i.symbol),
+        ['510300.SH', '600036.SH'],
+      )
+      assert.deepEqual(
+        (await a.market.listInstruments({ type: 'stock' })).map((i) => i.symbol),
+        ['600036.SH', 'AAPL.US'],
+      )
+      const w = await a.market.beginWrite()
+      await w.putUniverses([
+        {
+          id: 'mine',
+          name: 'Mine',
+          region: 'CN',
+          category: 'equity',
+          description: "a 'quoted'\tlist",
+          symbols: ['600036.SH', '510300.SH'],
+        },
+        { id: 'other', name: 'Other', region: null, category: null, description: null, symbols: [] },
+      ])
+      await w.commit()
+      const w2 = await a.market.beginWrite()
+      await w2.putUniverses([
+        { id: 'mine', name: 'Mine 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
+      ])
+      await w2.commit()
+      assert.deepEqual(await a.market.readUniverses(), [
+        { id: 'mine', name: 'Mine 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
+        { id: 'other', name: 'Other', region: null, category: null, description: null, symbols: [] },
+      ])
+    },
+  )
 
   need.it('an import or a key change through one instance is seen by another (polled, no restart)', async () => {
-    await a.market.write({ instruments: [bareInstrument('000001.SZ', { name: 'Ping An' })], bars: [{ symbol: '000001.SZ', period: '1d', bars: walkBars([Date.UTC(2024, 0, 2)], [0.3]) }] })
+    await a.market.write({
+      instruments: [bareInstrument('000001.SZ', { name: 'Ping An' })],
+      bars: [{ symbol: '000001.SZ', period: '1d', bars: walkBars([Date.UTC(2024, 0, 2)], [0.3]) }],
+    })
     const version = await a.market.dataVersion()
-    await poll('the other instance to see the import', async () => ((await b.market.dataVersion()) === version ? true : undefined))
+    await poll('the other instance to see the import', async () =>
+      (await b.market.dataVersion()) === version ? true : undefined,
+    )
     assert.equal(barCount(await b.market.readBars({ symbol: '000001.SZ', period: '1d', limit: 10 })), 1)
     assert.equal((await b.market.readInstruments(['000001.SZ']))[0].name, 'Ping An')
     const k = await a.keys.createKey({ name: 'live', hash: 'cd'.repeat(32) })
     const keysVersion = await a.keys.keysVersion()
-    await poll('the other instance to see the key', async () => ((await b.keys.keysVersion()) === keysVersion ? true : undefined))
+    await poll('the other instance to see the key', async () =>
+      (await b.keys.keysVersion()) === keysVersion ? true : undefined,
+    )
     assert.equal((await b.keys.findKey(k.hash))?.revokedMs, null)
     await a.keys.revokeKey(k.id)
     assert.ok((await b.keys.findKey(k.hash))?.revokedMs)
   })
 
-  need.it('a frozen or stopped server: calls reject with STORE_UNAVAILABLE, never hang; the store recovers by itself', async () => {
-    const q = { symbol: '000001.SZ', period: '1d' as const, limit: 10 }
-    const rejects = async (what: string, call: () => Promise<unknown>) => {
-      const t0 = Date.now()
-      const err = await call().then(
-        () => undefined,
-        (e: unknown) => e,
-      )
-      assert.ok(err instanceof MdqError && err.code === 'STORE_UNAVAILABLE', `${what}: ${String(err)}`)
-      return Date.now() - t0
-    }
-    // A daily history already read is answered from memory for its data version until the pings notice
-    // an outage, so the reads that must reach the server ask for a series not read before.
-    const unread = { ...q, symbol: '000002.SZ' }
-    await server.pause(true)
-    try {
-      const took = await rejects('read from a frozen server', () => b.market.readBars(unread))
-      // Bounded by the health pings (every 250 ms, 1.5 s timeout); printed, not gated (a loaded machine varies).
-      console.log(`frozen server: readBars rejected after ${took} ms`)
-      await rejects('check on a frozen server', () => b.market.check())
-      await rejects('keysVersion on a frozen server', () => b.keys.keysVersion())
-      await poll('dataVersion to report the outage', async () => (await b.market.dataVersion().then(() => undefined, (e: unknown) => (e instanceof MdqError ? e : undefined))))
-      await rejects('a daily read held in memory, once the outage is known', () => b.market.readBars(q))
-    } finally {
-      await server.pause(false)
-    }
-    await poll('recovery after thaw', async () => barCount(await b.market.readBars(q)))
-    await server.stop()
-    await rejects('read from a stopped server', () => b.market.readBars(unread))
-    await rejects('key lookup on a stopped server', () => b.keys.findKey('cd'.repeat(32)))
-    await server.start()
-    await poll('recovery after restart', async () => barCount(await b.market.readBars(q)))
-    await poll('dataVersion after restart', () => b.market.dataVersion())
-  })
+  need.it(
+    'a frozen or stopped server: calls reject with STORE_UNAVAILABLE, never hang; the store recovers by itself',
+    async () => {
+      const q = { symbol: '000001.SZ', period: '1d' as const, limit: 10 }
+      const rejects = async (what: string, call: () => Promise<unknown>) => {
+        const t0 = Date.now()
+        const err = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+        assert.ok(err instanceof MdqError && err.code === 'STORE_UNAVAILABLE', `${what}: ${String(err)}`)
+        return Date.now() - t0
+      }
+      // A daily history already read is answered from memory for its data version until the pings notice
+      // an outage, so the reads that must reach the server ask for a series not read before.
+      const unread = { ...q, symbol: '000002.SZ' }
+      await server.pause(true)
+      try {
+        const took = await rejects('read from a frozen server', () => b.market.readBars(unread))
+        // Bounded by the health pings (every 250 ms, 1.5 s timeout); printed, not gated (a loaded machine varies).
+        console.log(`frozen server: readBars rejected after ${took} ms`)
+        await rejects('check on a frozen server', () => b.market.check())
+        await rejects('keysVersion on a frozen server', () => b.keys.keysVersion())
+        await poll(
+          'dataVersion to report the outage',
+          async () =>
+            await b.market.dataVersion().then(
+              () => undefined,
+              (e: unknown) => (e instanceof MdqError ? e : undefined),
+            ),
+        )
+        await rejects('a daily read held in memory, once the outage is known', () => b.market.readBars(q))
+      } finally {
+        await server.pause(false)
+      }
+      await poll('recovery after thaw', async () => barCount(await b.market.readBars(q)))
+      await server.stop()
+      await rejects('read from a stopped server', () => b.market.readBars(unread))
+      await rejects('key lookup on a stopped server', () => b.keys.findKey('cd'.repeat(32)))
+      await server.start()
+      await poll('recovery after restart', async () => barCount(await b.market.readBars(q)))
+      await poll('dataVersion after restart', () => b.market.dataVersion())
+    },
+  )
 })
 
 describe('clickhouse store on a two-shard cluster', () => {
@@ -216,14 +301,25 @@ describe('clickhouse store on a two-shard cluster', () => {
   })
   after(() => cluster?.destroy())
 
-  need.it('creates its tables on every shard and puts each symbol\'s bars on one shard', async () => {
+  need.it("creates its tables on every shard and puts each symbol's bars on one shard", async () => {
     const { market, keys } = await open(cluster.storeUrl('sharded'))
     try {
       assert.equal(market.capabilities.distributed, true)
       const symbols = Array.from({ length: 24 }, (_, i) => `${String(600000 + i)}.SH`)
-      const bars = walkBars(Array.from({ length: 50 }, (_, i) => Date.UTC(2024, 0, 2 + i)), [0.2])
+      const bars = walkBars(
+        Array.from({ length: 50 }, (_, i) => Date.UTC(2024, 0, 2 + i)),
+        [0.2],
+      )
       await market.write({ bars: symbols.map((symbol) => ({ symbol, period: '1d' as const, bars })) })
-      const perShard = await Promise.all(cluster.servers.map(async (s) => (await httpQuery(s.httpUrl, 'SELECT symbol, count() FROM sharded.bars_local GROUP BY symbol FORMAT TSV')).trim().split('\n').filter(Boolean).map((l) => l.split('\t'))))
+      const perShard = await Promise.all(
+        cluster.servers.map(async (s) =>
+          (await httpQuery(s.httpUrl, 'SELECT symbol, count() FROM sharded.bars_local GROUP BY symbol FORMAT TSV'))
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => l.split('\t')),
+        ),
+      )
       const where = new Map<string, number>()
       perShard.forEach((rows, shard) => {
         for (const [symbol, count] of rows) {
@@ -233,8 +329,12 @@ describe('clickhouse store on a two-shard cluster', () => {
         }
       })
       assert.deepEqual([...where.keys()].sort(), symbols)
-      assert.ok(perShard.every((rows) => rows.length > 0), 'both shards hold some symbols')
-      for (const s of symbols) assert.equal(barCount(await market.readBars({ symbol: s, period: '1d', limit: 100 })), 50)
+      assert.ok(
+        perShard.every((rows) => rows.length > 0),
+        'both shards hold some symbols',
+      )
+      for (const s of symbols)
+        assert.equal(barCount(await market.readBars({ symbol: s, period: '1d', limit: 100 })), 50)
     } finally {
       await keys.close()
       await market.close()

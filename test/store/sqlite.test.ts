@@ -14,11 +14,17 @@ import { runStoreContract } from './store-contract.js'
 const { dir, cleanup } = tempDir('mdq-store-')
 after(cleanup)
 
-runStoreContract({ name: 'sqlite file', open: () => openStores({ store: `sqlite:${join(dir, 'contract.db')}`, create: true }) })
+runStoreContract({
+  name: 'sqlite file',
+  open: () => openStores({ store: `sqlite:${join(dir, 'contract.db')}`, create: true }),
+})
 runStoreContract({
   name: 'sqlite :memory:',
   open: async () => ({ market: SqliteMarketStore.open(':memory:'), keys: SqliteKeyStore.open(':memory:') }),
-  skip: { liveImport: 'a :memory: store is one connection of one process: its readers share the writer transaction, and no other instance can open it' },
+  skip: {
+    liveImport:
+      'a :memory: store is one connection of one process: its readers share the writer transaction, and no other instance can open it',
+  },
 })
 
 describe('sqlite store specifics', () => {
@@ -48,7 +54,13 @@ describe('sqlite store specifics', () => {
     // Opened directly, the market store refuses to drop keys it has not handed over.
     assert.throws(() => SqliteMarketStore.open(path), /still holds API keys/)
     const first = await openStores({ store: path, create: false })
-    assert.deepEqual((await first.keys.listKeys()).map((k) => [k.id, k.name, k.ratePerMin, k.burst, k.revokedMs]), [[3, 'old', 60, 5, null], [7, 'gone', null, null, 3000]])
+    assert.deepEqual(
+      (await first.keys.listKeys()).map((k) => [k.id, k.name, k.ratePerMin, k.burst, k.revokedMs]),
+      [
+        [3, 'old', 60, 5, null],
+        [7, 'gone', null, null, 3000],
+      ],
+    )
     assert.equal((await first.keys.createKey({ name: 'new', hash: 'cc'.repeat(32) })).id, 8)
     assert.equal(await first.market.dataVersion(), '42.3')
     await Promise.all([first.market.close(), first.keys.close()])
@@ -57,7 +69,10 @@ describe('sqlite store specifics', () => {
     assert.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length)
     raw.close()
     const again = await openStores({ store: path, create: false })
-    assert.deepEqual((await again.keys.listKeys()).map((k) => k.name), ['old', 'gone', 'new'])
+    assert.deepEqual(
+      (await again.keys.listKeys()).map((k) => k.name),
+      ['old', 'gone', 'new'],
+    )
     await Promise.all([again.market.close(), again.keys.close()])
   })
 
@@ -68,7 +83,9 @@ describe('sqlite store specifics', () => {
       db.exec(sql)
       db.pragma(`user_version = ${v + 1}`)
     }
-    db.prepare("INSERT INTO instruments (symbol, code, exchange, name) VALUES ('600000.SH', '600000', 'SH', 'Pudong')").run()
+    db.prepare(
+      "INSERT INTO instruments (symbol, code, exchange, name) VALUES ('600000.SH', '600000', 'SH', 'Pudong')",
+    ).run()
     db.close()
     const store = SqliteMarketStore.open(path)
     const [i] = await store.readInstruments(['600000.SH'])
@@ -83,7 +100,10 @@ describe('sqlite store specifics', () => {
     assert.equal(existsSync(join(dir, 'missing')), false)
     const empty = join(dir, 'empty.db')
     writeFileSync(empty, '')
-    await assert.rejects(openStores({ store: `sqlite:${empty}`, create: false }), /no store at .*empty\.db \(an empty file\)/)
+    await assert.rejects(
+      openStores({ store: `sqlite:${empty}`, create: false }),
+      /no store at .*empty\.db \(an empty file\)/,
+    )
     assert.equal(statSync(empty).size, 0)
     assert.equal(existsSync(join(dir, 'empty.keys.db')), false)
   })

@@ -55,12 +55,24 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       if (unavailable) return
       ;({ market: store, keys } = await open())
       await store.write({
-        instruments: [bareInstrument('600000.SH', { name: 'Pudong', type: 'stock', tickSize: 0.01 }), bareInstrument('AAPL.US'), bareInstrument('00700.HK')],
+        instruments: [
+          bareInstrument('600000.SH', { name: 'Pudong', type: 'stock', tickSize: 0.01 }),
+          bareInstrument('AAPL.US'),
+          bareInstrument('00700.HK'),
+        ],
         bars: [
           { symbol: '600000.SH', period: '1d', bars: daily },
           { symbol: 'AAPL.US', period: '1m', bars: minute },
         ],
-        exFactors: [{ symbol: '600000.SH', events: [{ timestamp: daily.timestamp[100], exFactor: 1.1 }, { timestamp: daily.timestamp[2000], exFactor: 2 }] }],
+        exFactors: [
+          {
+            symbol: '600000.SH',
+            events: [
+              { timestamp: daily.timestamp[100], exFactor: 1.1 },
+              { timestamp: daily.timestamp[2000], exFactor: 2 },
+            ],
+          },
+        ],
       })
     })
     after(() => Promise.all([store?.close(), keys?.close()]))
@@ -79,14 +91,26 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
 
     test('returns the latest N bars in ascending order, across chunks', [], async () => {
       same(await store.readBars({ symbol: '600000.SH', period: '1d', limit: 1500 }), sliceBars(daily, 1500, 3000))
-      same(await store.readBars({ symbol: 'AAPL.US', period: '1m', limit: 5000 }), sliceBars(minute, barCount(minute) - 5000, barCount(minute)))
+      same(
+        await store.readBars({ symbol: 'AAPL.US', period: '1m', limit: 5000 }),
+        sliceBars(minute, barCount(minute) - 5000, barCount(minute)),
+      )
     })
     test('selects inclusive [fromMs, toMs] and the latest limit inside it', [], async () => {
       const from = daily.timestamp[10]
       const to = daily.timestamp[20]
-      same(await store.readBars({ symbol: '600000.SH', period: '1d', fromMs: from, toMs: to, limit: 100 }), sliceBars(daily, 10, 21))
-      same(await store.readBars({ symbol: '600000.SH', period: '1d', fromMs: from, toMs: to, limit: 3 }), sliceBars(daily, 18, 21))
-      same(await store.readBars({ symbol: '600000.SH', period: '1d', toMs: daily.timestamp[0] - 1, limit: 3 }), sliceBars(daily, 0, 0))
+      same(
+        await store.readBars({ symbol: '600000.SH', period: '1d', fromMs: from, toMs: to, limit: 100 }),
+        sliceBars(daily, 10, 21),
+      )
+      same(
+        await store.readBars({ symbol: '600000.SH', period: '1d', fromMs: from, toMs: to, limit: 3 }),
+        sliceBars(daily, 18, 21),
+      )
+      same(
+        await store.readBars({ symbol: '600000.SH', period: '1d', toMs: daily.timestamp[0] - 1, limit: 3 }),
+        sliceBars(daily, 0, 0),
+      )
     })
     test('an unknown symbol or period without bars reads as empty', [], async () => {
       assert.equal(barCount(await store.readBars({ symbol: '600000.SH', period: '1m', limit: 10 })), 0)
@@ -100,97 +124,181 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       assert.ok((await store.importCount()) >= 2)
       const changed = walkBars([daily.timestamp[600]], [0.99])
       await store.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: changed }] })
-      const back = await store.readBars({ symbol: '600000.SH', period: '1d', fromMs: daily.timestamp[600], toMs: daily.timestamp[600], limit: 1 })
+      const back = await store.readBars({
+        symbol: '600000.SH',
+        period: '1d',
+        fromMs: daily.timestamp[600],
+        toMs: daily.timestamp[600],
+        limit: 1,
+      })
       same(back, changed)
       await store.write({ bars: [{ symbol: '600000.SH', period: '1d', bars: sliceBars(daily, 600, 601) }] })
     })
     test('a failing write leaves nothing behind', [], async () => {
       const version = await store.dataVersion()
       const bad = walkBars([daily.timestamp[5], daily.timestamp[4]], [0.5]) // not ascending
-      await assert.rejects(store.write({ instruments: [bareInstrument('000001.SZ')], bars: [{ symbol: '000001.SZ', period: '1d', bars: walkBars([1e12], [0.1]) }, { symbol: '600000.SH', period: '1d', bars: bad }] }))
+      await assert.rejects(
+        store.write({
+          instruments: [bareInstrument('000001.SZ')],
+          bars: [
+            { symbol: '000001.SZ', period: '1d', bars: walkBars([1e12], [0.1]) },
+            { symbol: '600000.SH', period: '1d', bars: bad },
+          ],
+        }),
+      )
       assert.deepEqual(await store.readInstruments(['000001.SZ']), [])
       assert.equal(barCount(await store.readBars({ symbol: '000001.SZ', period: '1d', limit: 10 })), 0)
       assert.equal(await store.dataVersion(), version)
     })
     test('instruments come in the order asked, unknown ones left out, duplicates once', [], async () => {
       const got = await store.readInstruments(['AAPL.US', '999999.SH', '600000.SH', 'AAPL.US'])
-      assert.deepEqual(got.map((i) => i.symbol), ['AAPL.US', '600000.SH'])
+      assert.deepEqual(
+        got.map((i) => i.symbol),
+        ['AAPL.US', '600000.SH'],
+      )
       assert.equal(got[1].name, 'Pudong')
       assert.equal(got[0].name, null)
       assert.equal(got[0].region, 'US')
     })
-    test('search finds instruments by symbol, code or name, case-insensitively, with % and _ taken literally', [], async () => {
-      assert.deepEqual((await store.searchInstruments('pudong', 10)).map((i) => i.symbol), ['600000.SH'])
-      assert.deepEqual((await store.searchInstruments('aap', 10)).map((i) => i.symbol), ['AAPL.US'])
-      assert.deepEqual((await store.searchInstruments('0', 1)).map((i) => i.symbol), ['00700.HK'])
-      assert.deepEqual(await store.searchInstruments('%', 10), [])
-      assert.deepEqual(await store.searchInstruments('_', 10), [])
-    })
-    test('ex-factors: ascending per known symbol, [] without events, unknown left out, range inclusive', [], async () => {
-      const all = await store.readExFactors(['600000.SH', 'AAPL.US', '000002.SZ'])
-      assert.deepEqual([...all.keys()], ['600000.SH', 'AAPL.US'])
-      assert.deepEqual(all.get('600000.SH')!.map((e) => e.exFactor), [1.1, 2])
-      assert.deepEqual(all.get('AAPL.US'), [])
-      const ranged = await store.readExFactors(['600000.SH'], daily.timestamp[2000], daily.timestamp[2000])
-      assert.deepEqual(ranged.get('600000.SH'), [{ timestamp: daily.timestamp[2000], exFactor: 2 }])
-    })
+    test(
+      'search finds instruments by symbol, code or name, case-insensitively, with % and _ taken literally',
+      [],
+      async () => {
+        assert.deepEqual(
+          (await store.searchInstruments('pudong', 10)).map((i) => i.symbol),
+          ['600000.SH'],
+        )
+        assert.deepEqual(
+          (await store.searchInstruments('aap', 10)).map((i) => i.symbol),
+          ['AAPL.US'],
+        )
+        assert.deepEqual(
+          (await store.searchInstruments('0', 1)).map((i) => i.symbol),
+          ['00700.HK'],
+        )
+        assert.deepEqual(await store.searchInstruments('%', 10), [])
+        assert.deepEqual(await store.searchInstruments('_', 10), [])
+      },
+    )
+    test(
+      'ex-factors: ascending per known symbol, [] without events, unknown left out, range inclusive',
+      [],
+      async () => {
+        const all = await store.readExFactors(['600000.SH', 'AAPL.US', '000002.SZ'])
+        assert.deepEqual([...all.keys()], ['600000.SH', 'AAPL.US'])
+        assert.deepEqual(
+          all.get('600000.SH')!.map((e) => e.exFactor),
+          [1.1, 2],
+        )
+        assert.deepEqual(all.get('AAPL.US'), [])
+        const ranged = await store.readExFactors(['600000.SH'], daily.timestamp[2000], daily.timestamp[2000])
+        assert.deepEqual(ranged.get('600000.SH'), [{ timestamp: daily.timestamp[2000], exFactor: 2 }])
+      },
+    )
 
     // Corrections. Each test works on a symbol of its own so the others' data stays as written above.
     const hist = walkBars(tradingDays('SZ', 15000, 2500), [0.3, 0.7]) // about 3.5 chunks of 1d
     const mins = walkBars(sessionMinutes('SZ', tradingDays('SZ', 19500, 20)), [0.2, 0.5]) // 4800 1m bars over 4 weeks
-    test('deleteBars removes exactly the inclusive range, inside a chunk, across chunks and open-ended', [], async () => {
-      await store.write({ instruments: [bareInstrument('000002.SZ')], bars: [{ symbol: '000002.SZ', period: '1d', bars: hist }, { symbol: '000002.SZ', period: '1m', bars: mins }] })
-      const ts = hist.timestamp
-      await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1d', fromMs: ts[10], toMs: ts[12] }] })
-      let expected = withoutRange(hist, ts[10], ts[12])
-      same(await all('000002.SZ', '1d'), expected)
-      await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1d', fromMs: ts[300], toMs: ts[1900] }] })
-      expected = withoutRange(expected, ts[300], ts[1900])
-      same(await all('000002.SZ', '1d'), expected)
-      await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1d', fromMs: ts[2400] }, { symbol: '000002.SZ', period: '1d', toMs: ts[5] }] })
-      expected = withoutRange(withoutRange(expected, ts[2400], ts[2499]), ts[0], ts[5])
-      same(await all('000002.SZ', '1d'), expected)
-      same(await store.readBars({ symbol: '000002.SZ', period: '1d', limit: 3 }), sliceBars(hist, 2397, 2400))
-      same(await all('000002.SZ', '1m'), mins) // the other period is untouched
-      await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1m' }] })
-      assert.equal(barCount(await all('000002.SZ', '1m')), 0)
-      assert.equal((await store.readInstruments(['000002.SZ'])).length, 1) // bars only
-    })
-    test('deleteExFactors removes the inclusive range of one symbol; deleteInstruments the metadata rows', [], async () => {
-      const ts = hist.timestamp
-      await store.write({
-        instruments: [bareInstrument('000004.SZ'), bareInstrument('000005.SZ')],
-        exFactors: [
-          { symbol: '000004.SZ', events: [10, 20, 30, 40].map((i) => ({ timestamp: ts[i], exFactor: 1 + i / 100 })) },
-          { symbol: '000005.SZ', events: [{ timestamp: ts[20], exFactor: 1.5 }] },
-        ],
-      })
-      await store.write({ deleteExFactors: [{ symbol: '000004.SZ', fromMs: ts[20], toMs: ts[30] }] })
-      assert.deepEqual((await store.readExFactors(['000004.SZ'])).get('000004.SZ')!.map((e) => e.timestamp), [ts[10], ts[40]])
-      assert.deepEqual((await store.readExFactors(['000005.SZ'])).get('000005.SZ'), [{ timestamp: ts[20], exFactor: 1.5 }])
-      await store.write({ deleteExFactors: [{ symbol: '000004.SZ' }], deleteInstruments: ['000004.SZ', '000005.SZ'] })
-      assert.deepEqual(await store.readInstruments(['000004.SZ', '000005.SZ']), [])
-      assert.deepEqual(await store.searchInstruments('000004', 10), [])
-    })
-    test('a delete and a put of the same range in one batch (or one writer) leave exactly the put bars', [], async () => {
-      await store.write({ instruments: [bareInstrument('000006.SZ')], bars: [{ symbol: '000006.SZ', period: '1d', bars: hist }] })
-      const ts = hist.timestamp
-      // The corrected file has fewer bars in [ts[100], ts[1500]] (every 7th day) and new prices.
-      const days = Array.from(ts.subarray(100, 1501)).filter((_, i) => i % 7 === 0)
-      const fix = walkBars(days, [0.9])
-      await store.write({ deleteBars: [{ symbol: '000006.SZ', period: '1d', fromMs: ts[100], toMs: ts[1500] }], bars: [{ symbol: '000006.SZ', period: '1d', bars: fix }] })
-      const expected = withoutRange(hist, ts[100], ts[1500])
-      same(await store.readBars({ symbol: '000006.SZ', period: '1d', fromMs: ts[100], toMs: ts[1500], limit: ALL }), fix)
-      assert.equal(barCount(await all('000006.SZ', '1d')), barCount(expected) + barCount(fix))
-      same(await store.readBars({ symbol: '000006.SZ', period: '1d', toMs: ts[99], limit: ALL }), sliceBars(hist, 0, 100))
-      const w = await store.beginWrite()
-      await w.deleteBars({ symbol: '000006.SZ', period: '1d', fromMs: ts[2000], toMs: ts[2100] })
-      await w.putBars('000006.SZ', '1d', walkBars([ts[2050]], [0.4]))
-      await w.commit()
-      same(await store.readBars({ symbol: '000006.SZ', period: '1d', fromMs: ts[2000], toMs: ts[2100], limit: ALL }), walkBars([ts[2050]], [0.4]))
-    })
+    test(
+      'deleteBars removes exactly the inclusive range, inside a chunk, across chunks and open-ended',
+      [],
+      async () => {
+        await store.write({
+          instruments: [bareInstrument('000002.SZ')],
+          bars: [
+            { symbol: '000002.SZ', period: '1d', bars: hist },
+            { symbol: '000002.SZ', period: '1m', bars: mins },
+          ],
+        })
+        const ts = hist.timestamp
+        await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1d', fromMs: ts[10], toMs: ts[12] }] })
+        let expected = withoutRange(hist, ts[10], ts[12])
+        same(await all('000002.SZ', '1d'), expected)
+        await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1d', fromMs: ts[300], toMs: ts[1900] }] })
+        expected = withoutRange(expected, ts[300], ts[1900])
+        same(await all('000002.SZ', '1d'), expected)
+        await store.write({
+          deleteBars: [
+            { symbol: '000002.SZ', period: '1d', fromMs: ts[2400] },
+            { symbol: '000002.SZ', period: '1d', toMs: ts[5] },
+          ],
+        })
+        expected = withoutRange(withoutRange(expected, ts[2400], ts[2499]), ts[0], ts[5])
+        same(await all('000002.SZ', '1d'), expected)
+        same(await store.readBars({ symbol: '000002.SZ', period: '1d', limit: 3 }), sliceBars(hist, 2397, 2400))
+        same(await all('000002.SZ', '1m'), mins) // the other period is untouched
+        await store.write({ deleteBars: [{ symbol: '000002.SZ', period: '1m' }] })
+        assert.equal(barCount(await all('000002.SZ', '1m')), 0)
+        assert.equal((await store.readInstruments(['000002.SZ'])).length, 1) // bars only
+      },
+    )
+    test(
+      'deleteExFactors removes the inclusive range of one symbol; deleteInstruments the metadata rows',
+      [],
+      async () => {
+        const ts = hist.timestamp
+        await store.write({
+          instruments: [bareInstrument('000004.SZ'), bareInstrument('000005.SZ')],
+          exFactors: [
+            { symbol: '000004.SZ', events: [10, 20, 30, 40].map((i) => ({ timestamp: ts[i], exFactor: 1 + i / 100 })) },
+            { symbol: '000005.SZ', events: [{ timestamp: ts[20], exFactor: 1.5 }] },
+          ],
+        })
+        await store.write({ deleteExFactors: [{ symbol: '000004.SZ', fromMs: ts[20], toMs: ts[30] }] })
+        assert.deepEqual(
+          (await store.readExFactors(['000004.SZ'])).get('000004.SZ')!.map((e) => e.timestamp),
+          [ts[10], ts[40]],
+        )
+        assert.deepEqual((await store.readExFactors(['000005.SZ'])).get('000005.SZ'), [
+          { timestamp: ts[20], exFactor: 1.5 },
+        ])
+        await store.write({ deleteExFactors: [{ symbol: '000004.SZ' }], deleteInstruments: ['000004.SZ', '000005.SZ'] })
+        assert.deepEqual(await store.readInstruments(['000004.SZ', '000005.SZ']), [])
+        assert.deepEqual(await store.searchInstruments('000004', 10), [])
+      },
+    )
+    test(
+      'a delete and a put of the same range in one batch (or one writer) leave exactly the put bars',
+      [],
+      async () => {
+        await store.write({
+          instruments: [bareInstrument('000006.SZ')],
+          bars: [{ symbol: '000006.SZ', period: '1d', bars: hist }],
+        })
+        const ts = hist.timestamp
+        // The corrected file has fewer bars in [ts[100], ts[1500]] (every 7th day) and new prices.
+        const days = Array.from(ts.subarray(100, 1501)).filter((_, i) => i % 7 === 0)
+        const fix = walkBars(days, [0.9])
+        await store.write({
+          deleteBars: [{ symbol: '000006.SZ', period: '1d', fromMs: ts[100], toMs: ts[1500] }],
+          bars: [{ symbol: '000006.SZ', period: '1d', bars: fix }],
+        })
+        const expected = withoutRange(hist, ts[100], ts[1500])
+        same(
+          await store.readBars({ symbol: '000006.SZ', period: '1d', fromMs: ts[100], toMs: ts[1500], limit: ALL }),
+          fix,
+        )
+        assert.equal(barCount(await all('000006.SZ', '1d')), barCount(expected) + barCount(fix))
+        same(
+          await store.readBars({ symbol: '000006.SZ', period: '1d', toMs: ts[99], limit: ALL }),
+          sliceBars(hist, 0, 100),
+        )
+        const w = await store.beginWrite()
+        await w.deleteBars({ symbol: '000006.SZ', period: '1d', fromMs: ts[2000], toMs: ts[2100] })
+        await w.putBars('000006.SZ', '1d', walkBars([ts[2050]], [0.4]))
+        await w.commit()
+        same(
+          await store.readBars({ symbol: '000006.SZ', period: '1d', fromMs: ts[2000], toMs: ts[2100], limit: ALL }),
+          walkBars([ts[2050]], [0.4]),
+        )
+      },
+    )
     test('deletes are all or nothing: a batch that fails deletes nothing', [], async () => {
-      await store.write({ instruments: [bareInstrument('000007.SZ')], bars: [{ symbol: '000007.SZ', period: '1d', bars: hist }], exFactors: [{ symbol: '000007.SZ', events: [{ timestamp: hist.timestamp[50], exFactor: 1.2 }] }] })
+      await store.write({
+        instruments: [bareInstrument('000007.SZ')],
+        bars: [{ symbol: '000007.SZ', period: '1d', bars: hist }],
+        exFactors: [{ symbol: '000007.SZ', events: [{ timestamp: hist.timestamp[50], exFactor: 1.2 }] }],
+      })
       const version = await store.dataVersion()
       const bad = walkBars([hist.timestamp[9], hist.timestamp[8]], [0.5]) // not ascending
       await assert.rejects(
@@ -207,7 +315,10 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       assert.equal(await store.dataVersion(), version)
     })
     test('readers see nothing of a write before commit, and all of it after', ['liveImport'], async () => {
-      await store.write({ instruments: [bareInstrument('000008.SZ')], bars: [{ symbol: '000008.SZ', period: '1d', bars: hist }] })
+      await store.write({
+        instruments: [bareInstrument('000008.SZ')],
+        bars: [{ symbol: '000008.SZ', period: '1d', bars: hist }],
+      })
       const version = await store.dataVersion()
       const hk = walkBars(tradingDays('HK', 19000, 5), [0.2])
       const ts = hist.timestamp
@@ -223,7 +334,9 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       await w.commit()
       assert.equal((await store.readInstruments(['00005.HK'])).length, 1)
       same(await all('00005.HK', '1d'), hk)
-      assert.deepEqual((await store.readExFactors(['00005.HK'])).get('00005.HK'), [{ timestamp: hk.timestamp[2], exFactor: 1.25 }])
+      assert.deepEqual((await store.readExFactors(['00005.HK'])).get('00005.HK'), [
+        { timestamp: hk.timestamp[2], exFactor: 1.25 },
+      ])
       same(await all('000008.SZ', '1d'), sliceBars(hist, 1000, 2500))
       assert.notEqual(await store.dataVersion(), version)
     })
@@ -237,87 +350,158 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       same(await all('600000.SH', '1d'), daily)
       assert.equal(await store.dataVersion(), version)
     })
-    test('another instance on the same store sees a commit (at once, or within the 1 s polling bound), with a new data version', ['liveImport'], async () => {
-      const other = await open()
-      try {
-        const seen = await other.market.dataVersion()
-        assert.equal(seen, await store.dataVersion())
-        await store.write({ bars: [{ symbol: '00700.HK', period: '1d', bars: walkBars(tradingDays('HK', 19100, 3), [0.6]) }] })
-        await eventually(async () => {
-          assert.equal(barCount(await other.market.readBars({ symbol: '00700.HK', period: '1d', fromMs: tradingDays('HK', 19100, 1)[0], limit: 10 })), 3)
-          assert.notEqual(await other.market.dataVersion(), seen)
-        })
-      } finally {
-        await Promise.all([other.market.close(), other.keys.close()])
-      }
-    })
-    test('withSnapshot gives its read\'s result or error, nests, and leaves the store as it was (reads and writes go on)', [], async () => {
-      const n = barCount(await all('600000.SH', '1d'))
-      assert.equal(await store.withSnapshot(() => store.withSnapshot(async () => barCount(await all('600000.SH', '1d')))), n)
-      await assert.rejects(
-        store.withSnapshot(async () => {
-          await all('600000.SH', '1d')
-          throw new Error('a failed read')
-        }),
-        /a failed read/,
-      )
-      assert.equal(barCount(await all('600000.SH', '1d')), n)
-      await store.write({ instruments: [bareInstrument('601988.SH')] })
-      assert.deepEqual((await store.readInstruments(['601988.SH'])).map((i) => i.symbol), ['601988.SH'])
-    })
-    test('withSnapshot: its reads see one committed state while another instance commits; after it, the commit shows', ['snapshotReads', 'liveImport'], async () => {
-      const other = await open()
-      const days = tradingDays('HK', 19300, 2)
-      const read = async () => barCount(await store.readBars({ symbol: '00700.HK', period: '1d', limit: ALL }))
-      try {
-        const seen = await store.withSnapshot(async () => {
-          const version = await store.dataVersion()
-          const count = await read()
-          await other.market.write({ bars: [{ symbol: '00700.HK', period: '1d', bars: walkBars(days, [0.6]) }] })
-          assert.equal(await store.dataVersion(), version, 'the same data version inside')
-          assert.equal(await read(), count, 'the same bars inside')
-          return { version, count }
-        })
-        assert.notEqual(await store.dataVersion(), seen.version)
-        assert.equal(await read(), seen.count + days.length)
-      } finally {
-        await Promise.all([other.market.close(), other.keys.close()])
-      }
-    })
+    test(
+      'another instance on the same store sees a commit (at once, or within the 1 s polling bound), with a new data version',
+      ['liveImport'],
+      async () => {
+        const other = await open()
+        try {
+          const seen = await other.market.dataVersion()
+          assert.equal(seen, await store.dataVersion())
+          await store.write({
+            bars: [{ symbol: '00700.HK', period: '1d', bars: walkBars(tradingDays('HK', 19100, 3), [0.6]) }],
+          })
+          await eventually(async () => {
+            assert.equal(
+              barCount(
+                await other.market.readBars({
+                  symbol: '00700.HK',
+                  period: '1d',
+                  fromMs: tradingDays('HK', 19100, 1)[0],
+                  limit: 10,
+                }),
+              ),
+              3,
+            )
+            assert.notEqual(await other.market.dataVersion(), seen)
+          })
+        } finally {
+          await Promise.all([other.market.close(), other.keys.close()])
+        }
+      },
+    )
+    test(
+      "withSnapshot gives its read's result or error, nests, and leaves the store as it was (reads and writes go on)",
+      [],
+      async () => {
+        const n = barCount(await all('600000.SH', '1d'))
+        assert.equal(
+          await store.withSnapshot(() => store.withSnapshot(async () => barCount(await all('600000.SH', '1d')))),
+          n,
+        )
+        await assert.rejects(
+          store.withSnapshot(async () => {
+            await all('600000.SH', '1d')
+            throw new Error('a failed read')
+          }),
+          /a failed read/,
+        )
+        assert.equal(barCount(await all('600000.SH', '1d')), n)
+        await store.write({ instruments: [bareInstrument('601988.SH')] })
+        assert.deepEqual(
+          (await store.readInstruments(['601988.SH'])).map((i) => i.symbol),
+          ['601988.SH'],
+        )
+      },
+    )
+    test(
+      'withSnapshot: its reads see one committed state while another instance commits; after it, the commit shows',
+      ['snapshotReads', 'liveImport'],
+      async () => {
+        const other = await open()
+        const days = tradingDays('HK', 19300, 2)
+        const read = async () => barCount(await store.readBars({ symbol: '00700.HK', period: '1d', limit: ALL }))
+        try {
+          const seen = await store.withSnapshot(async () => {
+            const version = await store.dataVersion()
+            const count = await read()
+            await other.market.write({ bars: [{ symbol: '00700.HK', period: '1d', bars: walkBars(days, [0.6]) }] })
+            assert.equal(await store.dataVersion(), version, 'the same data version inside')
+            assert.equal(await read(), count, 'the same bars inside')
+            return { version, count }
+          })
+          assert.notEqual(await store.dataVersion(), seen.version)
+          assert.equal(await read(), seen.count + days.length)
+        } finally {
+          await Promise.all([other.market.close(), other.keys.close()])
+        }
+      },
+    )
     // Listing and universes (issue 10).
-    test('listInstruments: all or by exchange and/or type, symbol ascending; name_en and lot_size kept', [], async () => {
-      await store.write({ instruments: [bareInstrument('510300.SH', { type: 'etf', nameEn: 'CSI 300 ETF' }), bareInstrument('09988.HK', { type: 'stock', lotSize: 100 })] })
-      // Earlier tests add instruments of their own: check order and membership, not the whole list.
-      const all = (await store.listInstruments()).map((i) => i.symbol)
-      assert.deepEqual(all, [...all].sort())
-      for (const s of ['00700.HK', '09988.HK', '510300.SH', '600000.SH', 'AAPL.US']) assert.ok(all.includes(s), s)
-      const sh = (await store.listInstruments({ exchange: 'SH' })).map((i) => i.symbol)
-      assert.deepEqual(sh, all.filter((s) => s.endsWith('.SH')))
-      assert.deepEqual((await store.listInstruments({ exchange: 'SH', type: 'etf' })).map((i) => [i.symbol, i.nameEn]), [['510300.SH', 'CSI 300 ETF']])
-      assert.deepEqual((await store.searchInstruments('csi 300', 10)).map((i) => i.symbol), ['510300.SH'], 'search finds English names too')
-      assert.deepEqual((await store.listInstruments({ type: 'stock' })).map((i) => [i.symbol, i.lotSize]), [['09988.HK', 100], ['600000.SH', null]])
-      assert.deepEqual(await store.listInstruments({ exchange: 'BJ' }), [])
-    })
-    test('universes: putUniverses replaces each listed universe whole, in one write; readUniverses by id', [], async () => {
-      assert.deepEqual(await store.readUniverses(), [])
-      const w = await store.beginWrite()
-      await w.putUniverses([
-        { id: 'B', name: 'Bee', region: 'CN', category: 'equity', description: 'd', symbols: ['600000.SH', '510300.SH'] },
-        { id: 'A', name: 'A', region: null, category: null, description: null, symbols: ['AAPL.US'] },
-      ])
-      await w.commit()
-      const w2 = await store.beginWrite()
-      await w2.putUniverses([{ id: 'B', name: 'Bee 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] }])
-      await w2.commit()
-      assert.deepEqual(await store.readUniverses(), [
-        { id: 'A', name: 'A', region: null, category: null, description: null, symbols: ['AAPL.US'] },
-        { id: 'B', name: 'Bee 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
-      ])
-      const w3 = await store.beginWrite()
-      await w3.putUniverses([{ id: 'C', name: 'C', region: null, category: null, description: null, symbols: [] }])
-      await w3.rollback()
-      assert.deepEqual((await store.readUniverses()).map((u) => u.id), ['A', 'B'])
-    })
+    test(
+      'listInstruments: all or by exchange and/or type, symbol ascending; name_en and lot_size kept',
+      [],
+      async () => {
+        await store.write({
+          instruments: [
+            bareInstrument('510300.SH', { type: 'etf', nameEn: 'CSI 300 ETF' }),
+            bareInstrument('09988.HK', { type: 'stock', lotSize: 100 }),
+          ],
+        })
+        // Earlier tests add instruments of their own: check order and membership, not the whole list.
+        const all = (await store.listInstruments()).map((i) => i.symbol)
+        assert.deepEqual(all, [...all].sort())
+        for (const s of ['00700.HK', '09988.HK', '510300.SH', '600000.SH', 'AAPL.US']) assert.ok(all.includes(s), s)
+        const sh = (await store.listInstruments({ exchange: 'SH' })).map((i) => i.symbol)
+        assert.deepEqual(
+          sh,
+          all.filter((s) => s.endsWith('.SH')),
+        )
+        assert.deepEqual(
+          (await store.listInstruments({ exchange: 'SH', type: 'etf' })).map((i) => [i.symbol, i.nameEn]),
+          [['510300.SH', 'CSI 300 ETF']],
+        )
+        assert.deepEqual(
+          (await store.searchInstruments('csi 300', 10)).map((i) => i.symbol),
+          ['510300.SH'],
+          'search finds English names too',
+        )
+        assert.deepEqual(
+          (await store.listInstruments({ type: 'stock' })).map((i) => [i.symbol, i.lotSize]),
+          [
+            ['09988.HK', 100],
+            ['600000.SH', null],
+          ],
+        )
+        assert.deepEqual(await store.listInstruments({ exchange: 'BJ' }), [])
+      },
+    )
+    test(
+      'universes: putUniverses replaces each listed universe whole, in one write; readUniverses by id',
+      [],
+      async () => {
+        assert.deepEqual(await store.readUniverses(), [])
+        const w = await store.beginWrite()
+        await w.putUniverses([
+          {
+            id: 'B',
+            name: 'Bee',
+            region: 'CN',
+            category: 'equity',
+            description: 'd',
+            symbols: ['600000.SH', '510300.SH'],
+          },
+          { id: 'A', name: 'A', region: null, category: null, description: null, symbols: ['AAPL.US'] },
+        ])
+        await w.commit()
+        const w2 = await store.beginWrite()
+        await w2.putUniverses([
+          { id: 'B', name: 'Bee 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
+        ])
+        await w2.commit()
+        assert.deepEqual(await store.readUniverses(), [
+          { id: 'A', name: 'A', region: null, category: null, description: null, symbols: ['AAPL.US'] },
+          { id: 'B', name: 'Bee 2', region: 'CN', category: 'etf', description: null, symbols: ['510300.SH'] },
+        ])
+        const w3 = await store.beginWrite()
+        await w3.putUniverses([{ id: 'C', name: 'C', region: null, category: null, description: null, symbols: [] }])
+        await w3.rollback()
+        assert.deepEqual(
+          (await store.readUniverses()).map((u) => u.id),
+          ['A', 'B'],
+        )
+      },
+    )
     test('check() passes on a healthy store', [], async () => {
       await store.check()
       await keys.check()
@@ -342,34 +526,50 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       assert.equal(await keys.revokeKey(99_999), false)
       assert.equal(await keys.setKeyRate(99_999, 1, 1), false)
       assert.equal(await keys.findKey('cd'.repeat(32)), undefined)
-      assert.deepEqual((await keys.listKeys()).map((x) => x.name), ['ci'])
+      assert.deepEqual(
+        (await keys.listKeys()).map((x) => x.name),
+        ['ci'],
+      )
     })
-    test('keys created at the same time by two instances get distinct ids, each finding its own key', ['liveImport'], async () => {
-      const other = await open()
-      try {
-        const hash = (i: number) => i.toString(16).padStart(64, '0')
-        const made = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? other.keys : keys).createKey({ name: `k${i}`, hash: hash(i + 1) })))
-        assert.equal(new Set(made.map((k) => k.id)).size, 20)
-        assert.ok(made.every((k) => Number.isSafeInteger(k.id) && k.id > 0))
-        for (const [i, k] of made.entries()) await eventually(async () => assert.equal((await keys.findKey(hash(i + 1)))?.id, k.id))
-      } finally {
-        await Promise.all([other.market.close(), other.keys.close()])
-      }
-    })
-    test('a key change by another instance moves keysVersion here (at once, or within the 1 s polling bound) and is found', ['liveImport'], async () => {
-      const other = await open()
-      try {
-        const seen = await keys.keysVersion()
-        const k = await other.keys.createKey({ name: 'elsewhere', hash: 'ef'.repeat(32) })
-        await eventually(async () => assert.notEqual(await keys.keysVersion(), seen))
-        assert.equal((await keys.findKey('ef'.repeat(32)))?.id, k.id)
-        const before = await keys.keysVersion()
-        assert.ok(await other.keys.revokeKey(k.id))
-        await eventually(async () => assert.notEqual(await keys.keysVersion(), before))
-        assert.ok((await keys.findKey('ef'.repeat(32)))?.revokedMs)
-      } finally {
-        await Promise.all([other.market.close(), other.keys.close()])
-      }
-    })
+    test(
+      'keys created at the same time by two instances get distinct ids, each finding its own key',
+      ['liveImport'],
+      async () => {
+        const other = await open()
+        try {
+          const hash = (i: number) => i.toString(16).padStart(64, '0')
+          const made = await Promise.all(
+            Array.from({ length: 20 }, (_, i) =>
+              (i % 2 ? other.keys : keys).createKey({ name: `k${i}`, hash: hash(i + 1) }),
+            ),
+          )
+          assert.equal(new Set(made.map((k) => k.id)).size, 20)
+          assert.ok(made.every((k) => Number.isSafeInteger(k.id) && k.id > 0))
+          for (const [i, k] of made.entries())
+            await eventually(async () => assert.equal((await keys.findKey(hash(i + 1)))?.id, k.id))
+        } finally {
+          await Promise.all([other.market.close(), other.keys.close()])
+        }
+      },
+    )
+    test(
+      'a key change by another instance moves keysVersion here (at once, or within the 1 s polling bound) and is found',
+      ['liveImport'],
+      async () => {
+        const other = await open()
+        try {
+          const seen = await keys.keysVersion()
+          const k = await other.keys.createKey({ name: 'elsewhere', hash: 'ef'.repeat(32) })
+          await eventually(async () => assert.notEqual(await keys.keysVersion(), seen))
+          assert.equal((await keys.findKey('ef'.repeat(32)))?.id, k.id)
+          const before = await keys.keysVersion()
+          assert.ok(await other.keys.revokeKey(k.id))
+          await eventually(async () => assert.notEqual(await keys.keysVersion(), before))
+          assert.ok((await keys.findKey('ef'.repeat(32)))?.revokedMs)
+        } finally {
+          await Promise.all([other.market.close(), other.keys.close()])
+        }
+      },
+    )
   })
 }

@@ -13,7 +13,16 @@ interface KeyRow {
 }
 
 const COLUMNS = ['id', 'name', 'hash', 'created_ms', 'revoked_ms', 'rate_per_min', 'burst', 'ver']
-const TYPES: readonly ColumnType[] = ['UInt32', 'String', 'String', 'Int64', 'Nullable(Int64)', 'Nullable(Float64)', 'Nullable(Float64)', 'UInt64']
+const TYPES: readonly ColumnType[] = [
+  'UInt32',
+  'String',
+  'String',
+  'Int64',
+  'Nullable(Int64)',
+  'Nullable(Float64)',
+  'Nullable(Float64)',
+  'UInt64',
+]
 
 export class ClickHouseKeyStore implements KeyStore {
   readonly #meta: Connection
@@ -42,7 +51,15 @@ export class ClickHouseKeyStore implements KeyStore {
     const rows = await this.#meta.json<KeyRow>(
       `SELECT id, argMax((name, hash, toString(created_ms), toString(revoked_ms), rate_per_min, burst), ver) AS r FROM api_keys ${where} GROUP BY id ORDER BY id`,
     )
-    return rows.map(({ id, r }) => ({ id: Number(id), name: r[0], hash: r[1], createdMs: Number(r[2]), revokedMs: r[3] === null ? null : Number(r[3]), ratePerMin: r[4], burst: r[5] }))
+    return rows.map(({ id, r }) => ({
+      id: Number(id),
+      name: r[0],
+      hash: r[1],
+      createdMs: Number(r[2]),
+      revokedMs: r[3] === null ? null : Number(r[3]),
+      ratePerMin: r[4],
+      burst: r[5],
+    }))
   }
 
   async #put(k: ApiKeyRecord): Promise<void> {
@@ -51,11 +68,24 @@ export class ClickHouseKeyStore implements KeyStore {
     await this.#version.reload()
   }
 
-  async createKey(key: { name: string; hash: string; ratePerMin?: number | null; burst?: number | null }): Promise<ApiKeyRecord> {
+  async createKey(key: {
+    name: string
+    hash: string
+    ratePerMin?: number | null
+    burst?: number | null
+  }): Promise<ApiKeyRecord> {
     if (await this.findKey(key.hash)) throw new Error('a key with this hash exists already')
     let id = newKeyId()
     while (await this.#byId(id)) id = newKeyId()
-    const record: ApiKeyRecord = { id, name: key.name, hash: key.hash, createdMs: Date.now(), revokedMs: null, ratePerMin: key.ratePerMin ?? null, burst: key.burst ?? null }
+    const record: ApiKeyRecord = {
+      id,
+      name: key.name,
+      hash: key.hash,
+      createdMs: Date.now(),
+      revokedMs: null,
+      ratePerMin: key.ratePerMin ?? null,
+      burst: key.burst ?? null,
+    }
     await this.#put(record)
     return record
   }

@@ -11,7 +11,17 @@ import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { decodeBars } from './row-binary.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
 import { LRUCache } from 'lru-cache'
-import { OPEN_FROM, OPEN_TO, loadIntervals, loadSnapshot, overlapping, tombstoneFilter, tombstoneKey, type Interval, type Snapshot } from './snapshot.js'
+import {
+  OPEN_FROM,
+  OPEN_TO,
+  loadIntervals,
+  loadSnapshot,
+  overlapping,
+  tombstoneFilter,
+  tombstoneKey,
+  type Interval,
+  type Snapshot,
+} from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
 import { compact, type CompactionReport } from './compaction.js'
@@ -40,7 +50,20 @@ const READ_COLUMNS = `ts, ${VALUE_COLUMNS}`
 const DAILY_CACHE_BYTES = 64 * 1024 * 1024
 const BYTES_PER_BAR = 8 * 8
 
-type InstrumentTuple = [string, string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number | null, string | null, number | null]
+type InstrumentTuple = [
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  string | null,
+  number | null,
+]
 
 export class ClickHouseMarketStore implements MarketStore {
   readonly capabilities: StoreCapabilities
@@ -59,10 +82,19 @@ export class ClickHouseMarketStore implements MarketStore {
         ? new LRUCache({
             maxSize: dailyCacheBytes,
             sizeCalculation: (b) => Math.max(1, barCount(b) * BYTES_PER_BAR),
-            fetchMethod: (_key, _stale, { context }) => this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
+            fetchMethod: (_key, _stale, { context }) =>
+              this.#query(context.s, { symbol: context.symbol, period: '1d', limit: Number.MAX_SAFE_INTEGER }),
           })
         : undefined
-    this.capabilities = { liveImport: true, sharedAcrossInstances: true, transactionalReads: false, distributed: t.cluster !== undefined, storedRollups: false, snapshotReads: false, blockingReads: false }
+    this.capabilities = {
+      liveImport: true,
+      sharedAcrossInstances: true,
+      transactionalReads: false,
+      distributed: t.cluster !== undefined,
+      storedRollups: false,
+      snapshotReads: false,
+      blockingReads: false,
+    }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
 
@@ -120,11 +152,17 @@ export class ClickHouseMarketStore implements MarketStore {
           // A plain range scan, ordered and cut here: the window holds little more than `limit` rows, and
           // sorting them on the server cost more than shipping them (bench/store.bench.ts). Decompressed
           // blocks are kept in the server's uncompressed cache for the next read of the same hot range.
-          const rows = decodeBars(await this.#t.entry.bytes(`SELECT ${READ_COLUMNS} FROM bars WHERE ${range} SETTINGS use_uncompressed_cache = 1 FORMAT RowBinary`))
+          const rows = decodeBars(
+            await this.#t.entry.bytes(
+              `SELECT ${READ_COLUMNS} FROM bars WHERE ${range} SETTINGS use_uncompressed_cache = 1 FORMAT RowBinary`,
+            ),
+          )
           bars = newest(sortedByTime(rows), q.limit)
         } else {
           bars = decodeBars(
-            await this.#t.entry.bytes(`SELECT * FROM (SELECT ${READ_COLUMNS} FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}) ORDER BY ts FORMAT RowBinary`),
+            await this.#t.entry.bytes(
+              `SELECT * FROM (SELECT ${READ_COLUMNS} FROM bars WHERE ${range} ORDER BY ts DESC LIMIT ${sql.int(q.limit)}) ORDER BY ts FORMAT RowBinary`,
+            ),
           )
         }
       }
@@ -160,7 +198,9 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async #instruments(symbols: readonly string[] | undefined, filter = '', limit = ''): Promise<Instrument[]> {
     const s = await this.#snap()
-    const rows = await this.#t.meta.json<{ symbol: string; r: InstrumentTuple }>(`SELECT symbol, r FROM (${this.#instrumentsSql(s, symbols)}) ${filter} ORDER BY symbol ${limit}`)
+    const rows = await this.#t.meta.json<{ symbol: string; r: InstrumentTuple }>(
+      `SELECT symbol, r FROM (${this.#instrumentsSql(s, symbols)}) ${filter} ORDER BY symbol ${limit}`,
+    )
     return rows.map(({ symbol, r }) => toInstrument(symbol, r))
   }
 
@@ -178,16 +218,30 @@ export class ClickHouseMarketStore implements MarketStore {
   }
 
   async listInstruments(filter: { exchange?: string; type?: string } = {}): Promise<Instrument[]> {
-    const where = [filter.exchange !== undefined ? `r.2 = ${sql.str(filter.exchange)}` : '', filter.type !== undefined ? `r.4 = ${sql.str(filter.type)}` : ''].filter(Boolean)
+    const where = [
+      filter.exchange !== undefined ? `r.2 = ${sql.str(filter.exchange)}` : '',
+      filter.type !== undefined ? `r.4 = ${sql.str(filter.type)}` : '',
+    ].filter(Boolean)
     return this.#instruments(undefined, where.length ? `WHERE ${where.join(' AND ')}` : '')
   }
 
-  async readExFactors(symbols: readonly string[], fromMs = OPEN_FROM, toMs = OPEN_TO): Promise<Map<string, ExFactorEvent[]>> {
+  async readExFactors(
+    symbols: readonly string[],
+    fromMs = OPEN_FROM,
+    toMs = OPEN_TO,
+  ): Promise<Map<string, ExFactorEvent[]>> {
     const known = await this.readInstruments(symbols)
     const out = new Map<string, ExFactorEvent[]>(known.map((i) => [i.symbol, []]))
     if (known.length === 0) return out
     const s = await this.#snap()
-    const deleted = known.map((i) => tombstoneFilter(s.tombstones.get(tombstoneKey('ex_factors', i.symbol)), 'ts').replace(/AND NOT \(/g, `AND NOT (symbol = ${sql.str(i.symbol)} AND `)).join('')
+    const deleted = known
+      .map((i) =>
+        tombstoneFilter(s.tombstones.get(tombstoneKey('ex_factors', i.symbol)), 'ts').replace(
+          /AND NOT \(/g,
+          `AND NOT (symbol = ${sql.str(i.symbol)} AND `,
+        ),
+      )
+      .join('')
     const rows = await this.#t.meta.json<{ symbol: string; ts: string; f: number }>(
       `SELECT symbol, ts, argMax(ex_factor, (import_id, seq)) AS f FROM ex_factors
        WHERE symbol IN (${sql.list(known.map((i) => sql.str(i.symbol)))}) AND ts >= ${sql.int(Math.ceil(fromMs))} AND ts <= ${sql.int(Math.floor(toMs))} AND ${s.committedSql}${deleted}
@@ -199,7 +253,10 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async readUniverses(): Promise<StoredUniverse[]> {
     const s = await this.#snap()
-    const rows = await this.#t.meta.json<{ id: string; r: [string, string | null, string | null, string | null, string[]] }>(
+    const rows = await this.#t.meta.json<{
+      id: string
+      r: [string, string | null, string | null, string | null, string[]]
+    }>(
       `SELECT id, argMax((name, region, category, description, symbols), (import_id, seq)) AS r FROM universes WHERE ${s.committedSql} GROUP BY id ORDER BY id`,
     )
     return rows.map(({ id, r }) => ({ id, name: r[0], region: r[1], category: r[2], description: r[3], symbols: r[4] }))
@@ -293,7 +350,12 @@ export class ClickHouseMarketStore implements MarketStore {
     }
     for (const table of META_VERSIONED_TABLES) await metaWriter.command(`ALTER TABLE ${table} DELETE WHERE ${where}`)
     const now = Date.now()
-    await metaWriter.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', ids.map((id) => `${id}\tvacuumed\t${now}\n`).join(''))
+    await metaWriter.insert(
+      'imports',
+      ['import_id', 'state', 'at_ms'],
+      'TabSeparated',
+      ids.map((id) => `${id}\tvacuumed\t${now}\n`).join(''),
+    )
   }
 
   async close(): Promise<void> {
@@ -322,4 +384,3 @@ function toInstrument(symbol: string, r: InstrumentTuple): Instrument {
     lotSize: r[11],
   }
 }
-

@@ -64,7 +64,12 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   async #state(state: 'begun' | 'committed' | 'aborted'): Promise<void> {
-    await this.#t.metaWriter.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', `${this.#id}\t${state}\t${Date.now()}\n`)
+    await this.#t.metaWriter.insert(
+      'imports',
+      ['import_id', 'state', 'at_ms'],
+      'TabSeparated',
+      `${this.#id}\t${state}\t${Date.now()}\n`,
+    )
   }
 
   #live(): void {
@@ -72,7 +77,11 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   /** Small-table rows as TabSeparated, each with its own seq so a later row of one import wins. */
-  async #insertMeta(table: string, columns: readonly string[], rows: readonly (string | number | null)[][]): Promise<void> {
+  async #insertMeta(
+    table: string,
+    columns: readonly string[],
+    rows: readonly (string | number | null)[][],
+  ): Promise<void> {
     this.#live()
     if (rows.length === 0) return
     const body = rows.map((r) => [...r.map(tsv), String(this.#id), String(++this.#seq)].join('\t')).join('\n') + '\n'
@@ -80,10 +89,17 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   /** Rows with floats go in binary: 18.16 parses floats from text inexactly. */
-  async #insertBinary(table: string, columns: readonly [string, ColumnType][], rows: readonly (readonly Cell[])[]): Promise<void> {
+  async #insertBinary(
+    table: string,
+    columns: readonly [string, ColumnType][],
+    rows: readonly (readonly Cell[])[],
+  ): Promise<void> {
     this.#live()
     if (rows.length === 0) return
-    const body = encodeRows([...columns.map(([, t]) => t), 'UInt64', 'UInt32'], rows.map((r) => [...r, this.#id, ++this.#seq]))
+    const body = encodeRows(
+      [...columns.map(([, t]) => t), 'UInt64', 'UInt32'],
+      rows.map((r) => [...r, this.#id, ++this.#seq]),
+    )
     await this.#t.metaWriter.insert(table, [...columns.map(([c]) => c), 'import_id', 'seq'], 'RowBinary', body)
   }
 
@@ -92,15 +108,45 @@ export class ClickHouseWriter implements StoreWriter {
     const f = 'Nullable(Float64)'
     await this.#insertBinary(
       'instruments',
-      [['symbol', 'String'], ['code', 'String'], ['exchange', 'String'], ['name', s], ['type', s], ['listing_date', s], ['tick_size', f], ['total_shares', f], ['float_shares', f], ['limit_up', f], ['limit_down', f], ['name_en', s], ['lot_size', f]],
-      list.map((i) => [i.symbol, i.code, i.exchange, i.name, i.type, i.listingDate, i.tickSize, i.totalShares, i.floatShares, i.limitUp, i.limitDown, i.nameEn, i.lotSize]),
+      [
+        ['symbol', 'String'],
+        ['code', 'String'],
+        ['exchange', 'String'],
+        ['name', s],
+        ['type', s],
+        ['listing_date', s],
+        ['tick_size', f],
+        ['total_shares', f],
+        ['float_shares', f],
+        ['limit_up', f],
+        ['limit_down', f],
+        ['name_en', s],
+        ['lot_size', f],
+      ],
+      list.map((i) => [
+        i.symbol,
+        i.code,
+        i.exchange,
+        i.name,
+        i.type,
+        i.listingDate,
+        i.tickSize,
+        i.totalShares,
+        i.floatShares,
+        i.limitUp,
+        i.limitDown,
+        i.nameEn,
+        i.lotSize,
+      ]),
     )
   }
 
   async putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void> {
     this.#live()
     const ts = bars.timestamp
-    for (let i = 1; i < ts.length; i++) if (!(ts[i] > ts[i - 1])) throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
+    for (let i = 1; i < ts.length; i++)
+      if (!(ts[i] > ts[i - 1]))
+        throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
     const n = barCount(bars)
     if (n === 0) return
     const seq = ++this.#seq
@@ -129,19 +175,57 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   async putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void> {
-    await this.#insertBinary('ex_factors', [['symbol', 'String'], ['ts', 'Int64'], ['ex_factor', 'Float64']], events.map((e) => [symbol, e.timestamp, e.exFactor]))
+    await this.#insertBinary(
+      'ex_factors',
+      [
+        ['symbol', 'String'],
+        ['ts', 'Int64'],
+        ['ex_factor', 'Float64'],
+      ],
+      events.map((e) => [symbol, e.timestamp, e.exFactor]),
+    )
   }
 
   async putUniverses(list: readonly StoredUniverse[]): Promise<void> {
     this.#live()
     if (list.length === 0) return
-    const array = (symbols: readonly string[]) => `[${symbols.map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(',')}]`
-    const body = list.map((u) => [tsv(u.id), tsv(u.name), tsv(u.region), tsv(u.category), tsv(u.description), tsv(array(u.symbols)), String(this.#id), String(++this.#seq)].join('\t')).join('\n') + '\n'
-    await this.#t.metaWriter.insert('universes', ['id', 'name', 'region', 'category', 'description', 'symbols', 'import_id', 'seq'], 'TabSeparated', body)
+    const array = (symbols: readonly string[]) =>
+      `[${symbols.map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(',')}]`
+    const body =
+      list
+        .map((u) =>
+          [
+            tsv(u.id),
+            tsv(u.name),
+            tsv(u.region),
+            tsv(u.category),
+            tsv(u.description),
+            tsv(array(u.symbols)),
+            String(this.#id),
+            String(++this.#seq),
+          ].join('\t'),
+        )
+        .join('\n') + '\n'
+    await this.#t.metaWriter.insert(
+      'universes',
+      ['id', 'name', 'region', 'category', 'description', 'symbols', 'import_id', 'seq'],
+      'TabSeparated',
+      body,
+    )
   }
 
-  async #tombstone(kind: 'bars' | 'ex_factors' | 'instruments', symbol: string, period: string, fromMs: number | undefined, toMs: number | undefined): Promise<void> {
-    await this.#insertMeta('deletes', ['kind', 'symbol', 'period', 'from_ts', 'to_ts'], [[kind, symbol, period, Math.ceil(fromMs ?? OPEN_FROM), Math.floor(toMs ?? OPEN_TO)]])
+  async #tombstone(
+    kind: 'bars' | 'ex_factors' | 'instruments',
+    symbol: string,
+    period: string,
+    fromMs: number | undefined,
+    toMs: number | undefined,
+  ): Promise<void> {
+    await this.#insertMeta(
+      'deletes',
+      ['kind', 'symbol', 'period', 'from_ts', 'to_ts'],
+      [[kind, symbol, period, Math.ceil(fromMs ?? OPEN_FROM), Math.floor(toMs ?? OPEN_TO)]],
+    )
   }
 
   async deleteBars(range: BarRange): Promise<void> {

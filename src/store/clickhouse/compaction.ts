@@ -50,22 +50,35 @@ function hides(t: Tomb, withTs: boolean, withPeriod: boolean): string {
  * only rows of imports committed when the run starts are touched. A tombstone goes last, once the rows
  * it hid are gone and no import older than it is still open (one that commits later would be hidden by it).
  */
-export async function compact(t: Topology, { graceMs, waitMs = 600_000 }: { graceMs: number; waitMs?: number }): Promise<CompactionReport> {
+export async function compact(
+  t: Topology,
+  { graceMs, waitMs = 600_000 }: { graceMs: number; waitMs?: number },
+): Promise<CompactionReport> {
   const none: CompactionReport = { supersededRows: 0, hiddenRows: 0, tombstones: 0, pending: false }
   const meta = t.metaWriter
   const cutoff = Date.now() - graceMs
   const committed: string[] = []
   const old: string[] = []
-  for (const [id, at] of await meta.rows("SELECT import_id, min(at_ms) FROM imports WHERE state = 'committed' GROUP BY import_id ORDER BY import_id")) {
+  for (const [id, at] of await meta.rows(
+    "SELECT import_id, min(at_ms) FROM imports WHERE state = 'committed' GROUP BY import_id ORDER BY import_id",
+  )) {
     committed.push(id!)
     if (Number(at) <= cutoff) old.push(id!)
   }
   if (old.length === 0) return none
   const C = `import_id IN (${sql.list(committed)})`
   const O = `import_id IN (${sql.list(old)})`
-  const tombs = (await meta.rows(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${O}`)).map(
-    ([kind, symbol, period, from, to, importId, seq]): Tomb => ({ kind: kind as Tomb['kind'], symbol: symbol!, period: period!, fromTs: from!, toTs: to!, importId: importId!, seq: seq! }),
-  )
+  const tombs = (
+    await meta.rows(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${O}`)
+  ).map(([kind, symbol, period, from, to, importId, seq]): Tomb => ({
+    kind: kind as Tomb['kind'],
+    symbol: symbol!,
+    period: period!,
+    fromTs: from!,
+    toTs: to!,
+    importId: importId!,
+    seq: seq!,
+  }))
 
   let supersededRows = 0
   let hiddenRows = 0
@@ -77,7 +90,11 @@ export async function compact(t: Topology, { graceMs, waitMs = 600_000 }: { grac
        WHERE ${C} AND (import_id, seq) < top`,
     )
     const mine = tombs.filter((x) => x.kind === kind)
-    const hidden = mine.length ? await meta.rows(`SELECT import_id, seq FROM ${table} WHERE ${C} AND (${mine.map((x) => hides(x, ts, false)).join(' OR ')})`) : []
+    const hidden = mine.length
+      ? await meta.rows(
+          `SELECT import_id, seq FROM ${table} WHERE ${C} AND (${mine.map((x) => hides(x, ts, false)).join(' OR ')})`,
+        )
+      : []
     const gone = new Set([...superseded, ...hidden].map(([id, seq]) => version(id!, seq!)))
     supersededRows += superseded.length
     hiddenRows += gone.size - superseded.length
@@ -96,10 +113,15 @@ export async function compact(t: Topology, { graceMs, waitMs = 600_000 }: { grac
   const hosts = [...new Map([...t.barHosts, meta.endpoint].map((ep) => [ep.url, ep])).values()]
   if (!(await mutationsDone(hosts, waitMs))) return { supersededRows, hiddenRows, tombstones: 0, pending: true }
   const open = (
-    await meta.rows(`SELECT import_id FROM imports WHERE NOT ${C} GROUP BY import_id HAVING countIf(state = 'vacuumed') = 0 ORDER BY import_id LIMIT 1`)
+    await meta.rows(
+      `SELECT import_id FROM imports WHERE NOT ${C} GROUP BY import_id HAVING countIf(state = 'vacuumed') = 0 ORDER BY import_id LIMIT 1`,
+    )
   ).map((r) => BigInt(r[0]!))[0]
   const removable = tombs.filter((x) => open === undefined || BigInt(x.importId) < open)
-  if (removable.length) await meta.command(`ALTER TABLE deletes DELETE WHERE (import_id, seq) IN (${removable.map((x) => version(x.importId, x.seq)).join(', ')})`)
+  if (removable.length)
+    await meta.command(
+      `ALTER TABLE deletes DELETE WHERE (import_id, seq) IN (${removable.map((x) => version(x.importId, x.seq)).join(', ')})`,
+    )
   return { supersededRows, hiddenRows, tombstones: removable.length, pending: false }
 }
 
@@ -109,7 +131,9 @@ export async function compact(t: Topology, { graceMs, waitMs = 600_000 }: { grac
  */
 async function overlappingSeries(meta: Connection, C: string, old: ReadonlySet<string>): Promise<string[]> {
   const spans = new Map<string, { first: number; last: number; id: string }[]>()
-  for (const [symbol, period, first, last, id] of await meta.rows(`SELECT symbol, period, first_ts, last_ts, import_id FROM series WHERE ${C}`)) {
+  for (const [symbol, period, first, last, id] of await meta.rows(
+    `SELECT symbol, period, first_ts, last_ts, import_id FROM series WHERE ${C}`,
+  )) {
     const k = `${symbol}\t${period}`
     const list = spans.get(k) ?? []
     list.push({ first: Number(first), last: Number(last), id: id! })
@@ -128,7 +152,10 @@ async function overlappingSeries(meta: Connection, C: string, old: ReadonlySet<s
       }
     }
     const [symbol, period] = k.split('\t')
-    if (lo <= hi) terms.push(`(symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ts >= ${sql.int(lo)} AND ts <= ${sql.int(hi)})`)
+    if (lo <= hi)
+      terms.push(
+        `(symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ts >= ${sql.int(lo)} AND ts <= ${sql.int(hi)})`,
+      )
   }
   return terms
 }
@@ -139,7 +166,14 @@ async function overlappingSeries(meta: Connection, C: string, old: ReadonlySet<s
  * own terms. One mutation (`ALTER TABLE ... DELETE WHERE` with literals only: 18.16 fails a mutation
  * that holds a subquery, and a failed mutation blocks every later one on that table).
  */
-async function compactBars(ep: Endpoint, table: string, C: string, O: string, candidates: readonly string[], tombs: readonly Tomb[]): Promise<{ superseded: number; hidden: number }> {
+async function compactBars(
+  ep: Endpoint,
+  table: string,
+  C: string,
+  O: string,
+  candidates: readonly string[],
+  tombs: readonly Tomb[],
+): Promise<{ superseded: number; hidden: number }> {
   const c = new Connection(ep, WRITE_TIMEOUT_MS)
   try {
     const terms: string[] = []
@@ -159,14 +193,19 @@ async function compactBars(ep: Endpoint, table: string, C: string, O: string, ca
          ) USING (symbol, period, id, sq) GROUP BY symbol, period, id, sq, a, b, c`,
       )
       const series = (g: (string | null)[]) => `symbol = ${sql.str(g[0]!)} AND period = ${sql.str(g[1]!)}`
-      const exact = (g: (string | null)[]) => `${series(g)} AND import_id = ${sql.int(g[2]!)} AND seq = ${sql.int(g[3]!)}`
+      const exact = (g: (string | null)[]) =>
+        `${series(g)} AND import_id = ${sql.int(g[2]!)} AND seq = ${sql.int(g[3]!)}`
       const ranges = groups.map((g) => `${exact(g)} AND ts >= ${sql.int(g[4]!)} AND ts <= ${sql.int(g[5]!)}`)
       for (let i = 0; i < groups.length; i++) {
         const g = groups[i]
         superseded += Number(g[6])
         if (g[7] === g[6]) terms.push(`(${ranges[i]})`)
         else {
-          const ts = (await c.rows(`SELECT ts FROM (${losers}) WHERE ${series(g)} AND id = ${sql.int(g[2]!)} AND sq = ${sql.int(g[3]!)}`)).map((r) => sql.int(r[0]!))
+          const ts = (
+            await c.rows(
+              `SELECT ts FROM (${losers}) WHERE ${series(g)} AND id = ${sql.int(g[2]!)} AND sq = ${sql.int(g[3]!)}`,
+            )
+          ).map((r) => sql.int(r[0]!))
           terms.push(`(${exact(g)} AND ts IN (${ts.join(', ')}))`)
         }
       }
@@ -193,7 +232,9 @@ async function mutationsDone(hosts: readonly Endpoint[], waitMs: number): Promis
     const c = new Connection(ep)
     try {
       for (;;) {
-        const [[n]] = await c.rows('SELECT count() FROM system.mutations WHERE database = currentDatabase() AND is_done = 0')
+        const [[n]] = await c.rows(
+          'SELECT count() FROM system.mutations WHERE database = currentDatabase() AND is_done = 0',
+        )
         if (n === '0') break
         if (Date.now() - t0 > waitMs) return false
         await sleep(100)

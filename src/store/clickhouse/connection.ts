@@ -130,8 +130,13 @@ export class Connection {
 
   /** Undefined when `/ping` answers within PING_TIMEOUT_MS, else the failure. */
   async ping(): Promise<MdqError | undefined> {
-    const deadline = patientDeadline(PING_TIMEOUT_MS, () => new Error(`no answer to /ping within ${PING_TIMEOUT_MS} ms`))
-    const r = await this.#client.ping({ select: false, abort_signal: deadline.signal }).catch((err: unknown) => ({ success: false as const, error: err }))
+    const deadline = patientDeadline(
+      PING_TIMEOUT_MS,
+      () => new Error(`no answer to /ping within ${PING_TIMEOUT_MS} ms`),
+    )
+    const r = await this.#client
+      .ping({ select: false, abort_signal: deadline.signal })
+      .catch((err: unknown) => ({ success: false as const, error: err }))
     deadline.clear()
     return r.success ? undefined : this.unavailable(r.error)
   }
@@ -154,7 +159,10 @@ export class Connection {
       return rs.text()
     })
     if (text === '') return []
-    return text.replace(/\n$/, '').split('\n').map((line) => line.split('\t').map(unescapeTsv))
+    return text
+      .replace(/\n$/, '')
+      .split('\n')
+      .map((line) => line.split('\t').map(unescapeTsv))
   }
 
   /** Rows of a small JSONEachRow result (Int64 come as strings, tuples as arrays). */
@@ -176,10 +184,21 @@ export class Connection {
   }
 
   /** `INSERT INTO table (columns) FORMAT <format>` with a body already encoded in that format. */
-  async insert(table: string, columns: readonly string[], format: 'RowBinary' | 'TabSeparated', body: Buffer | string, settings: Record<string, 0 | 1> = {}): Promise<void> {
+  async insert(
+    table: string,
+    columns: readonly string[],
+    format: 'RowBinary' | 'TabSeparated',
+    body: Buffer | string,
+    settings: Record<string, 0 | 1> = {},
+  ): Promise<void> {
     const query = `INSERT INTO ${table} (${columns.join(', ')}) FORMAT ${format}`
     await this.#run(async (signal) => {
-      const { stream } = await this.#client.exec({ query, values: Readable.from([body]), clickhouse_settings: settings, abort_signal: signal })
+      const { stream } = await this.#client.exec({
+        query,
+        values: Readable.from([body]),
+        clickhouse_settings: settings,
+        abort_signal: signal,
+      })
       for await (const chunk of stream) void chunk // drain the (empty) answer so the socket is reused
     })
   }
@@ -189,7 +208,16 @@ export class Connection {
   }
 }
 
-const TSV_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', '\\': '\\', "'": "'", b: '\b', f: '\f' }
+const TSV_ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '0': '\0',
+  '\\': '\\',
+  "'": "'",
+  b: '\b',
+  f: '\f',
+}
 
 function unescapeTsv(field: string): string | null {
   if (field === '\\N') return null

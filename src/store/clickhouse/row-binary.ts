@@ -22,7 +22,8 @@ function fits(v: number, k: number): boolean {
 
 /** A decimal scale at which all of a row's prices are exact: the previous row's if it fits, else the smallest. */
 function priceScale(hint: number, a: number, b: number, c: number, d: number, e: number): number {
-  if (hint !== RAW_SCALE && fits(a, hint) && fits(b, hint) && fits(c, hint) && fits(d, hint) && fits(e, hint)) return hint
+  if (hint !== RAW_SCALE && fits(a, hint) && fits(b, hint) && fits(c, hint) && fits(d, hint) && fits(e, hint))
+    return hint
   for (let k = 0; k <= MAX_SCALE; k++) if (fits(a, k) && fits(b, k) && fits(c, k) && fits(d, k) && fits(e, k)) return k
   return RAW_SCALE
 }
@@ -74,7 +75,15 @@ class Writer {
 const FIXED_ROW = 1 + 8 + 1 + 5 * 8 + 1 + 2 * 8 + 8 + 4
 
 /** RowBinary rows of BAR_COLUMNS for bars [from, to) of one series, tagged with the import and its op seq. */
-export function encodeBars(symbol: string, period: StoredPeriod, bars: Bars, from: number, to: number, importId: bigint, seq: number): Buffer {
+export function encodeBars(
+  symbol: string,
+  period: StoredPeriod,
+  bars: Bars,
+  from: number,
+  to: number,
+  importId: bigint,
+  seq: number,
+): Buffer {
   const name = Buffer.from(symbol, 'utf8')
   if (name.length > 127) throw new Error(`symbol too long: ${symbol}`)
   // The row's constant head (symbol, period) and tail (import id, seq), copied in whole.
@@ -144,9 +153,9 @@ export function decodeBars(buf: Buffer): Bars {
 /** Rows per INSERT: bounds the memory of one block for a 10M-row import. */
 export const INSERT_BLOCK_ROWS = 500_000
 
-
 /** Column types of the small tables written in RowBinary (18.16 parses floats from text inexactly: '7.956' is not 7.956). */
-export type ColumnType = 'String' | 'Nullable(String)' | 'Float64' | 'Nullable(Float64)' | 'Int64' | 'Nullable(Int64)' | 'UInt64' | 'UInt32'
+export type ColumnType =
+  'String' | 'Nullable(String)' | 'Float64' | 'Nullable(Float64)' | 'Int64' | 'Nullable(Int64)' | 'UInt64' | 'UInt32'
 export type Cell = string | number | bigint | null
 
 /** RowBinary of rows whose cells match `types` column by column. */

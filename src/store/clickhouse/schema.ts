@@ -5,7 +5,22 @@ import type { ClickHouseConfig } from './config.js'
 /** Every versioned row carries the import that wrote it and its order inside that import. */
 const VERSION = 'import_id UInt64, seq UInt32'
 
-export const BAR_COLUMNS = ['symbol', 'period', 'ts', 'pscale', 'open', 'high', 'low', 'close', 'prev_close', 'vscale', 'volume', 'amount', 'import_id', 'seq'] as const
+export const BAR_COLUMNS = [
+  'symbol',
+  'period',
+  'ts',
+  'pscale',
+  'open',
+  'high',
+  'low',
+  'close',
+  'prev_close',
+  'vscale',
+  'volume',
+  'amount',
+  'import_id',
+  'seq',
+] as const
 const BARS = `symbol String, period Enum8('1m' = 1, '1d' = 2), ts Int64,
   pscale UInt8, open Int64, high Int64, low Int64, close Int64, prev_close Int64,
   vscale UInt8, volume Int64, amount Int64, ${VERSION}`
@@ -66,7 +81,9 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
   const base = { username: config.username, password: config.password }
   const entryEp: Endpoint = { ...base, url: config.url, database: config.database }
   const watched = (hosts: readonly Endpoint[]) => {
-    const pingers = [...new Map(hosts.map((ep) => [ep.url, ep])).values()].map((ep) => new Connection(ep, PING_TIMEOUT_MS))
+    const pingers = [...new Map(hosts.map((ep) => [ep.url, ep])).values()].map(
+      (ep) => new Connection(ep, PING_TIMEOUT_MS),
+    )
     const health = new Health(pingers)
     return { pingers, health, connection: (ep: Endpoint, timeoutMs?: number) => new Connection(ep, timeoutMs, health) }
   }
@@ -74,7 +91,16 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
     const { pingers, health, connection } = watched([entryEp])
     const entry = connection(entryEp)
     const writer = connection(entryEp, WRITE_TIMEOUT_MS)
-    return { entry, meta: entry, entryWriter: writer, metaWriter: writer, barHosts: [entryEp], barsLocal: 'bars', health, pingers }
+    return {
+      entry,
+      meta: entry,
+      entryWriter: writer,
+      metaWriter: writer,
+      barHosts: [entryEp],
+      barsLocal: 'bars',
+      health,
+      pingers,
+    }
   }
   const probe = new Connection({ ...base, url: config.url })
   let hosts: ClusterHost[]
@@ -85,9 +111,14 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
   } finally {
     await probe.close()
   }
-  if (hosts.length === 0) throw new Error(`ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config.`)
+  if (hosts.length === 0)
+    throw new Error(`ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config.`)
   const port = new URL(config.url).port
-  const barHosts = hosts.map((h): Endpoint => ({ ...base, url: `http://${h.host_name.includes(':') ? `[${h.host_name}]` : h.host_name}:${port}`, database: config.database }))
+  const barHosts = hosts.map((h): Endpoint => ({
+    ...base,
+    url: `http://${h.host_name.includes(':') ? `[${h.host_name}]` : h.host_name}:${port}`,
+    database: config.database,
+  }))
   const metaEp = barHosts[0]
   const { pingers, health, connection } = watched([entryEp, ...barHosts])
   return {
@@ -122,7 +153,11 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<vo
   // No ZooKeeper, so no ON CLUSTER: every host gets its tables through its own connection.
   const distributed = `CREATE TABLE IF NOT EXISTS bars (${BARS}) ENGINE = Distributed(${t.cluster}, ${config.database}, bars_local, cityHash64(symbol))`
   for (const [i, ep] of t.barHosts.entries()) {
-    await onHost(ep, [...(i === 0 ? META_TABLES : []), `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`, distributed])
+    await onHost(ep, [
+      ...(i === 0 ? META_TABLES : []),
+      `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`,
+      distributed,
+    ])
   }
 }
 

@@ -29,20 +29,28 @@ export interface Interval {
 export const OPEN_FROM = -8.64e15
 export const OPEN_TO = 8.64e15
 
-export const tombstoneKey = (kind: 'bars' | 'ex_factors' | 'instruments', symbol: string, period: StoredPeriod | '' = '') => `${kind}|${symbol}|${period}`
+export const tombstoneKey = (
+  kind: 'bars' | 'ex_factors' | 'instruments',
+  symbol: string,
+  period: StoredPeriod | '' = '',
+) => `${kind}|${symbol}|${period}`
 
 /** Reloads only when the commit count or newest committed import moved. */
 export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
   const [head] = await meta.rows("SELECT count(), max(import_id) FROM imports WHERE state = 'committed'")
   const headVersion = `ch${head[0]}.${head[1]}`
   if (previous && previous.version === headVersion) return previous
-  const ids = (await meta.rows("SELECT import_id FROM imports WHERE state = 'committed' ORDER BY import_id")).map((r) => r[0]!)
+  const ids = (await meta.rows("SELECT import_id FROM imports WHERE state = 'committed' ORDER BY import_id")).map(
+    (r) => r[0]!,
+  )
   // The version comes from the list actually read, so the filters below match it exactly.
   const version = `ch${ids.length}.${ids.length ? ids[ids.length - 1] : 0}`
   const committedSql = `import_id IN (${sql.list(ids)})`
   const tombstones = new Map<string, Tombstone[]>()
   if (ids.length) {
-    for (const [kind, symbol, period, from, to, id, seq] of await meta.rows(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${committedSql}`)) {
+    for (const [kind, symbol, period, from, to, id, seq] of await meta.rows(
+      `SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${committedSql}`,
+    )) {
       const key = `${kind}|${symbol}|${period}`
       const list = tombstones.get(key) ?? []
       list.push({ fromTs: Number(from), toTs: Number(to), importId: id!, seq: Number(seq) })
@@ -57,8 +65,17 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
  * in its range (when `tsColumn` is given), so a delete then a put in one import keeps the put. Reads
  * leave them out (tombstoneFilter) and vacuum removes them (compaction.ts): one predicate for both.
  */
-export function hiddenBy(t: { readonly fromTs: number | string; readonly toTs: number | string; readonly importId: string; readonly seq: number | string }, tsColumn: string | null): string {
-  const range = tsColumn === null ? '' : `${tsColumn} >= ${sql.int(t.fromTs)} AND ${tsColumn} <= ${sql.int(t.toTs)} AND `
+export function hiddenBy(
+  t: {
+    readonly fromTs: number | string
+    readonly toTs: number | string
+    readonly importId: string
+    readonly seq: number | string
+  },
+  tsColumn: string | null,
+): string {
+  const range =
+    tsColumn === null ? '' : `${tsColumn} >= ${sql.int(t.fromTs)} AND ${tsColumn} <= ${sql.int(t.toTs)} AND `
   return `${range}(import_id, seq) < (${sql.int(t.importId)}, ${sql.int(t.seq)})`
 }
 
@@ -69,8 +86,15 @@ export function tombstoneFilter(list: readonly Tombstone[] | undefined, tsColumn
 }
 
 /** The committed spans of one series, oldest import first. */
-export async function loadIntervals(meta: Connection, s: Snapshot, symbol: string, period: StoredPeriod): Promise<Interval[]> {
-  const rows = await meta.rows(`SELECT first_ts, last_ts, import_id FROM series WHERE symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ${s.committedSql} ORDER BY import_id, seq`)
+export async function loadIntervals(
+  meta: Connection,
+  s: Snapshot,
+  symbol: string,
+  period: StoredPeriod,
+): Promise<Interval[]> {
+  const rows = await meta.rows(
+    `SELECT first_ts, last_ts, import_id FROM series WHERE symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ${s.committedSql} ORDER BY import_id, seq`,
+  )
   return rows.map(([first, last, id]) => ({ first: Number(first), last: Number(last), importId: id! }))
 }
 

@@ -4,9 +4,19 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { sessionMinutes, tradingDays, walkBars } from '../../../test/helpers/arbitraries.js'
 import { BAR_FIELDS, allocBars, rowsOfBars } from '../../domain/bars.js'
-import { ChunkCorruptError, ColumnKind, chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk, exactExponent, verifyChunk } from './chunk-codec.js'
+import {
+  ChunkCorruptError,
+  ColumnKind,
+  chunkTimestamps,
+  decodeChunk,
+  decodeChunkInto,
+  encodeChunk,
+  exactExponent,
+  verifyChunk,
+} from './chunk-codec.js'
 
-const sameBits = (a: Float64Array, b: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
+const sameBits = (a: Float64Array, b: Float64Array) =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
 /** The kind byte of each column (FORMAT.md, "Chunk BLOB"), walking the columns as the decoder does. */
 function columnKinds(blob: Uint8Array, n: number): number[] {
@@ -39,7 +49,9 @@ describe('chunk codec', () => {
   })
   it('round-trips scaled integers of every varint length (1 to 8 bytes), either sign, plain and delta, divided and multiplied', () => {
     // |r| of 0..50 bits, so the zigzag varints take every length; / 100 and * 1000 give exponents 2 and -3.
-    const scaledInt = fc.tuple(fc.nat({ max: 50 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean()).map(([bits, u, neg]) => (neg ? -1 : 1) * Math.floor(u * 2 ** bits))
+    const scaledInt = fc
+      .tuple(fc.nat({ max: 50 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean())
+      .map(([bits, u, neg]) => (neg ? -1 : 1) * Math.floor(u * 2 ** bits))
     fc.assert(
       fc.property(fc.array(scaledInt, { minLength: 1, maxLength: 200 }), fc.boolean(), (ints, sorted) => {
         if (sorted) ints.sort((a, b) => a - b) // ascending: delta coding wins
@@ -120,16 +132,49 @@ describe('chunk codec', () => {
   it('refuses a chunk whose bar count differs from what the index planned', () => {
     const bars = walkBars(tradingDays('SH', 19000, 30), [0.3])
     const blob = encodeChunk(bars)
-    assert.throws(() => decodeChunkInto(blob, allocBars(10_000), 0, 0, 10_000), /holds 30 bars where the index says 10000/)
+    assert.throws(
+      () => decodeChunkInto(blob, allocBars(10_000), 0, 0, 10_000),
+      /holds 30 bars where the index says 10000/,
+    )
     assert.throws(() => decodeChunkInto(blob, allocBars(20), 0, 0), ChunkCorruptError)
   })
   it('still reads version 1 chunks (no checksum), as written by mdq 0.1.0, and rejects broken ones', () => {
     // encodeChunk of 0.1.0 for three 1m bars: 2 and 1-decimal prices, integer volumes, one amount of pi, no prev_close.
-    const v1 = Buffer.from('010303fca8dec2a2010c0c0302d20f02030302da0f01010302ce0f02030302d40f010102fe18065a0100000000407cc740333333333376a740182d4454fb21094000', 'hex')
+    const v1 = Buffer.from(
+      '010303fca8dec2a2010c0c0302d20f02030302da0f01010302ce0f02030302d40f010102fe18065a0100000000407cc740333333333376a740182d4454fb21094000',
+      'hex',
+    )
     assert.deepEqual(rowsOfBars(decodeChunk(v1)), [
-      { timestamp: 1704160200000, open: 10.01, high: 10.05, low: 9.99, close: 10.02, volume: 1200, amount: 12024.5, prevClose: NaN },
-      { timestamp: 1704160260000, open: 10.02, high: 10.04, low: 10, close: 10.01, volume: 300, amount: 3003.1, prevClose: NaN },
-      { timestamp: 1704160320000, open: 10, high: 10.03, low: 9.98, close: 10, volume: 4500, amount: Math.PI, prevClose: NaN },
+      {
+        timestamp: 1704160200000,
+        open: 10.01,
+        high: 10.05,
+        low: 9.99,
+        close: 10.02,
+        volume: 1200,
+        amount: 12024.5,
+        prevClose: NaN,
+      },
+      {
+        timestamp: 1704160260000,
+        open: 10.02,
+        high: 10.04,
+        low: 10,
+        close: 10.01,
+        volume: 300,
+        amount: 3003.1,
+        prevClose: NaN,
+      },
+      {
+        timestamp: 1704160320000,
+        open: 10,
+        high: 10.03,
+        low: 9.98,
+        close: 10,
+        volume: 4500,
+        amount: Math.PI,
+        prevClose: NaN,
+      },
     ])
     verifyChunk(v1)
     assert.throws(() => verifyChunk(v1.subarray(0, v1.length - 3)), ChunkCorruptError)

@@ -82,7 +82,21 @@ class ByteWriter {
 const zigzag = (v: number) => (v >= 0 ? v * 2 : -v * 2 - 1)
 /** Bytes of z's varint: comparisons with 2^(7k), no Math.log2 (scaled timestamps take 4 bytes each). */
 const varintSize = (z: number) =>
-  z < 128 ? 1 : z < 16384 ? 2 : z < 2097152 ? 3 : z < 268435456 ? 4 : z < 34359738368 ? 5 : z < 4398046511104 ? 6 : z < 562949953421312 ? 7 : Math.ceil(Math.log2(z + 1) / 7)
+  z < 128
+    ? 1
+    : z < 16384
+      ? 2
+      : z < 2097152
+        ? 3
+        : z < 268435456
+          ? 4
+          : z < 34359738368
+            ? 5
+            : z < 4398046511104
+              ? 6
+              : z < 562949953421312
+                ? 7
+                : Math.ceil(Math.log2(z + 1) / 7)
 
 /** The smallest exponent e in -5..9 with every value exactly v = r / 10^e for an integer |r| < 2^51, or undefined. */
 export const exactExponent = (values: Float64Array): number | undefined => exactExponentIn(values, MIN_EXP, MAX_EXP)
@@ -140,7 +154,17 @@ export function encodeChunk(bars: Bars): Uint8Array {
  * after the column. The varints are read by `readVarint` (inlined by V8), with one loop per case
  * (plain or delta, divided or multiplied) so no loop tests a flag per value.
  */
-function decodeScaled(blob: Uint8Array, at: number, n: number, delta: boolean, e: number, out: Float64Array, shift: number, skip: number, end: number): number {
+function decodeScaled(
+  blob: Uint8Array,
+  at: number,
+  n: number,
+  delta: boolean,
+  e: number,
+  out: Float64Array,
+  shift: number,
+  skip: number,
+  end: number,
+): number {
   const p = pow10(e)
   let i = 0
   if (delta) {
@@ -229,7 +253,9 @@ function readVarint(blob: Uint8Array, at: number): number {
 function headerEnd(blob: Uint8Array): number {
   if (blob[0] === CHUNK_VERSION) return CRC_END
   if (blob[0] === LEGACY_VERSION) return 1
-  throw new ChunkCorruptError(`chunk encoding version ${blob[0]} is not supported (this build reads ${LEGACY_VERSION} and ${CHUNK_VERSION})`)
+  throw new ChunkCorruptError(
+    `chunk encoding version ${blob[0]} is not supported (this build reads ${LEGACY_VERSION} and ${CHUNK_VERSION})`,
+  )
 }
 
 /** The number of bars in a chunk, read from its header only (not verified: see verifyChunk). */
@@ -251,7 +277,8 @@ export function chunkLength(blob: Uint8Array): number {
 export function verifyChunk(blob: Uint8Array): void {
   if (headerEnd(blob) === CRC_END) {
     const stored = blob.length >= CRC_END ? new DataView(blob.buffer, blob.byteOffset, CRC_END).getUint32(1, true) : -1
-    if (stored !== crc32(blob.subarray(CRC_END))) throw new ChunkCorruptError(`chunk of ${blob.length} bytes fails its CRC-32 checksum`)
+    if (stored !== crc32(blob.subarray(CRC_END)))
+      throw new ChunkCorruptError(`chunk of ${blob.length} bytes fails its CRC-32 checksum`)
   } else decodeChunk(blob)
 }
 
@@ -278,14 +305,24 @@ function openChunk(blob: Uint8Array, verify = true): { at: number; n: number } {
  * Decodes one column at `at` (values [skip, end) into `out` from index `shift + skip`); returns the
  * offset after it.
  */
-function decodeColumn(blob: Uint8Array, at: number, n: number, field: string, out: Float64Array, shift: number, skip: number, end: number): number {
+function decodeColumn(
+  blob: Uint8Array,
+  at: number,
+  n: number,
+  field: string,
+  out: Float64Array,
+  shift: number,
+  skip: number,
+  end: number,
+): number {
   const kind = blob[at++] as ColumnKind
   if (kind === ColumnKind.AllNaN) {
     out.fill(NaN, skip + shift, end + shift)
     return at
   }
   if (kind === ColumnKind.Float64) {
-    if (at + n * 8 > blob.length) throw new ChunkCorruptError(`chunk column ${field}: ${n} doubles do not fit its ${blob.length} bytes`)
+    if (at + n * 8 > blob.length)
+      throw new ChunkCorruptError(`chunk column ${field}: ${n} doubles do not fit its ${blob.length} bytes`)
     const view = new DataView(blob.buffer, blob.byteOffset + at, n * 8)
     for (let i = skip; i < end; i++) out[i + shift] = view.getFloat64(i * 8, true)
     return at + n * 8
@@ -326,21 +363,33 @@ export function chunkTimestamps(blob: Uint8Array): Float64Array {
  * chunkTimestamps, which verified it, are given: they are copied); `expectedCount` (the count the
  * caller planned with) must match.
  */
-export function decodeChunkInto(blob: Uint8Array, target: Bars, at0: number, skip = 0, expectedCount?: number, end?: number, timestamps?: Float64Array): void {
+export function decodeChunkInto(
+  blob: Uint8Array,
+  target: Bars,
+  at0: number,
+  skip = 0,
+  expectedCount?: number,
+  end?: number,
+  timestamps?: Float64Array,
+): void {
   // With its timestamps from chunkTimestamps the chunk was verified already, and that column is only stepped over.
   const { n, at: columns } = openChunk(blob, timestamps === undefined)
   let at = columns
-  if (expectedCount !== undefined && n !== expectedCount) throw new ChunkCorruptError(`chunk holds ${n} bars where the index says ${expectedCount}`)
+  if (expectedCount !== undefined && n !== expectedCount)
+    throw new ChunkCorruptError(`chunk holds ${n} bars where the index says ${expectedCount}`)
   const stop = Math.min(end ?? n, n)
-  if (at0 + stop - skip > barCount(target)) throw new ChunkCorruptError(`chunk holds ${n} bars, more than the ${barCount(target) - at0 + skip} planned`)
+  if (at0 + stop - skip > barCount(target))
+    throw new ChunkCorruptError(`chunk holds ${n} bars, more than the ${barCount(target) - at0 + skip} planned`)
   const shift = at0 - skip
   for (const f of BAR_FIELDS) {
     if (f === 'timestamp' && timestamps) {
-      if (timestamps.length !== n) throw new ChunkCorruptError(`chunk holds ${n} bars, not the ${timestamps.length} timestamps given`)
+      if (timestamps.length !== n)
+        throw new ChunkCorruptError(`chunk holds ${n} bars, not the ${timestamps.length} timestamps given`)
       target.timestamp.set(timestamps.subarray(skip, stop), skip + shift)
       at = skipColumn(blob, at, n)
     } else at = decodeColumn(blob, at, n, f, target[f], shift, skip, stop)
   }
   // Past the end, Uint8Array reads give undefined (NaN values): a short or long BLOB is corrupt.
-  if (at !== blob.length) throw new ChunkCorruptError(`chunk of ${blob.length} bytes ends at byte ${at} after its ${n} bars`)
+  if (at !== blob.length)
+    throw new ChunkCorruptError(`chunk of ${blob.length} bytes ends at byte ${at} after its ${n} bars`)
 }

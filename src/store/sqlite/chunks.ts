@@ -27,11 +27,15 @@ export function chunkStatements(db: Db) {
     chunkSpans: db.prepare<[string, string, number, number, number], Omit<ChunkRow, 'data'>>(
       'SELECT start_ms, first_ms, last_ms, count FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms',
     ),
-    chunkAt: db.prepare<[string, string, number], ChunkRow>('SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?'),
+    chunkAt: db.prepare<[string, string, number], ChunkRow>(
+      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',
+    ),
     putChunk: db.prepare<[string, string, number, number, number, number, Uint8Array]>(
       'INSERT OR REPLACE INTO chunks (symbol, period, start_ms, first_ms, last_ms, count, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
-    deleteChunk: db.prepare<[string, string, number]>('DELETE FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?'),
+    deleteChunk: db.prepare<[string, string, number]>(
+      'DELETE FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',
+    ),
   }
 }
 export type ChunkStatements = ReturnType<typeof chunkStatements>
@@ -76,7 +80,15 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
 }
 
 /** `owned`: `part` is a fresh array of this module's (a merge), kept without a copy. */
-function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, start: number, part: Bars, written?: WrittenChunks, owned = false): void {
+function writeChunk(
+  st: ChunkStatements,
+  symbol: string,
+  period: ChunkPeriod,
+  start: number,
+  part: Bars,
+  written?: WrittenChunks,
+  owned = false,
+): void {
   const n = barCount(part)
   if (period === '1m') written?.set(symbol, start, part, owned)
   if (n === 0) st.deleteChunk.run(symbol, period, start)
@@ -84,9 +96,17 @@ function writeChunk(st: ChunkStatements, symbol: string, period: ChunkPeriod, st
 }
 
 /** `written`: where the transaction's 1m chunks are kept for its rollup rebuild (written-chunks.ts). */
-export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPeriod, bars: Bars, written?: WrittenChunks): void {
+export function putBarsWith(
+  st: ChunkStatements,
+  symbol: string,
+  period: ChunkPeriod,
+  bars: Bars,
+  written?: WrittenChunks,
+): void {
   const ts = bars.timestamp
-  for (let i = 1; i < ts.length; i++) if (!(ts[i] > ts[i - 1])) throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
+  for (let i = 1; i < ts.length; i++)
+    if (!(ts[i] > ts[i - 1]))
+      throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
   const span = CHUNK_SPAN_MS[period]
   let from = 0
   while (from < ts.length) {
@@ -104,7 +124,11 @@ export function putBarsWith(st: ChunkStatements, symbol: string, period: ChunkPe
 }
 
 /** Chunks inside the range go whole; the (at most two) chunks it cuts are rewritten without it. */
-export function deleteBarsWith(st: ChunkStatements, range: Omit<BarRange, 'period'> & { readonly period: ChunkPeriod }, written?: WrittenChunks): void {
+export function deleteBarsWith(
+  st: ChunkStatements,
+  range: Omit<BarRange, 'period'> & { readonly period: ChunkPeriod },
+  written?: WrittenChunks,
+): void {
   const from = range.fromMs ?? -MAX_MS
   const to = range.toMs ?? MAX_MS
   if (from > to) return

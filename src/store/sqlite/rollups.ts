@@ -10,12 +10,20 @@ import { readMinuteBars, type WrittenChunks } from './written-chunks.js'
  * Rebuilds the rollups of every local day that meets [fromMs, toMs] from the 1m bars now in the
  * transaction (call after each 1m put or delete). Open bounds stay open.
  */
-export function rebuildRollupsWith(st: ChunkStatements, symbol: string, fromMs = -MAX_MS, toMs = MAX_MS, written?: WrittenChunks): void {
+export function rebuildRollupsWith(
+  st: ChunkStatements,
+  symbol: string,
+  fromMs = -MAX_MS,
+  toMs = MAX_MS,
+  written?: WrittenChunks,
+): void {
   if (fromMs > toMs) return
   const zone = MARKETS[parseSymbol(symbol).exchange].zone
   const lo = fromMs <= -MAX_MS ? -MAX_MS : zone.midnightUtc(zone.localDay(fromMs))
   const hi = toMs >= MAX_MS ? MAX_MS : zone.midnightUtc(zone.localDay(toMs) + 1) - 1
-  const minute = written ? readMinuteBars(st, written, symbol, lo, hi) : readBarsWith(st, { symbol, period: '1m', fromMs: lo, toMs: hi, limit: Number.MAX_SAFE_INTEGER })
+  const minute = written
+    ? readMinuteBars(st, written, symbol, lo, hi)
+    : readBarsWith(st, { symbol, period: '1m', fromMs: lo, toMs: hi, limit: Number.MAX_SAFE_INTEGER })
   const market = MARKETS[parseSymbol(symbol).exchange]
   const rollups = buildAllRollups(minute, market)
   ROLLUP_PERIODS.forEach((period, k) => {
@@ -71,7 +79,13 @@ export class TouchedDays {
     // Each range is at most SLICE_DAYS days plus one write's: rebuilt whole (slices of it rewrote the
     // rollup chunks they share, 60m chunks spanning months, once per slice).
     for (const [lo, hi] of merged(this.#days.get(symbol) ?? [])) {
-      rebuildRollupsWith(this.st, symbol, Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS, Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS, this.written)
+      rebuildRollupsWith(
+        this.st,
+        symbol,
+        Number.isFinite(lo) ? zone.midnightUtc(lo) : -MAX_MS,
+        Number.isFinite(hi) ? zone.midnightUtc(hi + 1) - 1 : MAX_MS,
+        this.written,
+      )
     }
     this.#days.delete(symbol)
   }

@@ -22,7 +22,9 @@ export class ChunkScrubber {
   readonly #next
   constructor(db: Database.Database) {
     const cols = 'symbol, period, start_ms, count, data'
-    this.#first = db.prepare<[], ChunkKey & { count: number; data: Uint8Array }>(`SELECT ${cols} FROM chunks ORDER BY symbol, period, start_ms`)
+    this.#first = db.prepare<[], ChunkKey & { count: number; data: Uint8Array }>(
+      `SELECT ${cols} FROM chunks ORDER BY symbol, period, start_ms`,
+    )
     this.#next = db.prepare<[string, string, number], ChunkKey & { count: number; data: Uint8Array }>(
       `SELECT ${cols} FROM chunks WHERE (symbol, period, start_ms) > (?, ?, ?) ORDER BY symbol, period, start_ms`,
     )
@@ -38,7 +40,8 @@ export class ChunkScrubber {
       try {
         verifyChunk(row.data)
       } catch (err) {
-        if (err instanceof ChunkCorruptError) throw new ChunkCorruptError(`chunk ${row.symbol} ${row.period} ${row.start_ms}: ${err.message}`)
+        if (err instanceof ChunkCorruptError)
+          throw new ChunkCorruptError(`chunk ${row.symbol} ${row.period} ${row.start_ms}: ${err.message}`)
         throw err
       }
       checkCount(row.data, row.count, row)
@@ -55,5 +58,8 @@ export class ChunkScrubber {
 
 function checkCount(blob: Uint8Array, count: number, key: ChunkKey): void {
   const n = chunkLength(blob)
-  if (n !== count) throw new ChunkCorruptError(`chunk ${key.symbol} ${key.period} ${key.start_ms} holds ${n} bars where the index says ${count}`)
+  if (n !== count)
+    throw new ChunkCorruptError(
+      `chunk ${key.symbol} ${key.period} ${key.start_ms} holds ${n} bars where the index says ${count}`,
+    )
 }

@@ -13,7 +13,11 @@ export interface OpenOptions {
 
 export function openDb(path: string, options: OpenOptions = {}): Db {
   if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: 10_000 })
+  const db = new Database(path, {
+    readonly: options.readonly ?? false,
+    fileMustExist: options.readonly ?? false,
+    timeout: 10_000,
+  })
   if (!options.readonly) {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
@@ -32,7 +36,8 @@ export function schemaVersion(db: Db): number {
 /** Runs the migrations past PRAGMA user_version, each in one transaction; refuses a newer schema. */
 export function migrate(db: Db, migrations: readonly string[], what: string): void {
   const version = schemaVersion(db)
-  if (version > migrations.length) throw new Error(`${what} schema version ${version} is newer than this build (${migrations.length}); upgrade mdq`)
+  if (version > migrations.length)
+    throw new Error(`${what} schema version ${version} is newer than this build (${migrations.length}); upgrade mdq`)
   for (let v = version; v < migrations.length; v++) {
     db.transaction(() => {
       db.exec(migrations[v])
@@ -46,7 +51,8 @@ export function guarded<T>(read: () => T, what = 'store'): T {
   try {
     return read()
   } catch (err) {
-    if (err instanceof Database.SqliteError) throw new MdqError('STORE_UNAVAILABLE', `The ${what} cannot be read: ${err.code}.`)
+    if (err instanceof Database.SqliteError)
+      throw new MdqError('STORE_UNAVAILABLE', `The ${what} cannot be read: ${err.code}.`)
     throw err
   }
 }

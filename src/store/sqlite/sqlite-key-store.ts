@@ -15,7 +15,15 @@ interface KeyRow {
   burst: number | null
 }
 
-const toKey = (r: KeyRow): ApiKeyRecord => ({ id: r.id, name: r.name, hash: r.hash, createdMs: r.created_ms, revokedMs: r.revoked_ms, ratePerMin: r.rate_per_min, burst: r.burst })
+const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  name: r.name,
+  hash: r.hash,
+  createdMs: r.created_ms,
+  revokedMs: r.revoked_ms,
+  ratePerMin: r.rate_per_min,
+  burst: r.burst,
+})
 
 /** The keys file that goes with a store file when none is named: `./data/mdq.db` -> `./data/mdq.keys.db`. */
 export function defaultKeysPath(storePath: string): string {
@@ -27,12 +35,16 @@ function statements(db: Db) {
     insert: db.prepare<[string, string, number, number | null, number | null], KeyRow>(
       'INSERT INTO api_keys (name, hash, created_ms, rate_per_min, burst) VALUES (?, ?, ?, ?, ?) RETURNING *',
     ),
-    adopt: db.prepare<KeyRow>('INSERT OR IGNORE INTO api_keys (id, name, hash, created_ms, revoked_ms, rate_per_min, burst) VALUES (@id, @name, @hash, @created_ms, @revoked_ms, @rate_per_min, @burst)'),
+    adopt: db.prepare<KeyRow>(
+      'INSERT OR IGNORE INTO api_keys (id, name, hash, created_ms, revoked_ms, rate_per_min, burst) VALUES (@id, @name, @hash, @created_ms, @revoked_ms, @rate_per_min, @burst)',
+    ),
     list: db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY id'),
     find: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
     exists: db.prepare<[number]>('SELECT 1 FROM api_keys WHERE id = ?'),
     revoke: db.prepare<[number, number]>('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL'),
-    setRate: db.prepare<[number | null, number | null, number]>('UPDATE api_keys SET rate_per_min = ?, burst = ? WHERE id = ?'),
+    setRate: db.prepare<[number | null, number | null, number]>(
+      'UPDATE api_keys SET rate_per_min = ?, burst = ? WHERE id = ?',
+    ),
     changeCounter: db.prepare('PRAGMA data_version').pluck(),
   }
 }
@@ -81,7 +93,12 @@ export class SqliteKeyStore implements KeyStore {
     }
   }
 
-  async createKey(key: { name: string; hash: string; ratePerMin?: number | null; burst?: number | null }): Promise<ApiKeyRecord> {
+  async createKey(key: {
+    name: string
+    hash: string
+    ratePerMin?: number | null
+    burst?: number | null
+  }): Promise<ApiKeyRecord> {
     const row = this.#st.insert.get(key.name, key.hash, Date.now(), key.ratePerMin ?? null, key.burst ?? null)!
     this.#ownWrites++
     return toKey(row)

@@ -7,7 +7,14 @@ import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import type { StoredUniverse } from '../../domain/universe.js'
-import { writeBatchWith, type BarQuery, type MarketStore, type StoreCapabilities, type StoreWriter, type WriteBatch } from '../market-store.js'
+import {
+  writeBatchWith,
+  type BarQuery,
+  type MarketStore,
+  type StoreCapabilities,
+  type StoreWriter,
+  type WriteBatch,
+} from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
 import { buildPendingRollups, TouchedDays } from './rollups.js'
@@ -45,9 +52,15 @@ function statements(db: Db) {
        VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown, @nameEn, @lotSize)`,
     ),
     deleteInstrument: db.prepare<[string]>('DELETE FROM instruments WHERE symbol = ?'),
-    events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>('SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
-    putEvent: db.prepare<[string, number, number]>('INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)'),
-    deleteEvents: db.prepare<[string, number, number]>('DELETE FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ?'),
+    events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>(
+      'SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts',
+    ),
+    putEvent: db.prepare<[string, number, number]>(
+      'INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)',
+    ),
+    deleteEvents: db.prepare<[string, number, number]>(
+      'DELETE FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ?',
+    ),
     meta: db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck(),
     changeCounter: db.prepare('PRAGMA data_version').pluck(),
     begin: db.prepare('BEGIN'),
@@ -79,28 +92,42 @@ function toInstrument(r: InstrumentRow): Instrument {
 
 // Listing and universes (issue 10): small tables, read whole; statements prepared per call.
 function listInstrumentsWith(db: Db, filter: { exchange?: string; type?: string }): InstrumentRow[] {
-  const where = [filter.exchange !== undefined ? 'exchange = @exchange' : '', filter.type !== undefined ? 'type = @type' : ''].filter(Boolean)
+  const where = [
+    filter.exchange !== undefined ? 'exchange = @exchange' : '',
+    filter.type !== undefined ? 'type = @type' : '',
+  ].filter(Boolean)
   const sql = `SELECT * FROM instruments${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY symbol`
   return db.prepare<[{ exchange?: string; type?: string }], InstrumentRow>(sql).all({ ...filter })
 }
 
 function readUniversesWith(db: Db): StoredUniverse[] {
   const members = new Map<string, string[]>()
-  for (const m of db.prepare<[], { universe_id: string; symbol: string }>('SELECT universe_id, symbol FROM universe_members ORDER BY universe_id, position').all()) {
+  for (const m of db
+    .prepare<[], { universe_id: string; symbol: string }>(
+      'SELECT universe_id, symbol FROM universe_members ORDER BY universe_id, position',
+    )
+    .all()) {
     const list = members.get(m.universe_id) ?? []
     list.push(m.symbol)
     members.set(m.universe_id, list)
   }
   return db
-    .prepare<[], { id: string; name: string; region: string | null; category: string | null; description: string | null }>('SELECT * FROM universes ORDER BY id')
+    .prepare<
+      [],
+      { id: string; name: string; region: string | null; category: string | null; description: string | null }
+    >('SELECT * FROM universes ORDER BY id')
     .all()
     .map((u) => ({ ...u, symbols: members.get(u.id) ?? [] }))
 }
 
 function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
-  const put = db.prepare('INSERT OR REPLACE INTO universes (id, name, region, category, description) VALUES (@id, @name, @region, @category, @description)')
+  const put = db.prepare(
+    'INSERT OR REPLACE INTO universes (id, name, region, category, description) VALUES (@id, @name, @region, @category, @description)',
+  )
   const clear = db.prepare<[string]>('DELETE FROM universe_members WHERE universe_id = ?')
-  const member = db.prepare<[string, number, string]>('INSERT INTO universe_members (universe_id, position, symbol) VALUES (?, ?, ?)')
+  const member = db.prepare<[string, number, string]>(
+    'INSERT INTO universe_members (universe_id, position, symbol) VALUES (?, ?, ?)',
+  )
   for (const u of list) {
     put.run({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description })
     clear.run(u.id)
@@ -109,13 +136,26 @@ function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
 }
 
 /** SQLite result codes that mean the file itself is damaged, not merely busy. */
-const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB'])
-const damaged = (reason: string) => new MdqError('STORE_UNAVAILABLE', `The store is damaged (${reason}); restore it from a backup or re-import.`)
+const DAMAGE_CODES = new Set([
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_CORRUPT_INDEX',
+  'SQLITE_CORRUPT_SEQUENCE',
+  'SQLITE_CORRUPT_VTAB',
+])
+const damaged = (reason: string) =>
+  new MdqError('STORE_UNAVAILABLE', `The store is damaged (${reason}); restore it from a backup or re-import.`)
 
 /** Before migration 3 drops the old in-store keys table, its keys must have moved (SqliteKeyStore.adoptLegacyKeys). */
 function refuseToDropKeys(db: Db): void {
-  if (schemaVersion(db) < 3 && tableExists(db, 'api_keys') && db.prepare('SELECT 1 FROM api_keys LIMIT 1').get() !== undefined)
-    throw new Error('this store still holds API keys: open it through mdq (openStores), which moves them to the keys file first')
+  if (
+    schemaVersion(db) < 3 &&
+    tableExists(db, 'api_keys') &&
+    db.prepare('SELECT 1 FROM api_keys LIMIT 1').get() !== undefined
+  )
+    throw new Error(
+      'this store still holds API keys: open it through mdq (openStores), which moves them to the keys file first',
+    )
 }
 
 export class SqliteMarketStore implements MarketStore {
@@ -132,7 +172,15 @@ export class SqliteMarketStore implements MarketStore {
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
-    this.capabilities = { liveImport: file, sharedAcrossInstances: false, transactionalReads: true, distributed: false, storedRollups: true, snapshotReads: true, blockingReads: true }
+    this.capabilities = {
+      liveImport: file,
+      sharedAcrossInstances: false,
+      transactionalReads: true,
+      distributed: false,
+      storedRollups: true,
+      snapshotReads: true,
+      blockingReads: true,
+    }
   }
 
   /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
@@ -162,8 +210,12 @@ export class SqliteMarketStore implements MarketStore {
       try {
         return read()
       } catch (err) {
-        if (!(err instanceof ChunkCorruptError || (err instanceof Database.SqliteError && DAMAGE_CODES.has(err.code)))) throw err
-        this.#damage ??= { reason: err instanceof ChunkCorruptError ? err.message : err.code, counter: this.#st.changeCounter.get() }
+        if (!(err instanceof ChunkCorruptError || (err instanceof Database.SqliteError && DAMAGE_CODES.has(err.code))))
+          throw err
+        this.#damage ??= {
+          reason: err instanceof ChunkCorruptError ? err.message : err.code,
+          counter: this.#st.changeCounter.get(),
+        }
         throw damaged(this.#damage.reason)
       }
     })
@@ -231,13 +283,20 @@ export class SqliteMarketStore implements MarketStore {
     return guarded(() => readUniversesWith(this.#db))
   }
 
-  async readExFactors(symbols: readonly string[], fromMs = -MAX_MS, toMs = MAX_MS): Promise<Map<string, ExFactorEvent[]>> {
+  async readExFactors(
+    symbols: readonly string[],
+    fromMs = -MAX_MS,
+    toMs = MAX_MS,
+  ): Promise<Map<string, ExFactorEvent[]>> {
     return this.#read(() => {
       const out = new Map<string, ExFactorEvent[]>()
       const known = this.#instrumentMap()
       for (const s of new Set(symbols)) {
         if (!known.has(s)) continue
-        out.set(s, this.#st.events.all(s, fromMs, toMs).map((r) => ({ timestamp: r.ts, exFactor: r.ex_factor })))
+        out.set(
+          s,
+          this.#st.events.all(s, fromMs, toMs).map((r) => ({ timestamp: r.ts, exFactor: r.ex_factor })),
+        )
       }
       return out
     })
@@ -252,7 +311,8 @@ export class SqliteMarketStore implements MarketStore {
       try {
         const header = Buffer.alloc(16)
         readSync(fd, header, 0, 16, 0)
-        if (header.toString('latin1') !== 'SQLite format 3\0') throw new MdqError('STORE_UNAVAILABLE', 'The store file is not a SQLite database.')
+        if (header.toString('latin1') !== 'SQLite format 3\0')
+          throw new MdqError('STORE_UNAVAILABLE', 'The store file is not a SQLite database.')
       } finally {
         closeSync(fd)
       }
@@ -270,7 +330,8 @@ export class SqliteMarketStore implements MarketStore {
   async dataVersion(): Promise<string> {
     // Inside a snapshot the version cannot move: read once (a worker's task asked four times).
     const snapshot = this.#snapshot
-    if (snapshot !== undefined && this.#db.inTransaction) return (snapshot.version ??= guarded(() => this.#currentVersion()))
+    if (snapshot !== undefined && this.#db.inTransaction)
+      return (snapshot.version ??= guarded(() => this.#currentVersion()))
     return guarded(() => this.#currentVersion())
   }
 

@@ -31,11 +31,16 @@ describe('WrittenChunks (the transaction-kept 1m chunks the rollup rebuild reads
         const rows = model.get(symbol)!
         const put = async (bars: Bars) => {
           await w.putBars(symbol, '1m', bars)
-          for (let i = 0; i < barCount(bars); i++) rows.set(bars.timestamp[i], BAR_FIELDS.map((f) => bars[f][i]))
+          for (let i = 0; i < barCount(bars); i++)
+            rows.set(
+              bars.timestamp[i],
+              BAR_FIELDS.map((f) => bars[f][i]),
+            )
         }
         // Pieces of uneven size, the later half first, then the earlier half, then a second series
         // over parts of both (it wins where it lands), with a delete between.
-        for (let at = 140_000; at < ts.length; at += 50_000 + 777 * s) await put(piece(first, at, at + 50_000 + 777 * s))
+        for (let at = 140_000; at < ts.length; at += 50_000 + 777 * s)
+          await put(piece(first, at, at + 50_000 + 777 * s))
         for (let at = 0; at < 140_000; at += 65_536) await put(piece(first, at, Math.min(at + 65_536, 140_000)))
         const cut = [ts[100_003], ts[190_017]]
         await w.deleteBars({ symbol, period: '1m', fromMs: cut[0], toMs: cut[1] })
@@ -47,7 +52,9 @@ describe('WrittenChunks (the transaction-kept 1m chunks the rollup rebuild reads
       await w.commit()
       await a.close()
       const b = SqliteMarketStore.open(join(dir, 'b.db'))
-      await b.write({ bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: barsOf(model.get(symbol)!) })) })
+      await b.write({
+        bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: barsOf(model.get(symbol)!) })),
+      })
       await b.close()
       const dumpA = dumpStore(join(dir, 'a.db'), { withMeta: false })
       assert.ok(dumpA.includes('"60m"') && dumpA.includes('"5m"'), 'rollups were written')

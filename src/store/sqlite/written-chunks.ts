@@ -50,7 +50,13 @@ export class WrittenChunks {
  * A symbol's 1m bars in [from, to] as the transaction holds them (readBarsWith's answer), kept chunks
  * not decoded. Read only: a range inside one kept chunk is a view of it (the rollup rebuild only reads).
  */
-export function readMinuteBars(st: ChunkStatements, written: WrittenChunks, symbol: string, from: number, to: number): Bars {
+export function readMinuteBars(
+  st: ChunkStatements,
+  written: WrittenChunks,
+  symbol: string,
+  from: number,
+  to: number,
+): Bars {
   const parts: Bars[] = []
   for (const span of st.chunkSpans.iterate(symbol, '1m', to, from - CHUNK_SPAN_MS['1m'], from)) {
     let bars = written.get(symbol, span.start_ms)
