@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { bareInstrument } from '../src/domain/instrument.js'
-import { openStores } from '../src/cli/open-stores.js'
+import { openStores } from '../src/store/backends.js'
 import { tradingDays, walkBars } from '../test/helpers/arbitraries.js'
 import { median, row } from './measure.js'
 

@@ -5,7 +5,7 @@ import { allocBars } from '../src/domain/bars.js'
 import { bareInstrument } from '../src/domain/instrument.js'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
-import { openStores } from '../src/cli/open-stores.js'
+import { openStores } from '../src/store/backends.js'
 
 /** The demo store plus 2,600 days of 1m bars (624,000) for 601398.SH, so W4 can ask 10,000 60m bars. */
 export async function buildBenchStore(db: string): Promise<{ key: string; firstMinute: number; lastMinute: number }> {

@@ -1,4 +1,4 @@
-// How a worker deflates its piece of a gzip batch (src/api/gzip-member.ts): Huffman codes only, in JS
+// How a worker deflates its piece of a gzip batch (src/encode/gzip-member.ts): Huffman codes only, in JS
 // (huffman-deflate.ts) and by zlib (Z_HUFFMAN_ONLY, what it replaced), against deflate level 1 (the
 // baseline, @fastify/compress's level), on the JSON the
 // workers write for a bulk pull (full-market store, 2 symbols x 20 years of forward-adjusted daily
@@ -7,11 +7,11 @@
 // e.g. /work/main/dist, adds that build's JS coder)
 import { join } from 'node:path'
 import { constants as zlib, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib'
-import { GZIP_LEVEL } from '../src/api/compression.js'
-import { rawHuffmanDeflate } from '../src/api/huffman-deflate.js'
-import { JsonBytes } from '../src/api/json-bytes.js'
-import { batchPieces } from '../src/api/query-runner.js'
-import { openStores } from '../src/cli/open-stores.js'
+import { GZIP_LEVEL } from '../src/encode/compression.js'
+import { rawHuffmanDeflate } from '../src/encode/deflate/huffman-deflate.js'
+import { JsonBytes } from '../src/encode/json-bytes.js'
+import { batchPieces } from '../src/runner/query-runner.js'
+import { openStores } from '../src/store/backends.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
 import { fullMarketStore } from './full-market-store.js'
 import { loadAverage, median, row } from './measure.js'
@@ -56,7 +56,7 @@ const variants: [string, (p: Buffer) => Buffer][] = [
   ['JS Huffman only (rawHuffmanDeflate)', rawHuffmanDeflate],
 ]
 if (process.env.BENCH_BASELINE) {
-  const baseline = (await import(join(process.env.BENCH_BASELINE, 'src/api/huffman-deflate.js'))) as {
+  const baseline = (await import(join(process.env.BENCH_BASELINE, 'src/encode/deflate/huffman-deflate.js'))) as {
     rawHuffmanDeflate: typeof rawHuffmanDeflate
   }
   variants.push(['JS Huffman only, baseline build', (p) => baseline.rawHuffmanDeflate(p)])

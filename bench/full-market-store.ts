@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
-import { openStores } from '../src/cli/open-stores.js'
+import { openStores } from '../src/store/backends.js'
 import { allocBars, type Bars } from '../src/domain/bars.js'
 import type { ExFactorEvent } from '../src/domain/ex-factors.js'
 import { seededRandom } from '../src/demo/demo-data.js'

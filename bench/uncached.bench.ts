@@ -1,4 +1,4 @@
-// Uncached derived-minute and 1m reads (issue 12 items 3 and 7), each beside a baseline from the same run:
+// Uncached derived-minute and 1m reads, each beside a baseline from the same run:
 // - 10,000 60m bars (forward) from stored rollups, over HTTP and in-process, against a bare node:http
 //   server sending the same bytes and against aggregating the 624,000 1m bars on read in-process (the
 //   path a store without rollups takes);
@@ -16,9 +16,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
-import { openStores } from '../src/cli/open-stores.js'
+import { openStores } from '../src/store/backends.js'
 import { bareInstrument } from '../src/domain/instrument.js'
-import { answerBytes } from '../src/api/query-runner.js'
+import { answerBytes } from '../src/runner/query-runner.js'
 import { readKlines } from '../src/query/klines.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'

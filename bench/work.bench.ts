@@ -9,11 +9,11 @@
 // BENCH_ONLY=gzip keeps the steps named so, beside the read)
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import type { deflatePiece as DeflatePiece } from '../src/api/gzip-member.js'
-import { deflatePiece } from '../src/api/gzip-member.js'
-import type { BatchTask, taskPieces as TaskPieces } from '../src/api/query-runner.js'
-import { taskPieces } from '../src/api/query-runner.js'
-import { openStores } from '../src/cli/open-stores.js'
+import type { deflatePiece as DeflatePiece } from '../src/encode/gzip-member.js'
+import { deflatePiece } from '../src/encode/gzip-member.js'
+import type { BatchTask, taskPieces as TaskPieces } from '../src/runner/query-runner.js'
+import { taskPieces } from '../src/runner/query-runner.js'
+import { openStores } from '../src/store/backends.js'
 import { barCount } from '../src/domain/bars.js'
 import { readKlines } from '../src/query/klines.js'
 import { SymbolContexts } from '../src/query/symbol-context.js'
@@ -51,9 +51,9 @@ interface Build {
 const builds: Build[] = [{ name: 'this build', taskPieces, deflatePiece, takesPieces: true, store, contexts }]
 if (process.env.BENCH_BASELINE) {
   const dist = process.env.BENCH_BASELINE
-  const runner = (await import(join(dist, 'src/api/query-runner.js'))) as { taskPieces: typeof TaskPieces }
-  const gzip = (await import(join(dist, 'src/api/gzip-member.js'))) as { deflatePiece: typeof DeflatePiece }
-  const open = (await import(join(dist, 'src/cli/open-stores.js'))) as { openStores: typeof openStores }
+  const runner = (await import(join(dist, 'src/runner/query-runner.js'))) as { taskPieces: typeof TaskPieces }
+  const gzip = (await import(join(dist, 'src/encode/gzip-member.js'))) as { deflatePiece: typeof DeflatePiece }
+  const open = (await import(join(dist, 'src/store/backends.js'))) as { openStores: typeof openStores }
   const symbolContexts = (await import(join(dist, 'src/query/symbol-context.js'))) as {
     SymbolContexts: typeof SymbolContexts
   }

@@ -1,6 +1,6 @@
 /** @module Rate limiters: one token bucket per (API key, operation), in memory or shared through Redis. */
 import { Redis } from 'ioredis'
-import { answeredWithin } from '../store/deadline.js'
+import { answeredWithin } from '../lib/deadline.js'
 import { takeToken, type BucketState, type Decision, type Quota } from './token-bucket.js'
 
 export type LimitedOperation = 'klines' | 'ex-factors'

@@ -3,8 +3,8 @@ import { Option, type Command } from 'commander'
 import type { StoredPeriod } from '../domain/period.js'
 import type { MarketStore } from '../store/market-store.js'
 import { deleteBars, deleteExFactors, deleteInstruments, rangeOf, type RangeArgs } from '../ingest/corrections.js'
-import { withStores } from './open-stores.js'
-import { storeUrls } from './store-flags.js'
+import { withStores } from '../store/backends.js'
+import { storeFlags } from './store-flags.js'
 
 const between = (o: RangeArgs) =>
   o.from === undefined && o.to === undefined ? 'all' : `${o.from ?? 'the first'} .. ${o.to ?? 'the last'}`
@@ -14,7 +14,7 @@ export function registerCorrections(program: Command): void {
     .command('delete')
     .description('correct the store: delete bars, ex-factors or instruments (each all or nothing)')
   const market = <T>(fn: (m: MarketStore) => Promise<T>) =>
-    withStores({ ...storeUrls(program), create: false }, (s) => fn(s.market))
+    withStores({ ...storeFlags(program), create: false }, (s) => fn(s.market))
   const ranged = (cmd: Command) =>
     cmd
       .requiredOption('--symbol <symbol>', 'the symbol, e.g. 600000.SH')

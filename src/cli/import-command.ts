@@ -9,8 +9,8 @@ import {
   type ImportKind,
   type ImportProgress,
 } from '../ingest/import-file.js'
-import { withStores } from './open-stores.js'
-import { storeUrls } from './store-flags.js'
+import { withStores } from '../store/backends.js'
+import { storeFlags } from './store-flags.js'
 
 function positiveNumber(value: string): number {
   const n = Number(value)
@@ -84,7 +84,7 @@ export function registerImport(program: Command): void {
       ) => {
         if (o.replace && kind !== 'bars')
           throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
-        const summary = await withStores({ ...storeUrls(program), create: true }, ({ market }) =>
+        const summary = await withStores({ ...storeFlags(program), create: true }, ({ market }) =>
           importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT)),
         )
         process.stdout.write(formatSummary(summary) + '\n')

@@ -3,8 +3,8 @@ import { InvalidArgumentError, type Command } from 'commander'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MdqError } from '../domain/errors.js'
 import type { KeyStore } from '../store/key-store.js'
-import { openKeyStore } from './open-stores.js'
-import { storeUrls } from './store-flags.js'
+import { openKeyStore } from '../store/backends.js'
+import { storeFlags } from './store-flags.js'
 
 /** `N/min`, `N/s` or a bare N (per minute) -> requests per minute; `off` -> 0 (only where allowed). */
 export function parseRate(value: string): number {
@@ -29,7 +29,7 @@ export function positiveInt(value: string): number {
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('manage API keys')
   const withStore = async (fn: (store: KeyStore) => Promise<void>) => {
-    const store = await openKeyStore(storeUrls(program))
+    const store = await openKeyStore(storeFlags(program))
     try {
       await fn(store)
     } finally {

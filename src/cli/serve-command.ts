@@ -1,19 +1,19 @@
 /** @module `mdq serve` and `mdq start`: open the store, build the app, listen, shut down gracefully. */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import pino from 'pino'
-import { buildApp } from '../api/app.js'
+import { buildApp } from '../http/app.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MemoryRateLimiter, REDIS_COMMAND_TIMEOUT_MS, RedisRateLimiter } from '../auth/rate-limiter.js'
 import { parseRate, positiveInt } from './keys-command.js'
 import { buildDemo } from './demo-command.js'
-import { DEFAULT_STORE, openKeyStore, openStores, parseStoreUrl, sqliteStoreExists } from './open-stores.js'
-import { defaultWorkers, poolRunner } from './query-pool.js'
-import { displayStore, storeUrls } from './store-flags.js'
+import { backendOf, displayLocation, openKeyStore, openStores, type StoreLocation } from '../store/backends.js'
+import { defaultWorkers, poolRunner } from '../runner/query-pool.js'
+import { storeFlags } from './store-flags.js'
 
 export interface ServeConfig {
-  /** The --store URL; serve never creates a store. */
-  readonly store: string
-  readonly keys?: string
+  /** The store; serve never creates one. */
+  readonly store: StoreLocation
+  readonly keys?: StoreLocation
   readonly port: number
   readonly host: string
   readonly logLevel: string
@@ -122,7 +122,7 @@ export async function serve(config: ServeConfig): Promise<void> {
           : (err as Error).message
     throw Object.assign(new Error(`cannot listen on ${config.host}:${config.port}: ${reason}`), { code })
   }
-  const shown = displayStore(config.store)
+  const shown = displayLocation(config.store)
   app.log.info(
     { store: shown },
     `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`,
@@ -190,17 +190,16 @@ export function registerServe(program: Command): void {
   }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
-    await serve({ ...storeUrls(program), ...o })
+    await serve({ ...storeFlags(program), ...o })
   })
 
   options(program.command('start').description('npm start: build the demo store on first run, then serve')).action(
     async (o: Flags) => {
-      const urls = storeUrls(program)
-      const at = parseStoreUrl(urls.store)
-      const db = displayStore(urls.store)
-      if (at.kind === 'sqlite' && !sqliteStoreExists(at.path)) {
-        process.stderr.write(`No store at ${db}: building the demo data set...\n${await buildDemo(urls.store)}\n`)
-        const keys = await openKeyStore(urls)
+      const flags = storeFlags(program)
+      const db = displayLocation(flags.store)
+      if (!(await backendOf(flags.store).exists(flags.store))) {
+        process.stderr.write(`No store at ${db}: building the demo data set...\n${await buildDemo(flags.store)}\n`)
+        const keys = await openKeyStore(flags)
         const key = generateKey()
         await keys.createKey({ name: 'demo', hash: hashKey(key), ratePerMin: null, burst: null })
         await keys.close()
@@ -210,10 +209,10 @@ export function registerServe(program: Command): void {
         )
       } else {
         process.stderr.write(
-          `Serving ${db}. Create an API key with: npx mdq keys create --name me${urls.store === DEFAULT_STORE ? '' : ` --store ${db}`}${urls.keys ? ` --keys ${displayStore(urls.keys)}` : ''}\n`,
+          `Serving ${db}. Create an API key with: npx mdq keys create --name me${flags.isDefault ? '' : ` --store ${db}`}${flags.keys ? ` --keys ${displayLocation(flags.keys)}` : ''}\n`,
         )
       }
-      await serve({ ...urls, ...o })
+      await serve({ ...flags, ...o })
     },
   )
 }

@@ -1,19 +1,11 @@
 /**
- * @module `mdq vacuum`: removes what imports that never committed left on disk, then the committed rows
- * no reader sees any more (superseded or deleted) and the tombstones that hide nothing (a backend that keeps such rows).
+ * @module `mdq vacuum`: removes what the store keeps on disk that no reader sees (a backend that keeps
+ * such rows: unfinished imports, superseded or deleted rows, tombstones that hide nothing).
  */
 import type { Command } from 'commander'
 import { MdqError } from '../domain/errors.js'
-import type { CompactionReport } from '../store/clickhouse/compaction.js'
-import { withStores } from './open-stores.js'
-import { displayStore, storeUrls } from './store-flags.js'
-
-/** A store that can vacuum (ClickHouse keeps an unfinished import's rows, and superseded and deleted ones, invisible, until then). */
-interface Vacuumable {
-  vacuum(options?: { graceMs?: number }): Promise<number>
-  compact(options?: { graceMs?: number }): Promise<CompactionReport>
-}
-const canVacuum = (store: object): store is Vacuumable => typeof (store as Partial<Vacuumable>).vacuum === 'function'
+import { backendOf, displayLocation, withStores } from '../store/backends.js'
+import { storeFlags } from './store-flags.js'
 
 export function registerVacuum(program: Command): void {
   program
@@ -23,19 +15,18 @@ export function registerVacuum(program: Command): void {
     )
     .option('--grace <seconds>', 'how long an import must have shown no sign of life, or have been committed', '120')
     .action(async (o: { grace: string }) => {
-      const urls = storeUrls(program)
+      const flags = storeFlags(program)
       const graceMs = Number(o.grace) * 1000
       if (!Number.isFinite(graceMs) || graceMs < 0)
         throw new MdqError('BAD_PARAM', `--grace '${o.grace}' must be a number of seconds >= 0`)
-      await withStores({ ...urls, create: false }, async ({ market }) => {
-        // SQLite rolls an unfinished import back itself: nothing is ever left to remove.
-        const removed = canVacuum(market) ? await market.vacuum({ graceMs }) : 0
-        process.stdout.write(`${displayStore(urls.store)}: removed the rows of ${removed} unfinished import(s)\n`)
-        if (!canVacuum(market)) return
-        const c = await market.compact({ graceMs })
-        process.stdout.write(
-          `${displayStore(urls.store)}: removed ${c.supersededRows} superseded and ${c.hiddenRows} deleted row(s), ${c.tombstones} tombstone(s)${c.pending ? ' (removals still running: the tombstones go on a later vacuum)' : ''}\n`,
-        )
+      const shown = displayLocation(flags.store)
+      const { vacuum } = backendOf(flags.store)
+      await withStores({ ...flags, create: false }, async ({ market }) => {
+        // A backend without vacuum (SQLite rolls an unfinished import back itself) never leaves anything to remove.
+        const lines = vacuum
+          ? await vacuum(market, { graceMs })
+          : ['nothing to remove (this backend keeps no unseen rows)']
+        for (const line of lines) process.stdout.write(`${shown}: ${line}\n`)
       })
     })
 }

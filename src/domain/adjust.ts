@@ -5,6 +5,11 @@ import type { ExFactorEvent } from './ex-factors.js'
 export const ADJUSTS = ['none', 'forward', 'backward', 'forward_additive', 'backward_additive'] as const
 export type Adjust = (typeof ADJUSTS)[number]
 
+/** Whether a mode adds the events' gaps (forward_additive, backward_additive) rather than multiplying by their factors. */
+export const isAdditive = (mode: Adjust): boolean => mode === 'forward_additive' || mode === 'backward_additive'
+/** Whether a mode leaves the latest bars raw and moves the earlier ones (forward, forward_additive). */
+export const isForward = (mode: Adjust): boolean => mode === 'forward' || mode === 'forward_additive'
+
 /**
  * Adjusted prices (open, high, low, close, prevClose); timestamp, volume and amount are shared, never
  * adjusted. `events` ascending by timestamp, at most one per ex-date (the store keys them so);
@@ -23,11 +28,11 @@ export function adjustBars(
   if (mode === 'none' || events.length === 0) return bars
   const n = barCount(bars)
   const k = events.length
-  const additive = mode === 'forward_additive' || mode === 'backward_additive'
+  const additive = isAdditive(mode)
   if (additive && (!gaps || gaps.length !== k)) throw new Error('adjustBars: additive modes need one gap per event')
   // coef[s] for segment s = bars with exactly s events at or before them.
   const coef = new Float64Array(k + 1)
-  if (mode === 'forward' || mode === 'forward_additive') {
+  if (isForward(mode)) {
     coef[k] = additive ? 0 : 1
     for (let s = k - 1; s >= 0; s--) coef[s] = additive ? coef[s + 1] - gaps![s] : coef[s + 1] * events[s].exFactor
   } else {

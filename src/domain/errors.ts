@@ -1,4 +1,4 @@
-/** @module The one list of mdq failure codes; api/errors.ts maps each to an HTTP status. */
+/** @module The one list of mdq failure codes; http/errors.ts maps each to an HTTP status. */
 
 export const ERROR_CODES = [
   'BAD_PARAM',

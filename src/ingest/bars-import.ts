@@ -15,7 +15,7 @@ import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { barBlocks, barColumns, type BarRowOptions } from './bar-rows.js'
 import { barBlocksOnThread } from './bar-rows-thread.js'
 import type { CsvFile } from './csv-reader.js'
-import type { ImportProgress } from './import-file.js'
+import type { ImportCounts, ImportProgress, ImportTarget } from './import-target.js'
 import { BarSpill } from './spill.js'
 
 export interface BarImportOptions extends BarRowOptions {
@@ -35,18 +35,6 @@ export const PARSE_THREAD_BYTES = 32 << 20
  * ex-factors are derived from): never through the writer, so a backend without read-your-writes
  * transactions can run it.
  */
-export interface ImportTarget {
-  readonly store: MarketStore
-  readonly writer: StoreWriter
-}
-
-export interface ImportCounts {
-  rows: number
-  skipped: number
-  symbols: number
-  events: number
-}
-
 /** Rows of one symbol waiting to be written; flushed in blocks so memory stays bounded. */
 class BarBuffer {
   bars = allocBars(FIRST_ROWS)

@@ -1,7 +1,9 @@
 /** @module One import, all or nothing: open the CSV, run its importer inside one write transaction, summarize. */
 import { performance } from 'node:perf_hooks'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
-import { importBars, type BarImportOptions, type ImportCounts } from './bars-import.js'
+import { importBars, type BarImportOptions } from './bars-import.js'
+import type { ImportCheckpoint, ImportCounts, ImportProgress } from './import-target.js'
+export type { ImportCheckpoint, ImportProgress } from './import-target.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
 import { importUniverses } from './universe-import.js'
@@ -16,18 +18,6 @@ export interface ImportSummary extends ImportCounts {
 }
 
 /** Progress of the bytes read, for a terminal progress bar. */
-export interface ImportProgress {
-  start(totalBytes: number): void
-  update(bytesRead: number): void
-  stop(): void
-}
-
-/**
- * Called at named points of the import's write transaction, in this order: `begun`, `bars:N`
- * (after the Nth block of bars written), `instruments`, `ex-factors:N`, `committing`. Lets a test
- * kill an import at a known point instead of racing a timer (`MDQ_IMPORT_PAUSE_AT`, cli/import-command.ts).
- */
-export type ImportCheckpoint = (point: string) => void
 
 export async function importFile(
   store: MarketStore,

@@ -4,10 +4,9 @@ import { isSecurityType, SECURITY_TYPES, type Instrument } from '../domain/instr
 import { MARKETS } from '../domain/market.js'
 import { civilFromDays, formatCivil } from '../domain/time-zone.js'
 import type { StoreWriter } from '../store/market-store.js'
-import type { ImportTarget } from './bars-import.js'
+import type { ImportCounts, ImportTarget } from './import-target.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
 import { FieldReader, marketOfParts } from './fields.js'
-import type { ImportCounts } from './bars-import.js'
 
 const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
 

@@ -1,7 +1,7 @@
 /** @module `mdq import universes`: `universe_id,symbol[,name,region,category,description]`; a file replaces the universes it lists. */
 import { UNIVERSE_CATEGORIES, UNIVERSE_ID, isBuiltInUniverse, type StoredUniverse } from '../domain/universe.js'
 import type { StoreWriter } from '../store/market-store.js'
-import type { ImportCounts } from './bars-import.js'
+import type { ImportCounts } from './import-target.js'
 import { columnsOf, type CsvFile } from './csv-reader.js'
 import { FieldReader } from './fields.js'
 

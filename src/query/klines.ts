@@ -1,5 +1,5 @@
 /** @module readKlines: the klines use case: select base bars, fill prev_close, adjust, aggregate, trim to count. */
-import { adjustBars, type Adjust } from '../domain/adjust.js'
+import { adjustBars, isAdditive } from '../domain/adjust.js'
 import { aggregate } from '../domain/aggregate.js'
 import { barCount, lowerBound, sliceBars, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
@@ -12,16 +12,8 @@ import { isRollupPeriod, rollupsAdjustExactly } from '../domain/rollups.js'
 import type { MarketStore } from '../store/market-store.js'
 import { readRollupKlines } from './rollup-klines.js'
 import { dayPrevCloses, type DailyPrevCloses } from './daily-prev-close.js'
+import type { KlinesQuery } from './klines-query.js'
 import type { SymbolContexts } from './symbol-context.js'
-
-export interface KlinesQuery {
-  readonly symbol: string
-  readonly period: Period
-  readonly count: number
-  readonly startTime?: number
-  readonly endTime?: number
-  readonly adjust: Adjust
-}
 
 /** Base bars per derived bar, a first guess for how many to read (then doubled until enough). */
 const BASE_PER_BAR: Record<Period, number> = {
@@ -121,7 +113,7 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
       filled,
       ctx.events,
       q.adjust,
-      q.adjust.endsWith('additive') ? await ctx.gaps() : undefined,
+      isAdditive(q.adjust) ? await ctx.gaps() : undefined,
       filled,
     )
     bars = aggregate(adjusted, q.period, market)

@@ -1,5 +1,5 @@
 /** @module Derived minute klines from stored rollups: fill prev_close and adjust as for 1m bars, then stamp each with its bucket. */
-import { adjustBars } from '../domain/adjust.js'
+import { adjustBars, isAdditive } from '../domain/adjust.js'
 import { barCount, lowerBound, sliceBars, type Bars } from '../domain/bars.js'
 import { bucketStarts } from '../domain/buckets.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
@@ -7,7 +7,7 @@ import type { Market } from '../domain/market.js'
 import type { RollupPeriod } from '../domain/rollups.js'
 import { HOUR_MS } from '../domain/time-zone.js'
 import type { MarketStore } from '../store/market-store.js'
-import type { KlinesQuery } from './klines.js'
+import type { KlinesQuery } from './klines-query.js'
 
 export interface RollupContext {
   readonly events: readonly ExFactorEvent[]
@@ -41,7 +41,7 @@ export async function readRollupKlines(
       filled,
       ctx.events,
       q.adjust,
-      q.adjust.endsWith('additive') ? await ctx.gaps() : undefined,
+      isAdditive(q.adjust) ? await ctx.gaps() : undefined,
       filled,
     )
     const starts = bucketStarts(adjusted.timestamp, period, market)

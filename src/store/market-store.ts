@@ -54,10 +54,6 @@ export interface WriteBatch {
 export interface StoreCapabilities {
   /** Imports by another process are visible to a running server without a restart. */
   readonly liveImport: boolean
-  /** Several mdq instances may serve the store. */
-  readonly sharedAcrossInstances: boolean
-  /** A StoreWriter could read its own writes (SQLite yes, ClickHouse no); ingest must NOT rely on it. */
-  readonly transactionalReads: boolean
   /** The data is spread over shards (a cluster). */
   readonly distributed: boolean
   /**
@@ -82,7 +78,7 @@ export interface MarketStore {
   readInstruments(symbols: readonly string[]): Promise<Instrument[]>
   /** Instruments whose symbol, code, name or English name contains `text` (case-insensitive), symbols ascending, at most `limit`. */
   searchInstruments(text: string, limit: number): Promise<Instrument[]>
-  // Listing and universes (issue 10; seam.md names them).
+  // Listing and universes.
   /** Every instrument, or those of one exchange and/or security type; symbol ascending. */
   listInstruments(filter?: { exchange?: string; type?: string }): Promise<Instrument[]>
   /** The imported universes (id ascending); the built-in ones are derived in query/. */
@@ -130,7 +126,7 @@ export interface StoreWriter {
   deleteBars(range: BarRange): Promise<void>
   deleteExFactors(range: EventRange): Promise<void>
   deleteInstruments(symbols: readonly string[]): Promise<void>
-  // Universes (issue 10).
+  // Universes.
   /** Replaces each listed universe (its fields and its members) as a whole. */
   putUniverses(list: readonly StoredUniverse[]): Promise<void>
   commit(): Promise<void>

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { parseStoreUrl } from '../../src/cli/open-stores.js'
+import { parseStoreUrl } from '../../src/store/backends.js'
 import { spawnServe } from '../helpers/serve-process.js'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 
@@ -116,11 +116,11 @@ describe('mdq serve and the store it is given', () => {
   })
 
   it('parses store URLs into typed locations: sqlite paths, and ClickHouse user, password, host, port, database and cluster', () => {
-    assert.deepEqual(parseStoreUrl('sqlite:./data/mdq.db'), { kind: 'sqlite', path: './data/mdq.db' })
-    assert.deepEqual(parseStoreUrl('sqlite:///var/lib/mdq.db'), { kind: 'sqlite', path: '/var/lib/mdq.db' })
-    assert.deepEqual(parseStoreUrl('/tmp/x.db'), { kind: 'sqlite', path: '/tmp/x.db' })
+    assert.deepEqual(parseStoreUrl('sqlite:./data/mdq.db'), { scheme: 'sqlite', path: './data/mdq.db' })
+    assert.deepEqual(parseStoreUrl('sqlite:///var/lib/mdq.db'), { scheme: 'sqlite', path: '/var/lib/mdq.db' })
+    assert.deepEqual(parseStoreUrl('/tmp/x.db'), { scheme: 'sqlite', path: '/tmp/x.db' })
     assert.deepEqual(parseStoreUrl('clickhouse://reader:s%40cret@ch1.internal:8123/market?cluster=two_shards'), {
-      kind: 'clickhouse',
+      scheme: 'clickhouse',
       config: {
         url: 'http://ch1.internal:8123',
         username: 'reader',
@@ -130,7 +130,7 @@ describe('mdq serve and the store it is given', () => {
       },
     })
     assert.deepEqual(parseStoreUrl('clickhouse://127.0.0.1:18123/mdq'), {
-      kind: 'clickhouse',
+      scheme: 'clickhouse',
       config: { url: 'http://127.0.0.1:18123', username: 'default', password: '', database: 'mdq' },
     })
     assert.throws(

@@ -1,11 +1,11 @@
-// The pool behind --workers (src/cli/worker-pool.ts) over real worker threads: one queue every worker
+// The pool behind --workers (src/runner/worker-pool.ts) over real worker threads: one queue every worker
 // takes from (a free worker takes the oldest task, never one queued behind a busy worker), results
 // come back (moved memory too), gifts reach a worker, a thrown error fails its task alone, a worker
 // that dies fails the tasks it had taken and is replaced, and closing fails what is left.
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, describe, it } from 'node:test'
-import { MAX_FAN_OUT, WorkerPool } from '../../src/cli/worker-pool.js'
+import { MAX_FAN_OUT, WorkerPool } from '../../src/runner/worker-pool.js'
 import type { PoolTestResult, PoolTestTask } from '../helpers/pool-worker.js'
 
 const pools: WorkerPool<PoolTestTask, PoolTestResult, ArrayBuffer[]>[] = []

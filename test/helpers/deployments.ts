@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before } from 'node:test'
-import type { AppOptions } from '../../src/api/app.js'
+import type { AppOptions } from '../../src/http/app.js'
 import { RedisRateLimiter } from '../../src/auth/rate-limiter.js'
 import { POLL_MS } from '../../src/store/clickhouse/clickhouse-market-store.js'
 import type { KeyStore } from '../../src/store/key-store.js'

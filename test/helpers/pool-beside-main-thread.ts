@@ -1,6 +1,7 @@
 /** @module A worker pool over a store file whose `written` calls are counted, served beside the main thread: what the recycle tests watch to see memory reused. */
-import type { QueryRunner } from '../../src/api/query-runner.js'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import { parseStoreUrl } from '../../src/store/backends.js'
+import type { QueryRunner } from '../../src/runner/query-runner.js'
+import { poolRunner } from '../../src/runner/query-pool.js'
 import { startServer, type TestServer } from './server.js'
 
 export interface PoolBesideMainThread {
@@ -17,7 +18,7 @@ export interface PoolBesideMainThread {
 }
 
 export async function poolBesideMainThread(db: string, workers = 2): Promise<PoolBesideMainThread> {
-  const pool = poolRunner(workers, { store: db }, { blockingReads: true })
+  const pool = poolRunner(workers, { store: parseStoreUrl(db) }, { blockingReads: true })
   let count = 0
   const runner = {
     ...pool,

@@ -1,6 +1,6 @@
 /** @module A worker for the worker-pool tests: echoes, throws, dies, waits or meets, as each task says; counts the gifts it is given. */
 import { threadId, workerData } from 'node:worker_threads'
-import { serveTasks } from '../../src/cli/worker-pool.js'
+import { serveTasks } from '../../src/runner/worker-pool.js'
 
 export type PoolTestTask =
   | { readonly kind: 'echo'; readonly value: number }

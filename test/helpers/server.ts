@@ -2,11 +2,11 @@
 import type { FastifyInstance } from 'fastify'
 import { request } from 'node:http'
 import { join } from 'node:path'
-import { buildApp, type AppOptions } from '../../src/api/app.js'
+import { buildApp, type AppOptions } from '../../src/http/app.js'
 import { generateKey, hashKey } from '../../src/auth/api-keys.js'
 import { buildDemo } from '../../src/cli/demo-command.js'
-import { openStores } from '../../src/cli/open-stores.js'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import { openStores, parseStoreUrl } from '../../src/store/backends.js'
+import { poolRunner } from '../../src/runner/query-pool.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 
@@ -39,7 +39,7 @@ export async function startServer(dbPath: string, extra: Partial<AppOptions> = {
   const { market: store, keys } = await openStores({ store: dbPath, create: true })
   const runner =
     extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:'
-      ? poolRunner(TEST_WORKERS, { store: dbPath }, { blockingReads: true })
+      ? poolRunner(TEST_WORKERS, { store: parseStoreUrl(dbPath) }, { blockingReads: true })
       : undefined
   const app = await buildApp({ store, keys, ...(runner && { runner }), ...extra })
   await app.listen({ port: 0, host: '127.0.0.1' })

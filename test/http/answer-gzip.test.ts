@@ -3,10 +3,11 @@
 // the main thread by @fastify/compress. Either way, gunzipped, the plain answer byte for byte; answers
 // under the threshold, x-no-compression, br and 304s as @fastify/compress has them. With a response
 // cache, the pool's worker makes the member beside the plain answer and the cache keeps both.
+import { parseStoreUrl } from '../../src/store/backends.js'
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, crc32, gunzipSync, inflateRawSync } from 'node:zlib'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import { poolRunner } from '../../src/runner/query-pool.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 
@@ -15,7 +16,7 @@ const servers: Record<'main thread' | 'pool of 2' | 'pool of 2, cached', TestSer
 const runners: { close(): Promise<void> }[] = []
 before(async () => {
   const db = await demoDb(dir)
-  const runner = poolRunner(2, { store: db }, { blockingReads: true })
+  const runner = poolRunner(2, { store: parseStoreUrl(db) }, { blockingReads: true })
   runners.push(runner)
   servers['main thread'] = await startServer(db, { responseCacheBytes: 0 })
   servers['pool of 2'] = await startServer(db, { responseCacheBytes: 0, runner })

@@ -8,10 +8,10 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, constants, crc32, gunzipSync, inflateRawSync } from 'node:zlib'
-import { gzipMember } from '../../src/api/gzip-member.js'
-import { inThreadRunner, type BatchTask } from '../../src/api/query-runner.js'
-import { openStores } from '../../src/cli/open-stores.js'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import { gzipMember } from '../../src/encode/gzip-member.js'
+import { inThreadRunner, type BatchTask } from '../../src/runner/query-runner.js'
+import { openStores, parseStoreUrl } from '../../src/store/backends.js'
+import { poolRunner } from '../../src/runner/query-pool.js'
 import { SymbolContexts } from '../../src/query/symbol-context.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { damagedCopy, runMdq, tempDir } from '../helpers/store-files.js'
@@ -35,7 +35,7 @@ const servers: Record<'main thread' | 'pool of 2', TestServer> = {} as never
 const runners: { close(): Promise<void> }[] = []
 before(async () => {
   db = await demoDb(dir)
-  const runner = poolRunner(2, { store: db }, { blockingReads: true })
+  const runner = poolRunner(2, { store: parseStoreUrl(db) }, { blockingReads: true })
   runners.push(runner)
   // The response cache off (batch answers are never cached anyway); in the main thread, or in the pool.
   servers['main thread'] = await startServer(db, { responseCacheBytes: 0 })
@@ -151,7 +151,7 @@ function outcome(
 describe('a group that fails in a worker, with gzip', () => {
   it('a store the workers cannot read: the gzip answer is cut after its head, as the plain one; br answers a plain 503 {code, message}', async () => {
     writeFileSync(join(dir, 'garbage.db'), Buffer.alloc(4096, 0x42))
-    const onGarbage = poolRunner(1, { store: join(dir, 'garbage.db') }, { blockingReads: true })
+    const onGarbage = poolRunner(1, { store: parseStoreUrl(join(dir, 'garbage.db')) }, { blockingReads: true })
     runners.push(onGarbage)
     const s = await startServer(db, { responseCacheBytes: 0, runner: onGarbage })
     try {
@@ -187,7 +187,7 @@ describe('a group that fails in a worker, with gzip', () => {
 
   it("a damaged chunk in the last group: the gzip answer is cut, as the plain one, after a part of the healthy symbols' answer", async () => {
     const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
-    const corruptPool = poolRunner(2, { store: corrupt }, { blockingReads: true })
+    const corruptPool = poolRunner(2, { store: parseStoreUrl(corrupt) }, { blockingReads: true })
     runners.push(corruptPool)
     const s = await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool })
     try {
@@ -247,7 +247,7 @@ describe("workers whose store is at another data version than the main thread's 
     ])
     assert.equal(deleted.status, 0, deleted.stderr)
     const { market, keys } = await openStores({ store: newer, create: false })
-    const runner = poolRunner(2, { store: db }, { blockingReads: true })
+    const runner = poolRunner(2, { store: parseStoreUrl(db) }, { blockingReads: true })
     runners.push(runner)
     try {
       const contexts = new SymbolContexts(market)

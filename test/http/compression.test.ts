@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
-import { acceptedEncoding } from '../../src/api/compression.js'
+import { acceptedEncoding } from '../../src/http/compression.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 

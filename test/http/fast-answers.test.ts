@@ -1,4 +1,4 @@
-// The fast path for cached answers (src/api/fast-answers.ts) over real HTTP: the same answers as the
+// The fast path for cached answers (src/http/fast-answers.ts) over real HTTP: the same answers as the
 // full path (an app with the fast path off, same store, same requests), the same auth and revocation,
 // exact rate limits (memory and Redis), a new data version never answered from the old entry, and
 // the same log line without the key.
@@ -8,7 +8,7 @@ import { Writable } from 'node:stream'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../../src/auth/rate-limiter.js'
-import type { AppOptions } from '../../src/api/app.js'
+import type { AppOptions } from '../../src/http/app.js'
 import { PATIENT_REDIS_MS } from '../helpers/redis.js'
 import { redisServer, Requirements } from '../helpers/requirements.js'
 import { newKey, rawRequest, startServer, type TestServer } from '../helpers/server.js'

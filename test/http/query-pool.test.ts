@@ -1,9 +1,10 @@
 // The worker pool (mdq serve --workers N) answers byte for byte what the main thread answers, errors included.
+import { parseStoreUrl } from '../../src/store/backends.js'
 import assert from 'node:assert/strict'
 import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import { poolRunner } from '../../src/runner/query-pool.js'
 import { workerCount } from '../../src/cli/serve-command.js'
 import { ADJUSTS } from '../../src/domain/adjust.js'
 import { PERIODS } from '../../src/domain/period.js'
@@ -15,7 +16,7 @@ const { dir, cleanup } = tempDir()
 let db: string
 let inThread: TestServer
 let pooled: TestServer
-const pool = () => poolRunner(2, { store: db }, { blockingReads: true })
+const pool = () => poolRunner(2, { store: parseStoreUrl(db) }, { blockingReads: true })
 let runner: ReturnType<typeof pool>
 before(async () => {
   db = await demoDb(dir)
@@ -108,7 +109,7 @@ describe('the query worker pool', () => {
     const broken = join(dir, 'not-sqlite.db')
     copyFileSync(db, broken)
     writeFileSync(join(dir, 'garbage.db'), Buffer.alloc(4096, 0x42))
-    const onBroken = poolRunner(1, { store: join(dir, 'garbage.db') }, { blockingReads: true })
+    const onBroken = poolRunner(1, { store: parseStoreUrl(join(dir, 'garbage.db')) }, { blockingReads: true })
     const server = await startServer(broken, { responseCacheBytes: 0, runner: onBroken })
     try {
       const r = await raw(server, '/v1/klines?symbol=600519.SH')
@@ -123,7 +124,7 @@ describe('the query worker pool', () => {
 
     // One chunk's bytes overwritten: whatever the main thread answers (status and body), the pool answers too.
     const corrupt = damagedCopy(db, join(dir, 'corrupt.db'))
-    const corruptPool = poolRunner(1, { store: corrupt }, { blockingReads: true })
+    const corruptPool = poolRunner(1, { store: parseStoreUrl(corrupt) }, { blockingReads: true })
     const [a, b] = [
       await startServer(corrupt, { responseCacheBytes: 0 }),
       await startServer(corrupt, { responseCacheBytes: 0, runner: corruptPool }),

@@ -1,10 +1,11 @@
 // Python clients send Accept-Encoding: gzip: a batch gzipped group by group in the worker pool, decoded
 // by httpx (which reads only a gzip stream's first member) and by the official TickFlow SDK, is the
 // plain answer byte for byte.
+import { parseStoreUrl } from '../../src/store/backends.js'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { poolRunner } from '../../src/cli/query-pool.js'
+import { poolRunner } from '../../src/runner/query-pool.js'
 import { runSdkScript, sdkSkip } from '../helpers/python-sdk.js'
 import { demoDb, rawRequest, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
@@ -36,7 +37,7 @@ describe('gzip batch answers from the worker pool, read by Python clients', () =
   before(async () => {
     if (skip) return
     const db = await demoDb(dir)
-    const runner = poolRunner(2, { store: db }, { blockingReads: true })
+    const runner = poolRunner(2, { store: parseStoreUrl(db) }, { blockingReads: true })
     runners.push(runner)
     server = await startServer(db, { responseCacheBytes: 0, runner })
   })

@@ -1,4 +1,4 @@
-// The real `mdq serve` process: no API key reaches its log in any spelling of the query (issue 11.3),
+// The real `mdq serve` process: no API key reaches its log in any spelling of the query,
 // and it exits non-zero with a clear message when it cannot listen (11.6; it hung with --redis-url).
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'

@@ -185,7 +185,7 @@ describe('clickhouse store on one server', () => {
   )
 
   need.it(
-    'universes and instrument listing (issue 10): a put replaces a universe as a whole; symbols ascending, filtered',
+    'universes and instrument listing: a put replaces a universe as a whole; symbols ascending, filtered',
     async () => {
       await a.market.write({
         instruments: [

@@ -427,7 +427,7 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
         }
       },
     )
-    // Listing and universes (issue 10).
+    // Listing and universes.
     test(
       'listInstruments: all or by exchange and/or type, symbol ascending; name_en and lot_size kept',
       [],

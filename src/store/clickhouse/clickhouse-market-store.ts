@@ -88,8 +88,6 @@ export class ClickHouseMarketStore implements MarketStore {
         : undefined
     this.capabilities = {
       liveImport: true,
-      sharedAcrossInstances: true,
-      transactionalReads: false,
       distributed: t.cluster !== undefined,
       storedRollups: false,
       snapshotReads: false,

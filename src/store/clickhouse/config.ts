@@ -15,7 +15,7 @@ export interface ClickHouseConfig {
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
- * Parses a store URL (the one parser: the factory in src/cli/open-stores.ts wraps its errors with
+ * Parses a store URL (the one parser: the registry in src/store/backends.ts wraps its errors with
  * the flag's name). Throws an Error whose message is the bare reason, never the password.
  */
 export function parseClickHouseUrl(url: string): ClickHouseConfig {

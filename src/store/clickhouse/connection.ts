@@ -2,7 +2,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { Readable } from 'node:stream'
 import { MdqError } from '../../domain/errors.js'
-import { patientDeadline } from '../deadline.js'
+import { patientDeadline } from '../../lib/deadline.js'
 
 /**
  * A ceiling for reads: a big legitimate read on a loaded server may take seconds, so a dead or frozen

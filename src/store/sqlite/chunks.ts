@@ -3,42 +3,10 @@ import { allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, ty
 import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
 import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
 import { CHUNK_SPAN_MS } from './schema.js'
-import type { Db } from './sqlite-db.js'
+import type { ChunkStatements } from './chunk-statements.js'
 import type { WrittenChunks } from './written-chunks.js'
 
-interface ChunkRow {
-  start_ms: number
-  first_ms: number
-  last_ms: number
-  count: number
-  data: Uint8Array
-}
-
 export const MAX_MS = 8.64e15
-
-/** Prepared chunk statements of one connection. */
-export function chunkStatements(db: Db) {
-  return {
-    // start_ms > from - span bounds the index range: a chunk starting earlier ends before `from`.
-    chunksDesc: db.prepare<[string, string, number, number, number], ChunkRow>(
-      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC',
-    ),
-    // The chunks of a range without their BLOBs (their overflow pages are not read).
-    chunkSpans: db.prepare<[string, string, number, number, number], Omit<ChunkRow, 'data'>>(
-      'SELECT start_ms, first_ms, last_ms, count FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms',
-    ),
-    chunkAt: db.prepare<[string, string, number], ChunkRow>(
-      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',
-    ),
-    putChunk: db.prepare<[string, string, number, number, number, number, Uint8Array]>(
-      'INSERT OR REPLACE INTO chunks (symbol, period, start_ms, first_ms, last_ms, count, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ),
-    deleteChunk: db.prepare<[string, string, number]>(
-      'DELETE FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',
-    ),
-  }
-}
-export type ChunkStatements = ReturnType<typeof chunkStatements>
 
 /**
  * Plans newest-first until `limit` bars are covered (chunk counts need no decoding; a chunk cut by

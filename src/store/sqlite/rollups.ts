@@ -2,7 +2,8 @@
 import { barCount } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { ROLLUP_PERIODS, buildAllRollups } from '../../domain/rollups.js'
-import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith, type ChunkStatements } from './chunks.js'
+import type { ChunkStatements } from './chunk-statements.js'
+import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
 import type { Db } from './sqlite-db.js'
 import { readMinuteBars, type WrittenChunks } from './written-chunks.js'
 

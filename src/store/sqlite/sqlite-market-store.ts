@@ -16,7 +16,8 @@ import {
   type WriteBatch,
 } from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
-import { chunkStatements, deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
+import { chunkStatements } from './chunk-statements.js'
+import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
 import { buildPendingRollups, TouchedDays } from './rollups.js'
 import { WrittenChunks } from './written-chunks.js'
 import { MIGRATIONS } from './schema.js'
@@ -90,7 +91,7 @@ function toInstrument(r: InstrumentRow): Instrument {
   }
 }
 
-// Listing and universes (issue 10): small tables, read whole; statements prepared per call.
+// Listing and universes: small tables, read whole; statements prepared per call.
 function listInstrumentsWith(db: Db, filter: { exchange?: string; type?: string }): InstrumentRow[] {
   const where = [
     filter.exchange !== undefined ? 'exchange = @exchange' : '',
@@ -174,8 +175,6 @@ export class SqliteMarketStore implements MarketStore {
     const file = path !== ':memory:'
     this.capabilities = {
       liveImport: file,
-      sharedAcrossInstances: false,
-      transactionalReads: true,
       distributed: false,
       storedRollups: true,
       snapshotReads: true,
@@ -274,7 +273,7 @@ export class SqliteMarketStore implements MarketStore {
     return this.#read(() => this.#st.search.all({ p: pattern, limit }).map(toInstrument))
   }
 
-  // Listing and universes (issue 10).
+  // Listing and universes.
   async listInstruments(filter: { exchange?: string; type?: string } = {}): Promise<Instrument[]> {
     return guarded(() => listInstrumentsWith(this.#db, filter).map(toInstrument))
   }

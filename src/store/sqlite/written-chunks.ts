@@ -1,7 +1,7 @@
 /** @module The 1m chunks a write transaction wrote, kept decoded (bounded) so its rollup rebuild reads them back without decoding. */
 import { allocBars, barCount, concatBars, copyBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { decodeChunkInto } from './chunk-codec.js'
-import type { ChunkStatements } from './chunks.js'
+import type { ChunkStatements } from './chunk-statements.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 
 /** Rows kept over all chunks (64 bytes each): a sorted file's flush and the chunk before it. */

@@ -1,20 +1,19 @@
-/** @module Compression that costs little: fast levels, and cached answers kept compressed beside the plain bytes. */
+/** @module Content negotiation of compressed answers: which encoding a request gets, and the reply's labels. */
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
+import { constants as zlib } from 'node:zlib'
+import {
+  BROTLI_QUALITY,
+  COMPRESS_THRESHOLD_BYTES,
+  ENCODINGS,
+  GZIP_LEVEL,
+  type Encoding,
+} from '../encode/compression.js'
+import { isGzipped } from '../encode/gzip-member.js'
 
-export type Encoding = 'br' | 'gzip'
-const ENCODINGS: readonly Encoding[] = ['br', 'gzip']
-
-/**
- * Levels for every compressed answer: gzip 1 and brotli 1 compress JSON columns to about a fifth
- * (the numbers repeat their digits), at several times the speed of the defaults (gzip 6, brotli 11),
- * which would make a bulk pull CPU-bound on compression.
- */
-export const GZIP_LEVEL = 1
-export const BROTLI_QUALITY = 1
 /** @fastify/compress's options: the same levels for answers computed per request and for streams. */
 export const compressOptions = {
-  threshold: 1024,
+  threshold: COMPRESS_THRESHOLD_BYTES,
   encodings: [...ENCODINGS],
   zlibOptions: { level: GZIP_LEVEL },
   brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
@@ -48,10 +47,24 @@ export function requestedEncoding(headers: IncomingHttpHeaders): Encoding | unde
   return noCompression(headers) ? undefined : acceptedEncoding(headers['accept-encoding'])
 }
 
-export function compress(encoding: Encoding, body: Buffer): Buffer {
-  return encoding === 'gzip'
-    ? gzipSync(body, { level: GZIP_LEVEL })
-    : brotliCompressSync(body, {
-        params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length },
-      })
+/**
+ * Whether this request's answer should be gzipped here: the encoding @fastify/compress would choose is
+ * gzip (it honours x-no-compression too). br and the rest keep @fastify/compress.
+ */
+export const wantsGzip = (req: FastifyRequest): boolean => requestedEncoding(req.headers) === 'gzip'
+
+/**
+ * A route's onSend hook: a gzipStream payload or a markGzipped answer gets Content-Encoding and Vary,
+ * so @fastify/compress (which skips a reply that has a Content-Encoding) does not compress it again.
+ * Set here and not before sending, so a 304 or an error sent in its place carries neither. (A
+ * callback, not an async function: it runs on every answer of the hottest routes.)
+ */
+export function gzipOnSend(
+  _req: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: null, payload: unknown) => void,
+): void {
+  if (isGzipped(payload)) reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
+  done(null, payload)
 }

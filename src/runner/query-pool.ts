@@ -1,6 +1,6 @@
 /** @module The worker pool behind --workers: uncached klines tasks run on every core (worker-pool.ts), answers come back as moved bytes. */
 import { availableParallelism } from 'node:os'
-import { attachGzip, deflatePiece, markGzipped, type DeflatedPiece } from '../api/gzip-member.js'
+import { attachGzip, deflatePiece, markGzipped, type DeflatedPiece } from '../encode/gzip-member.js'
 import {
   fromErrorData,
   taskPieces,
@@ -9,7 +9,7 @@ import {
   type BatchTask,
   type QueryRunner,
   type StoreReadObserver,
-} from '../api/query-runner.js'
+} from './query-runner.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore, StoreCapabilities } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { constants, deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib'
 import fc from 'fast-check'
-import { deflatePiece, gzipMember } from './gzip-member.js'
+import { deflatePiece, gzipMember } from '../gzip-member.js'
 import { canonicalCodes, codeLengths } from './huffman-codes.js'
 import { rawHuffmanDeflate } from './huffman-deflate.js'
 

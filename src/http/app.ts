@@ -19,17 +19,17 @@ import {
   schemaErrorFormatter,
   sendError,
 } from './errors.js'
-import { DEFAULT_HTTP_LIMITS, connectionsCheckingIntervalMs, type HttpLimits } from './http-limits.js'
+import { DEFAULT_HTTP_LIMITS, connectionsCheckingIntervalMs, type HttpLimits } from './limits.js'
 import { guardIntegerParams } from './integer-params.js'
 import { parseQueryString } from './query-string.js'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
-import { inThreadRunner, type QueryRunner } from './query-runner.js'
-import { ResponseCache } from './response-cache.js'
-import { perTurn, type PerTurn } from './per-turn.js'
+import { inThreadRunner, type QueryRunner } from '../runner/query-runner.js'
+import { ResponseCache } from '../runner/response-cache.js'
+import { perTurn, type PerTurn } from '../lib/per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
-import { webPlugin } from './web.js'
+import { pagesPlugin } from './pages.js'
 
 export interface AppOptions {
   readonly store: MarketStore
@@ -45,7 +45,7 @@ export interface AppOptions {
   readonly limits?: Partial<HttpLimits>
   /** The clock (epoch ms), read only for a quote's `session`; default Date.now. */
   readonly now?: () => number
-  /** Where uncached klines answers are computed (cli/query-pool.ts); default: the main thread. Its owner closes it. */
+  /** Where uncached klines answers are computed (runner/query-pool.ts); default: the main thread. Its owner closes it. */
   readonly runner?: QueryRunner
   /** Cached answers sent before Fastify's routing and hooks (fast-answers.ts); default on. Off: every request takes the full path (tests compare the two). */
   readonly fastPath?: boolean
@@ -161,7 +161,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-  await app.register(webPlugin)
+  await app.register(pagesPlugin)
 
   if (opts.rateLimit) {
     const { limiter } = opts.rateLimit

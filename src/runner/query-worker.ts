@@ -1,9 +1,9 @@
 /** @module The entry of a query worker thread: opens its own store through the factory and answers tasks as moved bytes. */
 import { workerData } from 'node:worker_threads'
-import { compressOptions } from '../api/compression.js'
-import { ChunkPool } from '../api/json-bytes.js'
-import { deflatePiece, gzipParts } from '../api/gzip-member.js'
-import { withTimedReads } from '../api/observability.js'
+import { COMPRESS_THRESHOLD_BYTES } from '../encode/compression.js'
+import { ChunkPool } from '../encode/json-bytes.js'
+import { deflatePiece, gzipParts } from '../encode/gzip-member.js'
+import { withTimedReads } from './timed-reads.js'
 import {
   errorData,
   taskPieces,
@@ -11,16 +11,17 @@ import {
   type AnswerUse,
   type BatchTask,
   type ErrorData,
-} from '../api/query-runner.js'
+} from './query-runner.js'
 import { MdqError } from '../domain/errors.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
-import { openStores } from './open-stores.js'
+import { openStores, type StoreLocation } from '../store/backends.js'
 import { serveTasks, type TaskResult } from './worker-pool.js'
 
+/** Where the worker's store is: the locations the main thread parsed (plain data, cloned to the worker). */
 export interface WorkerConfig {
-  readonly store: string
-  readonly keys?: string
+  readonly store: StoreLocation
+  readonly keys?: StoreLocation
 }
 /**
  * How a task's bytes come back: `deflate`, as a raw deflate piece (gzip-member.ts) with the plain
@@ -132,7 +133,7 @@ function encoded(
   pieces: Buffer[],
 ): { out: readonly Buffer[]; plain?: WorkerBytes['plain']; gzipped?: true; member?: readonly Buffer[] } {
   if (encoding === undefined) return { out: pieces }
-  if (encoding !== 'deflate' && pieces.reduce((n, p) => n + p.length, 0) < compressOptions.threshold)
+  if (encoding !== 'deflate' && pieces.reduce((n, p) => n + p.length, 0) < COMPRESS_THRESHOLD_BYTES)
     return { out: pieces }
   const piece = deflatePiece(pieces, { borrow: true }) // copied by `own`, before the next task can deflate
   if (encoding === 'deflate') return { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }

@@ -9,7 +9,8 @@ import { knownSymbols } from '../query/klines-batch.js'
 import { exchangeInstruments, listExchanges, listUniverses, readUniverses } from '../query/listing.js'
 import { quoteSymbols, readQuotes, type QuotesRequest } from '../query/quotes.js'
 import { sendJson, sendWithEtag } from './etag.js'
-import { gzipOnSend, gzipStream, wantsGzip } from './gzip-member.js'
+import { gzipStream } from '../encode/gzip-member.js'
+import { gzipOnSend, wantsGzip } from './compression.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import { checkRange, errors, uncachedAnswer, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
 import { RateLimitResponse } from './schemas.js'
@@ -32,8 +33,8 @@ import {
   UniverseResponse,
   UniversesResponse,
 } from './sdk-schemas.js'
-import type { BatchTask, QueryRunner } from './query-runner.js'
-import { instrumentWire, wireJson } from './wire.js'
+import type { BatchTask, QueryRunner } from '../runner/query-runner.js'
+import { instrumentWire, wireJson } from '../encode/wire.js'
 import { writtenStream } from './written-stream.js'
 
 export interface SdkRouteOptions extends RouteOptions {

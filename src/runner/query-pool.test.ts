@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { BatchTask } from '../api/query-runner.js'
+import type { BatchTask } from './query-runner.js'
 import { batchGroups } from './query-pool.js'
 
 const symbols = Array.from({ length: 100 }, (_, i) => `${600000 + i}.SH`)

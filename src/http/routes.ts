@@ -7,9 +7,9 @@ import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
-import { gzipOnSend, wantsGzip } from './gzip-member.js'
-import type { AnswerUse, QueryRunner } from './query-runner.js'
-import type { ResponseCache } from './response-cache.js'
+import { gzipOnSend, wantsGzip } from './compression.js'
+import type { AnswerUse, QueryRunner } from '../runner/query-runner.js'
+import type { ResponseCache } from '../runner/response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import {
   ErrorResponse,
@@ -23,7 +23,7 @@ import {
   SearchQuery,
   SymbolsQuery,
 } from './schemas.js'
-import { instrumentWire, wireJson } from './wire.js'
+import { instrumentWire, wireJson } from '../encode/wire.js'
 
 export interface RouteOptions {
   readonly store: MarketStore

@@ -11,10 +11,11 @@ import { performance } from 'node:perf_hooks'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import type { ApiKeyRecord } from '../store/key-store.js'
 import type { KeyAuthenticator } from './auth.js'
-import { noCompression, type Encoding } from './compression.js'
-import type { HttpLimits } from './http-limits.js'
+import type { Encoding } from '../encode/compression.js'
+import { noCompression } from './compression.js'
+import type { HttpLimits } from './limits.js'
 import type { Metrics } from './observability.js'
-import type { PerTurn } from './per-turn.js'
+import type { PerTurn } from '../lib/per-turn.js'
 import {
   carryOutcome,
   outcomeNow,
@@ -26,7 +27,7 @@ import {
 } from './rate-limit.js'
 import { matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
-import type { ResponseCache } from './response-cache.js'
+import type { ResponseCache } from '../runner/response-cache.js'
 import { TurnEndResponse } from './turn-writes.js'
 
 declare module 'fastify' {

@@ -1,14 +1,14 @@
 /** @module What operators watch: /healthz, /readyz and Prometheus /metrics (no key, no data, no keys revealed). */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { performance } from 'node:perf_hooks'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { RateLimiter } from '../auth/rate-limiter.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
-import type { QueryRunner } from './query-runner.js'
+import type { QueryRunner } from '../runner/query-runner.js'
 import { loggedUrl } from './request-log.js'
-import type { ResponseCache } from './response-cache.js'
+import type { ResponseCache } from '../runner/response-cache.js'
+import { withTimedReads } from '../runner/timed-reads.js'
 
 /** The metrics of one app (a registry of its own, so tests can build many apps). */
 export class Metrics {
@@ -99,32 +99,6 @@ export class Metrics {
 /** A MarketStore whose reads are timed into `mdq_store_read_duration_seconds` (a decorator: backends stay unaware). */
 export function timedStore(store: MarketStore, metrics: Metrics): MarketStore {
   return withTimedReads(store, (operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
-}
-
-/** The store with each read's operation (as the histogram labels it) and seconds reported to `record`. */
-export function withTimedReads(store: MarketStore, record: (operation: string, seconds: number) => void): MarketStore {
-  const time =
-    <A extends unknown[], R>(operation: string, fn: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      const t0 = performance.now()
-      try {
-        return await fn(...args)
-      } finally {
-        record(operation, (performance.now() - t0) / 1000)
-      }
-    }
-  const timed: Partial<MarketStore> = {
-    readBars: time('bars', store.readBars.bind(store)),
-    readInstruments: time('instruments', store.readInstruments.bind(store)),
-    readExFactors: time('ex_factors', store.readExFactors.bind(store)),
-  }
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop in timed) return timed[prop as keyof MarketStore]
-      const value: unknown = Reflect.get(target, prop, receiver)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
 }
 
 export interface ObservabilityOptions {

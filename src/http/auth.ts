@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { hashKey, sameHash } from '../auth/api-keys.js'
 import { MdqError } from '../domain/errors.js'
 import type { ApiKeyRecord, KeyStore } from '../store/key-store.js'
-import { perTurn } from './per-turn.js'
+import { perTurn } from '../lib/per-turn.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

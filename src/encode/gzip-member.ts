@@ -1,10 +1,8 @@
 /** @module One gzip member from raw deflate pieces made anywhere (worker threads): each piece deflated on its own, joined in order, CRC-32s combined. */
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Readable } from 'node:stream'
 import { crc32 } from 'node:zlib'
-import { requestedEncoding } from './compression.js'
-import { crc32Combine } from './gzip-crc.js'
-import { rawHuffmanDeflate } from './huffman-deflate.js'
+import { crc32Combine } from './deflate/gzip-crc.js'
+import { rawHuffmanDeflate } from './deflate/huffman-deflate.js'
 
 /**
  * Bytes as a raw deflate stream that ends on a sync flush (byte-aligned, no final block), with the
@@ -118,25 +116,6 @@ export function gzipStream(
   return stream
 }
 
-/**
- * Whether this request's answer should be gzipped here: the encoding @fastify/compress would choose is
- * gzip (it honours x-no-compression too). br and the rest keep @fastify/compress.
- */
-export const wantsGzip = (req: FastifyRequest): boolean => requestedEncoding(req.headers) === 'gzip'
-
-/**
- * A route's onSend hook: a gzipStream payload or a markGzipped answer gets Content-Encoding and Vary,
- * so @fastify/compress (which skips a reply that has a Content-Encoding) does not compress it again.
- * Set here and not before sending, so a 304 or an error sent in its place carries neither. (A
- * callback, not an async function: it runs on every answer of the hottest routes.)
- */
-export function gzipOnSend(
-  _req: FastifyRequest,
-  reply: FastifyReply,
-  payload: unknown,
-  done: (err: null, payload: unknown) => void,
-): void {
-  if ((payload instanceof Readable || Buffer.isBuffer(payload)) && gzipped.has(payload))
-    reply.header('Content-Encoding', 'gzip').header('Vary', 'accept-encoding')
-  done(null, payload)
-}
+/** Whether these bytes or this stream are one gzip member made by a runner or gzipStream (their reply is labelled gzip). */
+export const isGzipped = (payload: unknown): boolean =>
+  (payload instanceof Readable || Buffer.isBuffer(payload)) && gzipped.has(payload)

@@ -42,7 +42,7 @@ export function sendError(
   message: string,
   extra: Partial<ErrorBody> = {},
 ): FastifyReply {
-  // A tag stands for a successful answer only (issue 11.10); an error never carries one.
+  // A tag stands for a successful answer only; an error never carries one.
   reply.removeHeader('etag')
   // Nor the encoding of a compressed stream that failed before its first byte: this body is plain (@fastify/compress may encode it anew).
   reply.removeHeader('content-encoding')

@@ -1,31 +1,25 @@
-/** @module Uncached klines work as tasks (read, fill, adjust, aggregate, serialize to bytes): run here, or in a worker pool (cli/query-pool.ts). */
-import type { Adjust } from '../domain/adjust.js'
+/** @module Uncached klines work as tasks (read, fill, adjust, aggregate, serialize to bytes): run here, or in a worker pool (runner/query-pool.ts). */
 import { MdqError, type ErrorCode } from '../domain/errors.js'
 import type { MinutePeriod, Period } from '../domain/period.js'
 import { readIntraday, readIntradayBatch, readKlinesBatch } from '../query/klines-batch.js'
 import { readKlines } from '../query/klines.js'
+import type { KlinesRange } from '../query/klines-query.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
-import type { DeflatedPiece } from './gzip-member.js'
-import { JsonBytes, writeKlinesColumns, type ChunkPool } from './json-bytes.js'
-import { klinesFormat } from './wire.js'
+import type { DeflatedPiece } from '../encode/gzip-member.js'
+import { JsonBytes, writeKlinesColumns, type ChunkPool } from '../encode/json-bytes.js'
+import { klinesFormat } from '../encode/wire.js'
 
-interface Range {
-  readonly count: number
-  readonly startTime?: number
-  readonly endTime?: number
-  readonly adjust: Adjust
-}
 /** Plain data only: a task crosses to a worker by structured clone. */
 export type AnswerTask =
-  | { readonly kind: 'klines'; readonly symbol: string; readonly period: Period; readonly range: Range }
+  | { readonly kind: 'klines'; readonly symbol: string; readonly period: Period; readonly range: KlinesRange }
   | { readonly kind: 'intraday'; readonly symbol: string; readonly period: MinutePeriod; readonly count?: number }
 export type BatchTask =
   | {
       readonly kind: 'klines-batch'
       readonly symbols: readonly string[]
       readonly period: Period
-      readonly range: Range
+      readonly range: KlinesRange
     }
   | {
       readonly kind: 'intraday-batch'

@@ -4,9 +4,10 @@ import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
-import { compress, compressOptions, requestedEncoding } from './compression.js'
-import { gzipBeside } from './gzip-member.js'
-import type { ResponseCache } from './response-cache.js'
+import { compress } from '../encode/compression.js'
+import { compressOptions, requestedEncoding } from './compression.js'
+import { gzipBeside } from '../encode/gzip-member.js'
+import type { ResponseCache } from '../runner/response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
 const digests = new LRUCache<string, string>({

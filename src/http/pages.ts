@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** web/ at the package root (this file runs from dist/src/api/). */
+/** web/ at the package root (this file runs from dist/src/http/). */
 const WEB_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'web')
 const CHARTS = join(
   dirname(createRequire(import.meta.url).resolve('lightweight-charts/package.json')),
@@ -46,7 +46,7 @@ const HELMET = {
 } as const
 
 /** This plugin is encapsulated (no fastify-plugin): helmet's hooks apply to the page and /docs, not to the JSON API. */
-export const webPlugin: FastifyPluginAsync = async (app) => {
+export const pagesPlugin: FastifyPluginAsync = async (app) => {
   await app.register(helmet, HELMET)
   for (const [url, { file, type }] of Object.entries(ASSETS)) {
     const body = readFileSync(file) // read once at startup: a handful of small files

@@ -1,0 +1,34 @@
+/** @module The prepared statements over the chunks table of one connection (chunks.ts reads and writes through them). */
+import type { Db } from './sqlite-db.js'
+
+export interface ChunkRow {
+  start_ms: number
+  first_ms: number
+  last_ms: number
+  count: number
+  data: Uint8Array
+}
+
+/** Prepared chunk statements of one connection. */
+export function chunkStatements(db: Db) {
+  return {
+    // start_ms > from - span bounds the index range: a chunk starting earlier ends before `from`.
+    chunksDesc: db.prepare<[string, string, number, number, number], ChunkRow>(
+      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC',
+    ),
+    // The chunks of a range without their BLOBs (their overflow pages are not read).
+    chunkSpans: db.prepare<[string, string, number, number, number], Omit<ChunkRow, 'data'>>(
+      'SELECT start_ms, first_ms, last_ms, count FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms',
+    ),
+    chunkAt: db.prepare<[string, string, number], ChunkRow>(
+      'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',
+    ),
+    putChunk: db.prepare<[string, string, number, number, number, number, Uint8Array]>(
+      'INSERT OR REPLACE INTO chunks (symbol, period, start_ms, first_ms, last_ms, count, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    deleteChunk: db.prepare<[string, string, number]>(
+      'DELETE FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',
+    ),
+  }
+}
+export type ChunkStatements = ReturnType<typeof chunkStatements>
