@@ -25,6 +25,7 @@ import { parseQueryString } from './query-string.js'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { inThreadRunner, type QueryRunner } from '../runner/query-runner.js'
+import { AnswerMemory } from '../runner/answer-memory.js'
 import { ResponseCache } from '../runner/response-cache.js'
 import { perTurn, type PerTurn } from '../lib/per-turn.js'
 import { dataRoutes } from './routes.js'
@@ -173,7 +174,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const store = sharedVersion(timed, dataVersion)
   const contexts = new SymbolContexts(store)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
-  const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, { handBack: runner.written })
+  const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, { memory: new AnswerMemory(runner.written) })
   metrics.watch(cache, opts.store, runner)
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   runner.useMainStore?.(store, contexts)

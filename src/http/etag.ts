@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { MarketStore } from '../store/market-store.js'
-import { compress } from '../encode/compression.js'
+import { compress, type Encoding } from '../encode/compression.js'
 import { compressOptions, requestedEncoding } from './compression.js'
 import { gzipBeside } from '../encode/gzip-member.js'
 import type { ResponseCache } from '../runner/response-cache.js'
@@ -33,6 +33,15 @@ export function matchesTag(header: string | undefined, tag: string): boolean {
   return header !== undefined && header.split(',').some((t) => t.trim() === tag || t.trim() === '*')
 }
 
+/** The headers of a cached answer's 200, as the full path sends them and the fast path repeats them. */
+export function answerHeaders(tag: string, encoding: Encoding | undefined): Record<string, string> {
+  const headers: Record<string, string> = { etag: tag, 'content-type': JSON_TYPE }
+  if (encoding !== undefined) Object.assign(headers, { 'content-encoding': encoding, vary: 'accept-encoding' })
+  return headers
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
 /**
  * Answers 304 when If-None-Match holds the current tag (or `*`), else the cached answer of that
  * tag, else runs `produce` and keeps its answer (a stream, for answers too large to hold, is sent as
@@ -58,7 +67,7 @@ export async function sendWithEtag(
     if (!Buffer.isBuffer(body)) body.destroy() // a streamed answer not needed after all
     return reply.code(304).send()
   }
-  reply.type('application/json; charset=utf-8')
+  reply.type(JSON_TYPE)
   return Buffer.isBuffer(body) && cache.maxBytes > 0
     ? sendCached(req, reply, cache, version, tag, body)
     : reply.send(body)
@@ -80,8 +89,9 @@ function sendCached(
 ): FastifyReply {
   const encoding = body.length >= compressOptions.threshold ? requestedEncoding(req.headers) : undefined
   req.server.fastAnswers?.remember(req, reply, { version, tag, encoding })
+  reply.headers(answerHeaders(tag, encoding))
   if (encoding === undefined) {
-    cache.writing(body, reply.raw)
+    cache.memory.writing(body, reply.raw)
     return reply.send(body)
   }
   const key = `${tag} ${encoding}`
@@ -90,11 +100,11 @@ function sendCached(
     compressed = (encoding === 'gzip' && gzipBeside(body)) || compress(encoding, body)
     cache.set(key, compressed)
   }
-  cache.writing(compressed, reply.raw)
-  return reply.header('Content-Encoding', encoding).header('Vary', 'accept-encoding').send(compressed)
+  cache.memory.writing(compressed, reply.raw)
+  return reply.send(compressed)
 }
 
 /** A JSON answer already written as text (wire.ts), past Fastify's serializer; no ETag (POST answers). */
 export function sendJson(reply: FastifyReply, text: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(text)
+  return reply.type(JSON_TYPE).send(text)
 }

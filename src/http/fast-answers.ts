@@ -14,7 +14,7 @@ import type { KeyAuthenticator } from './auth.js'
 import type { Encoding } from '../encode/compression.js'
 import { noCompression } from './compression.js'
 import type { HttpLimits } from './limits.js'
-import type { Metrics } from './observability.js'
+import { logRequest, type Metrics, type RequestCounter } from './observability.js'
 import type { PerTurn } from '../lib/per-turn.js'
 import {
   carryOutcome,
@@ -25,7 +25,7 @@ import {
   type Outcome,
   type RateLimitOptions,
 } from './rate-limit.js'
-import { matchesTag } from './etag.js'
+import { answerHeaders, matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from '../runner/response-cache.js'
 import { TurnEndResponse } from './turn-writes.js'
@@ -50,11 +50,7 @@ interface Held {
   readonly operation: LimitedOperation | undefined
   readonly route: string
   readonly loggedUrl: string
-  readonly count: {
-    readonly ok: { inc(): void }
-    readonly notModified: { inc(): void }
-    readonly latency: { observe(seconds: number): void }
-  }
+  readonly count: RequestCounter
 }
 
 /** What etag.ts knows of an answer it just sent from the cache. */
@@ -111,23 +107,15 @@ export class FastAnswers {
       return
     if ((req.query as Record<string, unknown> | undefined)?.api_key !== undefined) return
     const route = req.routeOptions.url ?? 'unmatched'
-    const { requests, latency } = this.opts.metrics
-    const headers: Record<string, string> = { etag: sent.tag, 'content-type': 'application/json; charset=utf-8' }
-    if (sent.encoding !== undefined)
-      Object.assign(headers, { 'content-encoding': sent.encoding, vary: 'accept-encoding' })
     this.#held.set(heldKey(req.url, req.headers['accept-encoding']), {
       version: sent.version,
       tag: sent.tag,
       bytesKey: sent.encoding === undefined ? sent.tag : `${sent.tag} ${sent.encoding}`,
-      headers,
+      headers: answerHeaders(sent.tag, sent.encoding),
       operation: req.limitedAs,
       route,
       loggedUrl: loggedUrl(req.url),
-      count: {
-        ok: requests.labels(route, 'GET', '200'),
-        notModified: requests.labels(route, 'GET', '304'),
-        latency: latency.labels(route, 'GET'),
-      },
+      count: this.opts.metrics.requestOf(route, 'GET'),
     })
   }
 
@@ -222,27 +210,16 @@ export class FastAnswers {
       const body = held.bytesKey === held.tag ? cache.held(held.tag) : this.#encoded(held)
       if (body === undefined) return false
       status = 200
-      cache.writing(body, res)
+      cache.memory.writing(body, res)
       res.writeHead(200, { ...limitHeaders, ...held.headers, 'content-length': String(body.length) })
       res.end(body)
     }
     this.answered++
     res.once('finish', () => {
       const ms = performance.now() - start
-      this.opts.log.info(
-        {
-          reqId: randomUUID(),
-          method: 'GET',
-          url: held.loggedUrl,
-          route: held.route,
-          status,
-          ms: Math.round(ms * 100) / 100,
-          keyId: key.id,
-        },
-        'request',
-      )
-      ;(status === 200 ? held.count.ok : held.count.notModified).inc()
-      held.count.latency.observe(ms / 1000)
+      const line = { method: 'GET', url: held.loggedUrl, route: held.route, status, ms, keyId: key.id }
+      logRequest(this.opts.log, line, randomUUID())
+      held.count(status, ms / 1000)
     })
     return true
   }

@@ -88,7 +88,7 @@ export async function uncachedAnswer(
 ): Promise<Buffer> {
   const kept = cache.maxBytes > 0
   const body = await answer(wantsGzip(req) ? { gzip: kept ? 'beside' : 'instead' } : {})
-  if (!kept) cache.passing(body, reply.raw)
+  if (!kept) cache.memory.passing(body, reply.raw)
   return body
 }
 

@@ -35,7 +35,7 @@ import {
 } from './sdk-schemas.js'
 import type { BatchTask, QueryRunner } from '../runner/query-runner.js'
 import { instrumentWire, wireJson } from '../encode/wire.js'
-import { writtenStream } from './written-stream.js'
+import type { AnswerMemory } from '../runner/answer-memory.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
@@ -46,23 +46,22 @@ export interface SdkRouteOptions extends RouteOptions {
  * `{"data":{"SYM":{...},...}}` written out a few symbols at a time, so a 50 MB answer is never held
  * whole; gzipped as the workers deflate their groups when the client takes gzip and the runner can.
  */
-function batchStream(req: FastifyRequest, runner: QueryRunner, task: BatchTask): Readable {
+function batchStream(req: FastifyRequest, runner: QueryRunner, memory: AnswerMemory, task: BatchTask): Readable {
   async function* json<T>(members: AsyncIterable<T | string>) {
     yield '{"data":{'
     yield* members
     yield '}}'
   }
-  // A runner that reuses its pieces' memory is told when each was written (written-stream.ts).
-  const { written } = runner
+  // Pieces computed in a worker's memory go back to it as each is written (answer-memory.ts).
   if (runner.deflatedBatch && wantsGzip(req))
-    return gzipStream(json(runner.deflatedBatch(task)), written && ((bytes) => writtenStream(bytes, written)))
+    return gzipStream(json(runner.deflatedBatch(task)), memory.recycles ? (bytes) => memory.stream(bytes)! : undefined)
   // Other encodings, or a runner in the main thread: @fastify/compress compresses the stream as it goes.
-  if (written) return writtenStream(json(runner.batch(task)), written)
   // Latin-1 strings stay strings through the stream (ASCII: the same bytes as UTF-8 on the socket).
-  return Readable.from(json(runner.batch(task)), {
-    objectMode: false,
-    ...(runner.textPieces && { encoding: 'latin1' }),
-  })
+  const pieces = json(runner.batch(task))
+  return (
+    memory.stream(pieces) ??
+    Readable.from(pieces, { objectMode: false, ...(runner.textPieces && { encoding: 'latin1' }) })
+  )
 }
 
 const summaryWire = (u: StoredUniverse) => ({
@@ -134,7 +133,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
       const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }
       return sendWithEtag(req, reply, store, cache, async () =>
-        batchStream(req, runner, { kind: 'klines-batch', symbols, period: q.period, range }),
+        batchStream(req, runner, cache.memory, { kind: 'klines-batch', symbols, period: q.period, range }),
       )
     },
   )
@@ -173,7 +172,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       const q = req.query
       const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
       return sendWithEtag(req, reply, store, cache, async () =>
-        batchStream(req, runner, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }),
+        batchStream(req, runner, cache.memory, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }),
       )
     },
   )

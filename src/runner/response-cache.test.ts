@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { until } from '../../test/helpers/wait.js'
+import { AnswerMemory } from './answer-memory.js'
 import { memoryHeld, ResponseCache } from './response-cache.js'
 
 const servers: Server[] = []
@@ -16,7 +17,7 @@ const ownAnswer = (size: number, fill: number, room = size) => Buffer.from(new A
 /** A cache of 100 bytes (answers of at most 25) that records what it hands back. */
 function recordingCache() {
   const handedBack: Buffer[] = []
-  const cache = new ResponseCache(100, { handBack: (body) => handedBack.push(body) })
+  const cache = new ResponseCache(100, { memory: new AnswerMemory((body) => handedBack.push(body)) })
   return { cache, handedBack }
 }
 
@@ -38,7 +39,7 @@ async function slowServer(cache: ResponseCache) {
       .answer(tag, async () => assert.fail(`${tag} is not cached`))
       .then((body) => {
         assert.ok(Buffer.isBuffer(body))
-        cache.writing(body, res)
+        cache.memory.writing(body, res)
         closes.set(tag, once(res, 'close'))
         res.writeHead(200) // chunked: the client's response ends only when the server ends it
         res.write(body)
@@ -137,7 +138,7 @@ describe('ResponseCache: memory of answers that left it goes back to the runner'
     )
   })
 
-  it('without handBack nothing is watched or handed back, and answers are kept as before', async () => {
+  it('without a memory that recycles nothing is watched or handed back, and answers are kept as before', async () => {
     const cache = new ResponseCache(100)
     const first = ownAnswer(20, 1)
     await cache.answer('a', async () => first)

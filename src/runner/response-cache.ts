@@ -1,7 +1,7 @@
 /** @module Answers kept by ETag (data version + request) as UTF-8 bytes: an LRU bounded in the memory they hold, one computation per tag at a time. */
 import { LRUCache } from 'lru-cache'
-import type { ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
+import { AnswerMemory } from './answer-memory.js'
 
 /** An answer as produced: text or bytes (kept), or a stream for answers too large to hold (never kept). */
 export type Produced = string | Buffer | Readable
@@ -22,52 +22,30 @@ const bytesOf = (produced: string | Buffer) => (typeof produced === 'string' ? B
 export const memoryHeld = (body: Buffer): number =>
   body.buffer.byteLength === Buffer.poolSize ? body.length : body.buffer.byteLength
 
-/** The cached answer a response writes (ResponseCache's `writing`). */
-const BODY = Symbol('mdq.cachedBody')
-type Writing = ServerResponse & { [BODY]?: Buffer }
-
 export interface ResponseCacheOptions {
-  /**
-   * Where an answer's memory goes once it has left the cache and no response is writing it (the
-   * runner's `written`: its workers write later answers there), so a cache under misses makes no new
-   * memory for the main thread's GC to find. An answer whose response closed before it finished is
-   * never handed back (its socket may still have held it).
-   */
-  readonly handBack?: (body: Buffer) => void
+  /** Where an evicted answer's memory goes back to the workers once no response is writing it; default: nowhere. */
+  readonly memory?: AnswerMemory
 }
 
 export class ResponseCache {
   readonly #lru: LRUCache<string, Buffer, Flight> | undefined
-  readonly #handBack: ((body: Buffer) => void) | undefined
-  /** Responses writing each answer (`writing`), until they finish or close. */
-  readonly #writes = new Map<Buffer, number>()
-  /** Answers out of the cache, handed back on the next turn (by then whoever got one before it left has said it is writing it). */
-  #left: Buffer[] = []
-  /** Answers out of the cache and still being written: handed back when the last write finishes. */
-  readonly #leftWriting = new Set<Buffer>()
-  /** Answers a response closed on before it finished: never handed back. */
-  readonly #unfinished = new WeakSet<Buffer>()
-  /** A writing response's 'close' listener: after 'finish' (its socket no longer reads the body), or when the client left first. */
-  readonly #closed: (this: Writing) => void
+  /** The app's answer memory: whoever sends an answer this cache gave out tells it (`writing`). */
+  readonly memory: AnswerMemory
   hits = 0
   misses = 0
 
   /** @param maxBytes 0 disables the cache. */
   constructor(
     readonly maxBytes: number,
-    { handBack }: ResponseCacheOptions = {},
+    { memory = new AnswerMemory() }: ResponseCacheOptions = {},
   ) {
-    this.#handBack = handBack
-    const written = (body: Buffer, finished: boolean) => this.#written(body, finished)
-    this.#closed = function (this: Writing) {
-      written(this[BODY]!, this.writableFinished)
-    }
+    this.memory = memory
     this.#lru =
       maxBytes > 0
         ? new LRUCache<string, Buffer, Flight>({
             maxSize: maxBytes,
             sizeCalculation: (body) => Math.max(1, memoryHeld(body)),
-            ...(handBack && { dispose: (body: Buffer) => this.#leave(body) }),
+            ...(memory.recycles && { dispose: (body: Buffer) => memory.release(body) }),
             maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)), // one answer never takes more than a quarter
             // Concurrent misses of one tag share this one call (lru-cache's fetch is single-flight).
             // A call still running when its entry is evicted (its placeholder is older than the
@@ -131,54 +109,6 @@ export class ResponseCache {
   /** Keeps a second form of an answer (its compressed copy) under its own key; lru-cache bounds it with the rest. */
   set(key: string, body: Buffer): void {
     this.#lru?.set(key, body)
-  }
-
-  /**
-   * Says that `res` writes `body` (an answer this cache gave out): its memory is not handed back
-   * before that response has closed, and never if it closed unfinished. Called before the write
-   * starts, in the turn the answer was got. (One listener shared by all responses, the body on the
-   * response: no closure a request, on the fast path's hits too.)
-   */
-  writing(body: Buffer, res: ServerResponse): void {
-    if (this.#handBack === undefined) return
-    this.#writes.set(body, (this.#writes.get(body) ?? 0) + 1)
-    ;(res as Writing)[BODY] = body
-    res.on('close', this.#closed)
-  }
-
-  /**
-   * An answer this cache does not keep (it is off), for `res` alone: handed back once that response
-   * has written it (never if it closed unfinished), as an evicted answer is.
-   */
-  passing(body: Buffer, res: ServerResponse): void {
-    if (this.#handBack === undefined) return
-    this.writing(body, res)
-    this.#leave(body)
-  }
-
-  #written(body: Buffer, finished: boolean): void {
-    if (!finished) this.#unfinished.add(body)
-    const writes = this.#writes.get(body)! - 1
-    if (writes > 0) return void this.#writes.set(body, writes)
-    this.#writes.delete(body)
-    if (this.#leftWriting.delete(body)) this.#giveBack(body)
-  }
-
-  #leave(body: Buffer): void {
-    if (this.#left.push(body) === 1) setImmediate(() => this.#handBackLeft())
-  }
-
-  #handBackLeft(): void {
-    const left = this.#left
-    this.#left = []
-    for (const body of left) {
-      if (this.#writes.has(body)) this.#leftWriting.add(body)
-      else this.#giveBack(body)
-    }
-  }
-
-  #giveBack(body: Buffer): void {
-    if (!this.#unfinished.has(body)) this.#handBack!(body)
   }
 
   /** Memory held by the answers (lru-cache's own accounting, by memoryHeld). */
