@@ -1,11 +1,10 @@
 // HTTP workloads W1-W5 loaded by wrk over loopback, each against `mdq serve` and, in the same run,
 // against a bare node:http server returning the identical response bytes for every path asked (the
 // per-request floor; "bare" in the table). W3 and W5 run against an mdq with its response cache off: the uncached path.
-// wrk (bench/wrk.ts), a C client, leaves the shared cores to the servers: autocannon, a node client in
-// this process, took about a core itself, held both servers near its own rate and so lifted W1's ratio
-// (0.55 to 0.66 with autocannon where wrk measures about 0.4, as the issue did: 0.33 to 0.38).
+// wrk (bench/wrk.ts), a C client, leaves the shared cores to the servers: a node client in this process
+// would take about a core itself and hold both servers near its own rate, flattering the ratios.
 // The machine is shared and noisy: for each workload the two servers take turns over ROUNDS rounds and
-// the table shows medians (one run each swung W1's ratio from 0.53 to 0.64 on the same code).
+// the table shows medians.
 // Run: npm run bench -- http    (BENCH_SECONDS=5 a run, BENCH_ROUNDS=3 rounds by default)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

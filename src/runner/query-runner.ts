@@ -61,7 +61,7 @@ export interface QueryRunner {
   /**
    * Told that a Buffer piece of `batch` or `deflatedBatch`, or an answer (or the gzip member attached
    * to it), has been written out and is referenced nowhere else: sent, with no response cache, or out
-   * of the cache and no longer being written (ResponseCache's `handBack`). Its memory may then be used
+   * of the cache and no longer being written (AnswerMemory hands it back). Its memory may then be used
    * again, which spares the main thread's GC the memory of every answer moved to it (each one counted
    * as new external memory: a mark-compact every 100-300 ms under load). Bytes never handed back are
    * left to the GC. Absent when nothing is reused.

@@ -84,8 +84,8 @@ async function open(config: WorkerConfig) {
 /**
  * Spare memory from the main thread (query-pool.ts), oldest first; at most MAX_SPARES are kept, the
  * oldest dropped: the sizes of the latest tasks are what the next ones need. (Dropping the smallest
- * kept four 0.8 MB spares of earlier 10,000-bar answers forever and dropped every 128 KB one a window
- * brought back, so each window took new memory.)
+ * instead would keep large spares of earlier big answers forever and drop every small one a window
+ * brings back, so each window would take new memory.)
  */
 const spares: ArrayBuffer[] = []
 const MAX_SPARES = 4

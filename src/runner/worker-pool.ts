@@ -5,9 +5,9 @@
  * claimed (a compare-and-swap on shared memory) and skips the claimed ones. So a worker never waits
  * on a round trip through the main thread for its next task, and no task waits behind a worker that
  * the OS has descheduled while another is free.
- * Piscina did this pool's job until a window of 1m bars cost 34-46 us of main-thread CPU a round
- * trip in Piscina against 7-9 us over a bare port (a micro test, 2 workers, 8 in flight): its
- * per-task AsyncResource, abort wiring and task objects were most of what a small answer's hop cost.
+ * Not Piscina: a task's round trip there costs 34-46 us of main-thread CPU against 7-9 us over a bare
+ * port (a micro test, 2 workers, 8 in flight): its per-task AsyncResource, abort wiring and task
+ * objects are most of what a small answer's hop costs (docs/dependencies.md).
  */
 import { isMainThread, parentPort, Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads'
 

@@ -17,7 +17,7 @@ after(cleanup)
 const SYMBOLS = 400
 const DAYS = 20
 const ROWS = SYMBOLS * DAYS * 240 // 1.92M rows, 123 MB as 8 float64 columns: all held at once by an import that buffers whole symbols
-const LIMIT_MB = 300 // this import peaks near 220 MB (SQLite page cache and V8 included); buffering whole symbols took 363 MB
+const LIMIT_MB = 300 // this import peaks near 220 MB (SQLite page cache and V8 included); buffering whole symbols would take over 360 MB
 
 /** Every minute of DAYS trading days, each minute for all symbols (how a market-wide feed is sorted). */
 async function writeMarketFile(path: string): Promise<void> {

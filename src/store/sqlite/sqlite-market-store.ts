@@ -254,7 +254,7 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   /**
-   * Every instrument, read once per data version: a 1,000-symbol lookup was 1,000 queries. Instruments
+   * Every instrument, read once per data version: a 1,000-symbol lookup is one read, not 1,000 queries. Instruments
    * are frozen, as callers share them.
    */
   #instrumentMap(): ReadonlyMap<string, Instrument> {
