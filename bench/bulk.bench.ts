@@ -11,117 +11,19 @@
 // Run: npm run bench -- bulk   (BENCH_ROUNDS=3 alternating rounds, medians; MDQ_BENCH_SYMBOLS shrinks the store;
 // BENCH_ONLY=w1 runs the W1 part alone)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { fullMarketStore } from './full-market-store.js'
-import { bareServer, startMdq, startServer, stopServer, type Server } from './servers.js'
-import { cpuMs, loadAverage, machineCpuMs, median, row } from './measure.js'
-import { alternatingLoads, requireWrk, wrkFiles, wrkLoad } from './wrk.js'
+import { bareServer, startMdq, startServer, stopServer } from './servers.js'
+import { bulkPaths, checkedPull, CONNECTIONS, PER_REQUEST, pull, type Pull } from './bulk-pull.js'
+import { loadAverage, median, row } from './measure.js'
+import { alternatingLoads, requireWrk, wrkFiles } from './wrk.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const PULL_SECONDS = Number(process.env.BENCH_PULL_SECONDS ?? 10)
 const W1_ONLY = process.env.BENCH_ONLY === 'w1'
-const CONNECTIONS = 8
-const PER_REQUEST = 100
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-bulk-'))
-
-/** One GET; resolves with the body's byte length (the client neither parses nor decompresses). */
-function get(agent: Agent, url: string, key: string, encoding: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': encoding } }, (res) => {
-      let bytes = 0
-      res.on('data', (c: Buffer) => (bytes += c.length))
-      res.on('end', () =>
-        res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${url.slice(0, 120)}: ${res.statusCode}`)),
-      )
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-/** Each batch's body bytes, from one whole pull over 8 keep-alive connections (every answer must be a 200). */
-async function checkedPull(server: Server, paths: readonly string[], key: string, encoding: string): Promise<number[]> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  const bytes: number[] = []
-  let next = 0
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (next < paths.length) {
-        const i = next++
-        bytes[i] = await get(agent, server.url + paths[i], key, encoding)
-      }
-    }),
-  )
-  agent.destroy()
-  return bytes
-}
-
-interface Pull {
-  /** Bars read per second: wrk's bytes counted along the batches in turn. */
-  rate: number
-  cores: number
-  /** The main thread's CPU seconds per second (the rest is the workers' and V8's helper threads'). */
-  mainCores: number
-  /** wrk's cores meanwhile, on the same machine. */
-  clientCores: number
-  /** The machine's idle cores meanwhile, and its cores in interrupts (loopback TCP's receiving, charged to no process). */
-  idleCores: number
-  irqCores: number
-}
-
-/**
- * wrk takes the batches in turn over 8 connections for PULL_SECONDS. The server's CPU is sampled
- * over that window by the clock here (wrk's own start and end are a few ms off); its bytes are
- * turned into bars by walking the batches' bytes in the order it asked for them (answers in flight
- * at the end count by the share read).
- */
-async function pull(
-  server: Server,
-  files: { script: string; paths: string },
-  key: string,
-  encoding: string,
-  batchBytes: readonly number[],
-  barsPerBatch: readonly number[],
-): Promise<Pull> {
-  const pid = server.child.pid!
-  const cpu0 = cpuMs(pid)
-  const main0 = cpuMs(pid, pid)
-  const machine0 = machineCpuMs()
-  const t0 = performance.now()
-  const sample = () => {
-    const machine = machineCpuMs()
-    return {
-      cpu: cpuMs(pid) - cpu0,
-      main: cpuMs(pid, pid) - main0,
-      idle: machine.idle - machine0.idle,
-      irq: machine.irq - machine0.irq,
-      ms: performance.now() - t0,
-    }
-  }
-  let sampled: ReturnType<typeof sample> | undefined
-  const timer = setTimeout(() => (sampled = sample()), PULL_SECONDS * 1000)
-  const load = await wrkLoad(server.url, key, files, PULL_SECONDS, CONNECTIONS, { order: 'cycle', encoding })
-  clearTimeout(timer)
-  sampled ??= sample()
-  let bars = 0
-  for (let left = load.bytes, i = 0; left > 0; i = (i + 1) % batchBytes.length) {
-    const part = Math.min(1, left / batchBytes[i])
-    bars += part * barsPerBatch[i]
-    left -= batchBytes[i]
-  }
-  return {
-    rate: bars / load.seconds,
-    cores: sampled.cpu / sampled.ms,
-    mainCores: sampled.main / sampled.ms,
-    clientCores: load.cpu / load.seconds,
-    idleCores: sampled.idle / sampled.ms,
-    irqCores: sampled.irq / sampled.ms,
-  }
-}
 
 try {
   requireWrk()
@@ -136,14 +38,7 @@ try {
       [`worker pool (--workers ${workers}, one per core)`, pooled, 'identity'],
       ['worker pool, Accept-Encoding: gzip', pooled, 'gzip, deflate'],
     ] as const
-    const paths: string[] = []
-    const barsPerBatch: number[] = []
-    const barsPerSymbol = market.dailyBars / market.symbols.length
-    for (let i = 0; i < market.symbols.length; i += PER_REQUEST) {
-      const batch = market.symbols.slice(i, i + PER_REQUEST)
-      paths.push(`/v1/klines/batch?symbols=${batch.join(',')}&period=1d&adjust=forward&count=10000`)
-      barsPerBatch.push(batch.length * barsPerSymbol)
-    }
+    const { paths, barsPerBatch } = bulkPaths(market)
     const files = wrkFiles(dir, paths)
     // The checked pulls (also the warm-up: JIT, page cache); the plain answers must match byte for byte in size.
     const batchBytes: number[][] = []
@@ -153,7 +48,7 @@ try {
     const results = variants.map(() => [] as Pull[])
     for (let round = 0; round < ROUNDS; round++) {
       for (const [v, [, server, encoding]] of variants.entries())
-        results[v].push(await pull(server, files, market.key, encoding, batchBytes[v], barsPerBatch))
+        results[v].push(await pull(server, files, market.key, encoding, batchBytes[v], barsPerBatch, PULL_SECONDS))
     }
     const load = loadAverage()
     console.log(

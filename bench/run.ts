@@ -14,6 +14,7 @@ for (const name of [
   'uncached.bench.js',
   'bulk.bench.js',
   'deflate.bench.js',
+  'compression.bench.js',
   'work.bench.js',
 ]) {
   if (only.length && !only.some((o) => name.includes(o))) continue

@@ -18,11 +18,11 @@ export const mdqBin = process.env.BENCH_MDQ ?? join(here, '..', '..', 'bin', 'md
 export const bareServer = join(here, 'bare-server.js')
 
 /**
- * Runs `node ...args` and resolves once it prints the port it listens on (mdq's log line, or the
- * bare server's lone port number); rejects if it exits first.
+ * Runs `node ...args` (with `env` added to this process's environment) and resolves once it prints
+ * the port it listens on (mdq's log line, or the bare server's lone port number); rejects if it exits first.
  */
-export function startServer(args: readonly string[]): Promise<Server> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+export function startServer(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   let out = ''
   return new Promise((resolve, reject) => {
     const onExit = (code: number | null) => reject(new Error(`${args[0]} exited (${code}) before listening: ${out}`))
@@ -39,9 +39,9 @@ export function startServer(args: readonly string[]): Promise<Server> {
   })
 }
 
-/** `mdq --db <db> serve` on a free port, with its flags. */
-export const startMdq = (db: string, flags: readonly string[] = []): Promise<Server> =>
-  startServer([mdqBin, '--db', db, 'serve', '--port', '0', ...flags])
+/** `mdq --db <db> serve` on a free port, with its flags (and `env` added to the environment). */
+export const startMdq = (db: string, flags: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Server> =>
+  startServer([mdqBin, '--db', db, 'serve', '--port', '0', ...flags], env)
 
 /** Stops a child server and waits for it to exit. */
 export async function stopServer(server: Server): Promise<void> {

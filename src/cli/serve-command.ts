@@ -9,6 +9,7 @@ import { buildDemo } from './demo-command.js'
 import { backendOf, displayLocation, openKeyStore, openStores, type StoreLocation } from '../store/backends.js'
 import { defaultWorkers, poolRunner } from '../runner/query-pool.js'
 import { storeFlags } from './store-flags.js'
+import { PIECE_CODERS, type PieceCoder } from '../encode/gzip-member.js'
 
 export interface ServeConfig {
   /** The store; serve never creates one. */
@@ -29,6 +30,24 @@ export interface ServeConfig {
   readonly redisTimeout: number
   /** Worker threads for uncached klines queries; 0 = in the main thread. */
   readonly workers: number
+}
+
+/**
+ * The compression bench's variants (bench/compression.bench.ts), from MDQ_BENCH_COMPRESSION: the
+ * workers' gzip coder (`js-huffman`, `zlib-1`, `zlib-huffman`) and, as `br-N`, brotli's quality.
+ */
+function benchCompression(env = process.env.MDQ_BENCH_COMPRESSION ?? ''): {
+  coder?: PieceCoder
+  brotliQuality?: number
+} {
+  const out: { coder?: PieceCoder; brotliQuality?: number } = {}
+  for (const part of env.split(',').filter(Boolean)) {
+    const br = /^br-(\d+)$/.exec(part)
+    if (br) out.brotliQuality = Number(br[1])
+    else if ((PIECE_CODERS as readonly string[]).includes(part)) out.coder = part as PieceCoder
+    else throw new Error(`MDQ_BENCH_COMPRESSION: unknown variant ${part}`)
+  }
+  return out
 }
 
 function port(value: string): number {
@@ -63,10 +82,15 @@ export async function serve(config: ServeConfig): Promise<void> {
   if (config.rateLimit === 0) await limiter.close()
   // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  const bench = benchCompression()
   // Each worker opens the store itself through the same factory (a SQLite handle per thread).
   const runner =
     config.workers > 0
-      ? poolRunner(config.workers, { store: config.store, keys: config.keys }, store.capabilities)
+      ? poolRunner(
+          config.workers,
+          { store: config.store, keys: config.keys, ...(bench.coder && { coder: bench.coder }) },
+          store.capabilities,
+        )
       : undefined
   const app = await buildApp({
     runner,
@@ -83,6 +107,7 @@ export async function serve(config: ServeConfig): Promise<void> {
             failOpen: config.redisFailure === 'open',
           },
     now: Date.now, // the wall clock, read only for a quote's session
+    ...(bench.brotliQuality !== undefined && { brotliQuality: bench.brotliQuality }),
   })
   let closing = false
   const shutdown = async (signal: string) => {

@@ -1,6 +1,6 @@
 /** @module One gzip member from raw deflate pieces made anywhere (worker threads): each piece deflated on its own, joined in order, CRC-32s combined. */
 import { Readable } from 'node:stream'
-import { crc32 } from 'node:zlib'
+import { constants as zlib, crc32, deflateRawSync } from 'node:zlib'
 import { crc32Combine } from './deflate/gzip-crc.js'
 import { rawHuffmanDeflate } from './deflate/huffman-deflate.js'
 
@@ -15,15 +15,26 @@ export interface DeflatedPiece {
 }
 
 /**
- * The bytes of `plain` (one Buffer, or pieces in order) deflated on their own, Huffman codes only
+ * How a piece is deflated: by the JS Huffman-only coder (huffman-deflate.ts), or by zlib at level 1
+ * with its default strategy or Huffman codes only (Z_HUFFMAN_ONLY); each ends on a sync flush.
+ */
+export type PieceCoder = 'js-huffman' | 'zlib-1' | 'zlib-huffman'
+export const PIECE_CODERS: readonly PieceCoder[] = ['js-huffman', 'zlib-1', 'zlib-huffman']
+
+/** The pieces as one Buffer for zlib: the one piece as it is, or a copy of them joined. */
+const joined = (pieces: readonly Uint8Array[]): Uint8Array => (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces))
+
+/**
+ * The bytes of `plain` (one Buffer, or pieces in order) deflated on their own, by `coder` (default the JS Huffman-only coder)
  * (huffman-deflate.ts; a piece is about 0.7 MB: starting without a history costs a few hundred bytes).
  * With `borrow`, `deflated` is the coder's scratch memory, good until its next call in this thread
  * (rawHuffmanDeflate): for a caller that copies it at once.
  */
 export function deflatePiece(
   plain: Uint8Array | readonly Uint8Array[],
-  options: { readonly borrow?: boolean } = {},
+  options: { readonly borrow?: boolean; readonly coder?: PieceCoder } = {},
 ): DeflatedPiece {
+  const { coder = 'js-huffman' } = options
   const pieces = plain instanceof Uint8Array ? [plain] : plain
   let crc = 0
   let length = 0
@@ -31,7 +42,15 @@ export function deflatePiece(
     crc = crc32(p, crc)
     length += p.length
   }
-  return { deflated: rawHuffmanDeflate(pieces, options), crc, length }
+  const deflated =
+    coder === 'js-huffman'
+      ? rawHuffmanDeflate(pieces, options)
+      : deflateRawSync(joined(pieces), {
+          level: 1,
+          strategy: coder === 'zlib-huffman' ? zlib.Z_HUFFMAN_ONLY : zlib.Z_DEFAULT_STRATEGY,
+          finishFlush: zlib.Z_SYNC_FLUSH,
+        })
+  return { deflated, crc, length }
 }
 
 /** ID1 ID2, CM = deflate, no flags, MTIME 0, XFL 4 (fastest, as zlib marks level 1), OS 3 (Unix). */

@@ -10,6 +10,7 @@ import type { MarketStore } from '../store/market-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
 import { FastAnswers, serverWithFastPath } from './fast-answers.js'
 import { compressOptions } from './compression.js'
+import { constants as zlibConstants } from 'node:zlib'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import {
   clientErrorHandler,
@@ -50,6 +51,8 @@ export interface AppOptions {
   readonly runner?: QueryRunner
   /** Cached answers sent before Fastify's routing and hooks (fast-answers.ts); default on. Off: every request takes the full path (tests compare the two). */
   readonly fastPath?: boolean
+  /** Brotli's quality for answers @fastify/compress compresses (default BROTLI_QUALITY): the compression bench compares them. */
+  readonly brotliQuality?: number
 }
 
 /** Every route of an app, as registered (method and URL): the fuzz tests walk them all. */
@@ -143,7 +146,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
   })
 
-  await app.register(compress, compressOptions)
+  await app.register(
+    compress,
+    opts.brotliQuality === undefined
+      ? compressOptions
+      : { ...compressOptions, brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: opts.brotliQuality } } },
+  )
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -113,7 +113,8 @@ export function poolRunner(
   /** The task's bytes as a raw deflate piece, deflated by its worker (or, as above, in the main thread). */
   const deflated = async (task: WorkerTask): Promise<DeflatedPiece> => {
     const result = await run({ ...task, encoding: 'deflate' })
-    if (result === undefined) return deflatePiece(await inMainThread(main!.store, main!.contexts, task))
+    if (result === undefined)
+      return deflatePiece(await inMainThread(main!.store, main!.contexts, task), { coder: config.coder })
     return { deflated: result.bytes, ...result.plain! }
   }
   /**

@@ -2,7 +2,7 @@
 import { workerData } from 'node:worker_threads'
 import { COMPRESS_THRESHOLD_BYTES } from '../encode/compression.js'
 import { ChunkPool } from '../encode/json-bytes.js'
-import { deflatePiece, gzipParts } from '../encode/gzip-member.js'
+import { deflatePiece, gzipParts, type PieceCoder } from '../encode/gzip-member.js'
 import { withTimedReads } from './timed-reads.js'
 import {
   errorData,
@@ -22,6 +22,8 @@ import { serveTasks, type TaskResult } from './worker-pool.js'
 export interface WorkerConfig {
   readonly store: StoreLocation
   readonly keys?: StoreLocation
+  /** How this worker deflates gzip pieces (default the JS Huffman-only coder): the compression bench compares them. */
+  readonly coder?: PieceCoder
 }
 /**
  * How a task's bytes come back: `deflate`, as a raw deflate piece (gzip-member.ts) with the plain
@@ -135,7 +137,7 @@ function encoded(
   if (encoding === undefined) return { out: pieces }
   if (encoding !== 'deflate' && pieces.reduce((n, p) => n + p.length, 0) < COMPRESS_THRESHOLD_BYTES)
     return { out: pieces }
-  const piece = deflatePiece(pieces, { borrow: true }) // copied by `own`, before the next task can deflate
+  const piece = deflatePiece(pieces, { borrow: true, coder: (workerData as WorkerConfig).coder }) // copied by `own`, before the next task can deflate
   if (encoding === 'deflate') return { out: [piece.deflated], plain: { crc: piece.crc, length: piece.length } }
   return encoding === 'gzip-instead'
     ? { out: gzipParts(piece), gzipped: true }
