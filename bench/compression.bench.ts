@@ -9,9 +9,9 @@
 // Per piece: the JSON of the pull's first BENCH_PIECE_BATCHES batches as the pool cuts them into
 // worker tasks, compressed in this thread by each coder, CPU time per bar beside computing that JSON.
 // zstd (zlib.zstdCompress) needs Node 22; Node 20 is the floor, so it is not measured.
-// Run: npm run bench -- compression   (BENCH_ROUNDS=5, BENCH_PULL_SECONDS=10; MDQ_BENCH_SYMBOLS shrinks the store)
+// Run: npm run bench -- compression   (BENCH_ROUNDS=5, BENCH_PULL_SECONDS=10, BENCH_PIECE_BATCHES=2; MDQ_BENCH_SYMBOLS
+// shrinks the store; BENCH_ONLY=pull or BENCH_ONLY=pieces runs one part). Needs wrk (apt-get install -y wrk).
 import { mkdtempSync, rmSync } from 'node:fs'
-import { request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -30,7 +30,7 @@ import { SymbolContexts } from '../src/query/symbol-context.js'
 import { bulkPaths, checkedPull, CONNECTIONS, PER_REQUEST, pull, type Pull } from './bulk-pull.js'
 import { fullMarketStore } from './full-market-store.js'
 import { loadAverage, median, row } from './measure.js'
-import { startMdq, stopServer, type Server } from './servers.js'
+import { getBody, startMdq, stopServer, type Server } from './servers.js'
 import { requireWrk, wrkFiles } from './wrk.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -48,21 +48,6 @@ const CODER_NAMES: Record<PieceCoder, string> = {
 const cpuNow = () => {
   const c = process.cpuUsage()
   return (c.user + c.system) / 1000
-}
-
-/** A GET's body as sent (node:http does not decode it). */
-function body(url: string, key: string, accept: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { 'X-API-Key': key, 'Accept-Encoding': accept } }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () =>
-        res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${url}: ${res.statusCode}`)),
-      )
-    })
-    req.on('error', reject)
-    req.end()
-  })
 }
 
 /** The end-to-end pull of every variant, alternating; prints its table. */
@@ -99,7 +84,7 @@ async function endToEnd(market: Awaited<ReturnType<typeof fullMarketStore>>): Pr
     const { paths, barsPerBatch } = bulkPaths(market)
     const files = wrkFiles(dir, paths)
     // Every answer decodes to the plain bytes (checked on the first batch: a whole pull would take minutes more).
-    const first = (accept: string, server: Server) => body(server.url + paths[0], market.key, accept)
+    const first = (accept: string, server: Server) => getBody(server.url + paths[0], market.key, accept)
     const plain = await first('identity', variants[0].server)
     for (const v of variants.slice(1)) {
       const body = await first(v.accept, v.server)

@@ -1,6 +1,7 @@
 /** @module Child servers for the benches: `mdq serve` or the bare baseline, started on a free port and stopped by PID. */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { request, type Agent } from 'node:http'
 import { join } from 'node:path'
 
 export interface Server {
@@ -48,4 +49,19 @@ export async function stopServer(server: Server): Promise<void> {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return
   server.child.kill('SIGTERM')
   await once(server.child, 'exit')
+}
+
+/** A 200 answer's body as sent (node:http does not decode it), asked with the key and `accept` as Accept-Encoding. */
+export function getBody(url: string, key: string, accept = 'identity', agent?: Agent): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': accept } }, (res) => {
+      const parts: Buffer[] = []
+      res.on('data', (c: Buffer) => parts.push(c))
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url}: ${res.statusCode}`)),
+      )
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }

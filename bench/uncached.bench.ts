@@ -11,7 +11,7 @@
 // Beside each latency, the server's CPU per request (/proc): it moves far less with the machine's load.
 // Run: npm run bench -- uncached   (BENCH_ROUNDS alternating rounds, default 21, after WARM_UP rounds; BENCH_SECONDS per load, default 5)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -26,7 +26,7 @@ import { seededRandom } from '../src/demo/demo-data.js'
 import { sessionMinutes, tradingDays } from '../test/helpers/arbitraries.js'
 import { captureBodies, fixedPaths } from './captured-paths.js'
 import { walk } from './full-market-store.js'
-import { bareServer, startMdq, startServer, stopServer, type Server } from './servers.js'
+import { bareServer, getBody, startMdq, startServer, stopServer, type Server } from './servers.js'
 import { cpuMs, median, row, treeCpuMs } from './measure.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
 import { aggregatingOnRead } from '../test/helpers/aggregating-on-read.js'
@@ -68,20 +68,6 @@ async function buildStore(): Promise<{ key: string; minutes: number[] }> {
   await store.close()
   await keys.close()
   return { key, minutes }
-}
-
-function get(agent: Agent, url: string, key: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent, headers: { 'X-API-Key': key, 'Accept-Encoding': 'identity' } }, (res) => {
-      const parts: Buffer[] = []
-      res.on('data', (c: Buffer) => parts.push(c))
-      res.on('end', () =>
-        res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url}: ${res.statusCode}`)),
-      )
-    })
-    req.on('error', reject)
-    req.end()
-  })
 }
 
 const servers: Server[] = []
@@ -134,8 +120,8 @@ try {
   const contexts = new SymbolContexts(store)
   const task = { kind: 'klines', symbol: SYMBOL, period: '60m', range: { count: 10_000, adjust: 'forward' } } as const
   for (let r = 0; r < WARM_UP; r++) {
-    await get(one, mdq.url + hourPath, key)
-    await get(one, bare.url + hourPath, key)
+    await getBody(mdq.url + hourPath, key, 'identity', one)
+    await getBody(bare.url + hourPath, key, 'identity', one)
     await readKlines(store, new SymbolContexts(store), q)
     await answerBytes(store, contexts, task)
     await readKlines(onRead, new SymbolContexts(onRead), q)
@@ -148,11 +134,11 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     const cpu0 = cpuMs(mdq.child.pid!)
     const t = performance.now()
-    await get(one, mdq.url + hourPath, key)
+    await getBody(mdq.url + hourPath, key, 'identity', one)
     times.http.push(performance.now() - t)
     serverCpu += cpuMs(mdq.child.pid!) - cpu0
     const t1 = performance.now()
-    await get(one, bare.url + hourPath, key)
+    await getBody(bare.url + hourPath, key, 'identity', one)
     times.bare.push(performance.now() - t1)
   }
   for (let r = 0; r < ROUNDS; r++) {
