@@ -15,8 +15,9 @@ export interface DeflatedPiece {
 }
 
 /**
- * How a piece is deflated: by the JS Huffman-only coder (huffman-deflate.ts), or by zlib at level 1
- * with its default strategy or Huffman codes only (Z_HUFFMAN_ONLY); each ends on a sync flush.
+ * How a piece is deflated: by the JS Huffman-only coder (deflate/huffman-deflate.ts, what the workers
+ * use), or by zlib at level 1 with its default strategy or Huffman codes only (Z_HUFFMAN_ONLY), which
+ * the compression bench runs in the workers beside it; each ends on a sync flush.
  */
 export type PieceCoder = 'js-huffman' | 'zlib-1' | 'zlib-huffman'
 export const PIECE_CODERS: readonly PieceCoder[] = ['js-huffman', 'zlib-1', 'zlib-huffman']
@@ -25,10 +26,10 @@ export const PIECE_CODERS: readonly PieceCoder[] = ['js-huffman', 'zlib-1', 'zli
 const joined = (pieces: readonly Uint8Array[]): Uint8Array => (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces))
 
 /**
- * The bytes of `plain` (one Buffer, or pieces in order) deflated on their own, by `coder` (default the JS Huffman-only coder)
- * (huffman-deflate.ts; a piece is about 0.7 MB: starting without a history costs a few hundred bytes).
- * With `borrow`, `deflated` is the coder's scratch memory, good until its next call in this thread
- * (rawHuffmanDeflate): for a caller that copies it at once.
+ * The bytes of `plain` (one Buffer, or pieces in order) deflated on their own, by `coder` (default
+ * the JS Huffman-only coder; a piece is about 0.7 MB: starting without a history costs a few hundred
+ * bytes). With `borrow`, the JS coder's `deflated` is its scratch memory, good until its next call in
+ * this thread (rawHuffmanDeflate): for a caller that copies it at once.
  */
 export function deflatePiece(
   plain: Uint8Array | readonly Uint8Array[],

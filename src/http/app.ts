@@ -9,8 +9,7 @@ import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
 import { FastAnswers, serverWithFastPath } from './fast-answers.js'
-import { compressOptions } from './compression.js'
-import { constants as zlibConstants } from 'node:zlib'
+import { fastifyCompressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
 import {
   clientErrorHandler,
@@ -51,7 +50,7 @@ export interface AppOptions {
   readonly runner?: QueryRunner
   /** Cached answers sent before Fastify's routing and hooks (fast-answers.ts); default on. Off: every request takes the full path (tests compare the two). */
   readonly fastPath?: boolean
-  /** Brotli's quality for answers @fastify/compress compresses (default BROTLI_QUALITY): the compression bench compares them. */
+  /** Brotli's quality for the answers @fastify/compress compresses; default BROTLI_QUALITY (the compression bench compares others). */
   readonly brotliQuality?: number
 }
 
@@ -146,12 +145,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
   })
 
-  await app.register(
-    compress,
-    opts.brotliQuality === undefined
-      ? compressOptions
-      : { ...compressOptions, brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: opts.brotliQuality } } },
-  )
+  await app.register(compress, fastifyCompressOptions(opts.brotliQuality))
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

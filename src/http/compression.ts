@@ -11,13 +11,17 @@ import {
 } from '../encode/compression.js'
 import { isGzipped } from '../encode/gzip-member.js'
 
-/** @fastify/compress's options: the same levels for answers computed per request and for streams. */
-export const compressOptions = {
+/**
+ * @fastify/compress's options: the same levels for answers computed per request and for streams
+ * (another brotli quality only for the compression bench's variants).
+ */
+export const fastifyCompressOptions = (brotliQuality = BROTLI_QUALITY) => ({
   threshold: COMPRESS_THRESHOLD_BYTES,
   encodings: [...ENCODINGS],
   zlibOptions: { level: GZIP_LEVEL },
-  brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
-}
+  brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: brotliQuality } },
+})
+export const compressOptions = fastifyCompressOptions()
 
 /** The encoding @fastify/compress would choose for this Accept-Encoding (highest q, then br before gzip), if any. */
 export function acceptedEncoding(header: string | undefined): Encoding | undefined {
