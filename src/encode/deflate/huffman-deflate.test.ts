@@ -25,6 +25,17 @@ function klinesJson(n: number, seed: number): Buffer {
   )
 }
 
+/** `n` bytes drawn from `alphabet` at pseudo-random. */
+function drawn(alphabet: Uint8Array, n: number, seed: number): Buffer {
+  let x = seed
+  const out = Buffer.alloc(n)
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2 ** 31
+    out[i] = alphabet[x % alphabet.length]
+  }
+  return out
+}
+
 describe('rawHuffmanDeflate', () => {
   it('inflates (zlib) to the same bytes for any input, split into any pieces', () => {
     fc.assert(
@@ -32,6 +43,38 @@ describe('rawHuffmanDeflate', () => {
         assert.deepEqual(inflate(rawHuffmanDeflate(pieces)), Buffer.concat(pieces))
       }),
       { numRuns: 300 },
+    )
+  })
+
+  it('inflates (zlib) to the same bytes for any bytes in any pieces across 64 KB blocks, borrowed or copied, and joins', () => {
+    // Long runs drawn from a few byte values (short codes, pairs, sampled counts) amid any bytes
+    // (stray codes, full recounts), cut anywhere (empty pieces, blocks that span pieces).
+    const run = fc
+      .record({
+        alphabet: fc.uint8Array({ minLength: 1, maxLength: 40 }),
+        length: fc.nat({ max: 150_000 }),
+        seed: fc.integer({ min: 1, max: 2 ** 30 }),
+      })
+      .map(({ alphabet, length, seed }) => drawn(alphabet, length, seed))
+    const input = fc
+      .array(fc.oneof(fc.uint8Array({ maxLength: 4000 }), run), { maxLength: 5 })
+      .map((parts) => Buffer.concat(parts))
+    fc.assert(
+      fc.property(input, fc.array(fc.nat({ max: 100_000 }), { maxLength: 8 }), (bytes, cuts) => {
+        const pieces: Buffer[] = []
+        let at = 0
+        for (const n of cuts) {
+          pieces.push(bytes.subarray(at, at + n))
+          at = Math.min(bytes.length, at + n)
+        }
+        pieces.push(bytes.subarray(at))
+        const copied = rawHuffmanDeflate(pieces)
+        assert.deepEqual(inflate(copied), bytes)
+        assert.deepEqual(rawHuffmanDeflate(pieces, { borrow: true }), copied, 'the scratch view holds the same bytes')
+        const tail = pieces[pieces.length - 1]
+        assert.deepEqual(inflate(Buffer.concat([copied, rawHuffmanDeflate(tail)])), Buffer.concat([bytes, tail]))
+      }),
+      { numRuns: 100 },
     )
   })
 
