@@ -2,8 +2,12 @@
  * @module Integer parameters are plain decimal safe integers, on every route: Ajv's type coercion
  * turns 'Infinity', '+Infinity', ' Infinity' and '1e309' into Infinity, which passes `type: integer`
  * and slips past its bounds, so every integer field is checked here first, from the route's own schema.
+ * Time bounds are epoch milliseconds by domain/epoch-ms.ts's rule, with a hint for seconds and dates.
  */
 import type { FastifyRequest, RouteOptions, preValidationHookHandler } from 'fastify'
+import { epochMsMistake, type Bound } from '../domain/epoch-ms.js'
+import { MARKETS, parseSymbol } from '../domain/market.js'
+import type { Zone } from '../domain/time-zone.js'
 import { badParam } from './errors.js'
 
 interface IntegerField {
@@ -52,6 +56,26 @@ function isSafeIntegerValue(value: unknown): boolean {
   return true // other types: the schema's own type check words the 400
 }
 
+/** TickFlow's time bounds, so named on every route that takes them. */
+const TIME_BOUNDS: ReadonlyMap<string, Bound> = new Map([
+  ['start_time', 'start'],
+  ['end_time', 'end'],
+])
+
+/** The time zones of the exchanges of the symbols a query names (for a date hint); malformed ones are refused later. */
+function zonesOf(values: Record<string, unknown>): Zone[] {
+  const zones = new Set<Zone>()
+  for (const list of [values.symbol, values.symbols].flat())
+    for (const symbol of typeof list === 'string' ? list.split(',') : []) {
+      try {
+        zones.add(MARKETS[parseSymbol(symbol.trim()).exchange].zone)
+      } catch {
+        // not a symbol: no zone from it
+      }
+    }
+  return [...zones]
+}
+
 function checker(part: Part, fields: readonly IntegerField[]): (req: FastifyRequest) => void {
   const key = part === 'querystring' ? 'query' : part
   return (req) => {
@@ -61,7 +85,14 @@ function checker(part: Part, fields: readonly IntegerField[]): (req: FastifyRequ
       const value = values[field.name]
       if (value === undefined) continue
       const all = Array.isArray(value) ? value : [value]
-      if (!all.every(isSafeIntegerValue)) throw badParam(`${WHERE[part]} '${field.name}' must be ${rule(field)}.`)
+      const bound = part === 'querystring' ? TIME_BOUNDS.get(field.name) : undefined
+      if (bound !== undefined) {
+        for (const v of all) {
+          const mistake = epochMsMistake(field.name, String(v), bound, zonesOf(values))
+          if (mistake !== undefined) throw badParam(mistake)
+        }
+      } else if (!all.every(isSafeIntegerValue))
+        throw badParam(`${WHERE[part]} '${field.name}' must be ${rule(field)}.`)
     }
   }
 }

@@ -3,8 +3,15 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ADJUSTS, type Adjust } from '../domain/adjust.js'
 import { PERIODS, type Period } from '../domain/period.js'
 
-const epochMs = (description: string) =>
-  Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description }))
+/** A time bound: epoch ms, 0 or from 10^10 on (domain/epoch-ms.ts refuses the rest, with the value meant). */
+export const epochMs = (description: string) =>
+  Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: `${description}; 0 or from 10000000000 on (epoch seconds and dates are refused with the value meant)`,
+    }),
+  )
 
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ description: 'Instrument, `<code>.<exchange>`, e.g. 600000.SH, AAPL.US, 00700.HK' }),

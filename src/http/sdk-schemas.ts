@@ -4,10 +4,8 @@ import { ADJUSTS, type Adjust } from '../domain/adjust.js'
 import { SECURITY_TYPES } from '../domain/instrument.js'
 import { EXCHANGES } from '../domain/market.js'
 import { PERIODS, type MinutePeriod, type Period } from '../domain/period.js'
-import { InstrumentRecord, KlinesColumns } from './schemas.js'
+import { epochMs, InstrumentRecord, KlinesColumns } from './schemas.js'
 
-const epochMs = (description: string) =>
-  Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description }))
 const symbols = Type.String({ description: 'Comma-separated symbols, 1..100; unknown ones are left out of the answer' })
 const INTRADAY_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'] as const satisfies readonly MinutePeriod[]
 

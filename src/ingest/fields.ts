@@ -1,6 +1,7 @@
 /** @module Parsing one CSV field into a checked value; every failure names file, line and column. */
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
+import { MIN_EPOCH_MS } from '../domain/epoch-ms.js'
 import { civilFromDays, daysFromCivil, isoWeekday } from '../domain/time-zone.js'
 import { batchOfFields, fieldText, type CsvBatch, type CsvFile } from './csv-reader.js'
 import { ImportError } from './import-error.js'
@@ -232,11 +233,6 @@ const COMPACT_TIME = /^(\d{4})(\d{2})(\d{2})(?: (\d{2}):(\d{2})(?::(\d{2}))?)?$/
 const MIN_YEAR = 1970
 const MAX_YEAR = 2099
 const MAX_MS = Date.UTC(MAX_YEAR + 1, 0, 1)
-/**
- * Digits below this are not taken as epoch milliseconds (they would be January-April 1970): ten
- * digits are epoch seconds of 2001-2286, nine those of 1973-2001, eight a YYYYMMDD date.
- */
-const MIN_EPOCH_MS = 1e10
 
 /** The day number of a proleptic Gregorian date, or undefined when there is no such day (2024-02-30). */
 function calendarDay(y: number, mo: number, d: number): number | undefined {

@@ -75,7 +75,7 @@ export function httpContractSuite(server: DeploymentHandle): void {
         end = d.timestamp[0] - 1
       }
       assert.deepEqual(joined, (await klines('symbol=000001.SZ&count=300&adjust=forward')).body.data.close)
-      const empty = (await klines('symbol=000001.SZ&end_time=1000')).body.data
+      const empty = (await klines('symbol=000001.SZ&end_time=10000000000')).body.data
       for (const f of FIELDS) assert.deepEqual(empty[f], [])
     })
 
@@ -151,12 +151,15 @@ export function httpContractSuite(server: DeploymentHandle): void {
       ['symbol=600519.SH&count=10001', /Parameter 'count' must be at most 10000/],
       ['symbol=600519.SH&count=abc', /Parameter 'count' must be an integer/],
       ['symbol=600519.SH&count=1.5', /Parameter 'count' must be an integer/],
-      ['symbol=600519.SH&start_time=-1', /Parameter 'start_time' must be at least 0/],
+      ['symbol=600519.SH&start_time=-1', /Parameter 'start_time' must be an integer of epoch milliseconds/],
       [
         'symbol=600519.SH&end_time=99999999999999999999',
-        /Parameter 'end_time' must be an integer from 0 to 9007199254740991/,
+        /Parameter 'end_time' must be an integer of epoch milliseconds: 0, or from 10000000000 .* to 9007199254740991/,
       ],
-      ['symbol=600519.SH&start_time=10&end_time=5', /'start_time' \(10\) must not be after 'end_time' \(5\)/],
+      [
+        'symbol=600519.SH&start_time=20000000000&end_time=10000000000',
+        /'start_time' \(20000000000\) must not be after 'end_time' \(10000000000\)/,
+      ],
       [
         'symbol=600519.SH&period=2m',
         /Parameter 'period' must be one of 1m, 5m, 10m, 15m, 30m, 60m, 1d, 1w, 1M, 1Q, 1Y/,

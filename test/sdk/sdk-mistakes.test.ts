@@ -1,0 +1,77 @@
+// The official TickFlow SDK against mdq over real data, making its users' mistakes: each is answered
+// with a clear error saying what was meant, never a 200 with other data.
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { runSdkScript, sdkSkip } from '../helpers/python-sdk.js'
+import { buildRealStore, REAL_STORE_SKIP } from '../helpers/real-store.js'
+import { startServer, type KlinesData, type TestServer } from '../helpers/server.js'
+import { tempDir } from '../helpers/store-files.js'
+import { readLeanBars } from '../reference/lean.js'
+
+type Refusal = { status: number; message: string } | null
+interface Report {
+  seconds: number
+  seconds_get: Refusal
+  seconds_batch: Refusal
+  seconds_ex_factors: Refusal
+  yyyymmdd_get: Refusal
+  meant: number
+  meant_get: KlinesData
+  first_bar: KlinesData
+}
+
+const skip = REAL_STORE_SKIP || sdkSkip()
+const SYMBOLS = ['AAPL.US', '600000.SH']
+
+describe('TickFlow Python SDK: the mistakes of its users (real data)', () => {
+  const { dir, cleanup } = tempDir()
+  let server: TestServer | undefined
+  let report: Promise<Report> | undefined
+  /** AAPL's LEAN daily bars (1998 on): the reference, read apart from mdq. */
+  let aapl: Float64Array
+  const run = () =>
+    (report ??= runSdkScript<Report>('mistakes.py', [
+      server!.url,
+      server!.key,
+      JSON.stringify({ symbols: SYMBOLS, first: { symbol: 'AAPL.US', time: aapl[0] } }),
+    ]))
+  before(async () => {
+    if (skip) return
+    aapl = readLeanBars('daily', 'aapl').timestamp
+    server = await startServer(buildRealStore(dir))
+  })
+  after(async () => {
+    await server?.close()
+    cleanup()
+  })
+
+  it(
+    'int(datetime(...).timestamp()) as start_time or end_time: BadRequestError saying epoch milliseconds, with the value meant',
+    { skip },
+    async () => {
+      const r = await run()
+      for (const what of ['seconds_get', 'seconds_batch', 'seconds_ex_factors'] as const) {
+        const refusal = r[what]
+        assert.ok(refusal, `${what} raised no BadRequestError`)
+        assert.equal(refusal.status, 400)
+        assert.match(refusal.message, /must be an integer of epoch milliseconds/, what)
+        assert.ok(refusal.message.includes(`in milliseconds that is ${r.seconds * 1000}.`), refusal.message)
+      }
+      assert.match(r.yyyymmdd_get?.message ?? '', /'20200102' reads as the date 2020-01-02; .* in America\/New_York\./)
+    },
+  )
+
+  it(
+    'the value suggested selects the bars from that time on; the oldest real bar (1998) is never refused',
+    { skip },
+    async () => {
+      const r = await run()
+      assert.equal(r.meant, r.seconds * 1000)
+      const week = [...aapl].filter((t) => t >= r.meant && t <= r.meant + 7 * 86_400_000)
+      assert.ok(week.length >= 3)
+      assert.deepEqual(r.meant_get.timestamp, week)
+      assert.ok(aapl[0] < Date.UTC(1999, 0, 1), 'the reference really starts in the 1990s')
+      assert.deepEqual(r.first_bar.timestamp, [aapl[0]])
+    },
+  )
+})
