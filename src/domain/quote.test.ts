@@ -53,9 +53,10 @@ describe('quoteOfDay', () => {
       [q.timestamp, q.lastPrice, q.open, q.high, q.low, q.volume, q.amount, q.prevClose],
       [3, 12.2, 10, 13, 9.5, 18, 0.6, 9.8],
     )
-    assert.equal(q.changeAmount, 12.2 - 9.8)
-    assert.equal(q.changePct, (12.2 - 9.8) / 9.8)
-    assert.equal(q.amplitude, (13 - 9.5) / 9.8)
+    // 12.2 - 9.8 is 2.3999999999999986 in doubles: the change is the decimal one, the ratios to 6 decimals.
+    assert.equal(q.changeAmount, 2.4)
+    assert.equal(q.changePct, 0.244898)
+    assert.equal(q.amplitude, 0.357143)
     assert.deepEqual([q.kind, q.name, q.region, q.session], ['cn_equity', 'Moutai', 'CN', 'closed'])
   })
   it('a daily bar gives the day figures; the last minute still gives the last price and timestamp', () => {

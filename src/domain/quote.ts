@@ -1,4 +1,5 @@
 /** @module A quote derived from stored bars (contract "TickFlow's other stored-data routes"): no live feed, no clock read here. */
+import { round4 } from './adjust.js'
 import { barCount, type Bars } from './bars.js'
 import type { Instrument } from './instrument.js'
 import type { InstrumentKind, Market, Region } from './market.js'
@@ -22,9 +23,15 @@ export interface Quote {
   readonly session: SessionStatus
   readonly kind: InstrumentKind
   readonly name: string | null
+  /**
+   * lastPrice - prevClose rounded to 4 decimals, the precision of every computed price on the wire:
+   * the exact decimal difference of prices quoted in at most 4 decimals (every tick size), without
+   * the float noise of the subtraction (4.52 - 4.44 is 0.07999999999999918 in doubles).
+   */
   readonly changeAmount: number
-  /** A fraction: -0.006135 is -0.61 %. */
+  /** changeAmount / prevClose, a fraction (-0.006135 is -0.6135 %), to 6 decimals. */
   readonly changePct: number
+  /** (high - low) / prevClose, to 6 decimals. */
   readonly amplitude: number
 }
 
@@ -67,7 +74,7 @@ export function quoteOfDay(instrument: Instrument, market: Market, daily: Bars, 
   }
   const timestamp = m > 0 ? minutes.timestamp[m - 1] : daily.timestamp[0]
   const lastPrice = m > 0 ? minutes.close[m - 1] : daily.close[0]
-  const changeAmount = lastPrice - prevClose
+  const changeAmount = round4(lastPrice - prevClose)
   return {
     symbol: instrument.symbol,
     region: instrument.region,
@@ -83,7 +90,13 @@ export function quoteOfDay(instrument: Instrument, market: Market, daily: Bars, 
     kind: market.kind,
     name: instrument.name,
     changeAmount,
-    changePct: changeAmount / prevClose,
-    amplitude: (high - low) / prevClose,
+    changePct: roundRatio(changeAmount / prevClose),
+    amplitude: roundRatio(round4(high - low) / prevClose),
   }
+}
+
+/** Ratios (change_pct, amplitude) to 6 decimals: a ten-thousandth of a percent (-0.006135 is -0.6135 %). */
+function roundRatio(x: number): number {
+  const r = Math.round(x * 1e6) / 1e6
+  return Number.isFinite(r) ? r : x
 }

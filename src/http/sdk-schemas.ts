@@ -120,9 +120,9 @@ export const QuoteRecord = Type.Object({
   ext: Type.Object({
     type: Type.String({ description: 'cn_equity, hk_equity or us_equity' }),
     name: nullableString,
-    change_amount: price('last_price - prev_close'),
-    change_pct: price('change_amount / prev_close, a fraction (-0.006135 = -0.61 %)'),
-    amplitude: price('(high - low) / prev_close'),
+    change_amount: price('last_price - prev_close, rounded to 4 decimals (the exact decimal difference)'),
+    change_pct: price('change_amount / prev_close, a fraction to 6 decimals (-0.006135 = -0.6135 %)'),
+    amplitude: price('(high - low) / prev_close, to 6 decimals'),
   }),
 })
 export const QuotesResponse = Type.Object({

@@ -349,6 +349,12 @@ describe('/v1/quotes', () => {
     ext: { type: string; name: string; change_amount: number; change_pct: number; amplitude: number }
   }
   const quotes = async (query: string) => (await get<{ data: Quote[] }>(`/v1/quotes?${query}`)).body.data
+  /** a - b exactly, for prices of at most 4 decimals: in integers of 1/10,000. */
+  const decimalDifference = (a: number, b: number) => {
+    const [ia, ib] = [Math.round(a * 10_000), Math.round(b * 10_000)]
+    assert.deepEqual([ia / 10_000, ib / 10_000], [a, b], 'prices of at most 4 decimals')
+    return (ia - ib) / 10_000
+  }
 
   it('derives each quote from the latest stored bars: the last 1m close, the daily bar of that day, change figures', async () => {
     const [q] = await quotes('symbols=600519.SH')
@@ -361,10 +367,36 @@ describe('/v1/quotes', () => {
       [q.open, q.high, q.low, q.volume, q.amount, q.prev_close],
       [daily.open[0], daily.high[0], daily.low[0], daily.volume[0], daily.amount[0], daily.prev_close[0]],
     )
-    assert.equal(q.ext.change_amount, q.last_price - q.prev_close)
-    assert.equal(q.ext.change_pct, (q.last_price - q.prev_close) / q.prev_close)
-    assert.equal(q.ext.amplitude, (q.high - q.low) / q.prev_close)
+    assert.equal(q.ext.change_amount, decimalDifference(q.last_price, q.prev_close))
+    assert.ok(Math.abs(q.ext.change_pct - (q.last_price - q.prev_close) / q.prev_close) <= 5e-7)
+    assert.ok(Math.abs(q.ext.amplitude - (q.high - q.low) / q.prev_close) <= 5e-7)
     assert.deepEqual([q.region, q.ext.type, q.ext.name], ['CN', 'cn_equity', '贵州茅台'])
+  })
+
+  it('derived figures carry no float noise: change_amount is the exact decimal difference, ratios have 6 decimals', async () => {
+    const symbols: string[] = []
+    for (const exchange of ['SH', 'SZ', 'HK', 'US'])
+      symbols.push(
+        ...(await get<{ data: { symbol: string }[] }>(`/v1/exchanges/${exchange}/instruments`)).body.data.map(
+          (i) => i.symbol,
+        ),
+      )
+    assert.equal(symbols.length, 10) // the whole demo store
+    const text = (
+      await rawRequest(`${server.url}/v1/quotes?symbols=${symbols.join(',')}`, { 'X-API-Key': server.key })
+    ).body.toString()
+    const list = (JSON.parse(text) as { data: Quote[] }).data
+    assert.equal(list.length, 10)
+    for (const q of list) assert.equal(q.ext.change_amount, decimalDifference(q.last_price, q.prev_close), q.symbol)
+    // On the wire: at most 4 decimals for the change, 6 for the ratios (the subtraction gave 0.07999999999999918).
+    const decimals = (key: string) =>
+      [...text.matchAll(new RegExp(`"${key}":-?\\d+\\.(\\d+)`, 'g'))].map((m) => m[1].length)
+    assert.equal(decimals('change_amount').length, 10)
+    assert.ok(Math.max(...decimals('change_amount')) <= 4, text)
+    for (const key of ['change_pct', 'amplitude']) assert.ok(Math.max(...decimals(key)) <= 6, `${key}: ${text}`)
+    const pf = list.find((q) => q.symbol === '600000.SH')!
+    assert.deepEqual([pf.last_price, pf.prev_close, pf.ext.change_amount], [4.52, 4.44, 0.08])
+    assert.match(text, /"change_amount":0\.08,"change_pct":0\.018018,/)
   })
 
   it('session follows the exchange clock passed in: regular inside a session, else closed', async () => {

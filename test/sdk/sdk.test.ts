@@ -116,8 +116,11 @@ function checkQuotes(quotes: readonly Quote[], symbols: readonly string[]): void
     assert.equal(q.timestamp, e.timestamp, `${q.symbol} timestamp`)
     assert.equal(q.volume, e.volume, `${q.symbol} volume`)
     for (const f of ['last_price', 'open', 'high', 'low', 'prev_close'] as const) close(q[f], e[f], `${q.symbol} ${f}`)
-    close(q.ext.change_pct, (e.last_price - e.prev_close) / e.prev_close, `${q.symbol} change_pct`)
-    close(q.ext.change_amount, e.last_price - e.prev_close, `${q.symbol} change_amount`)
+    const pct = (e.last_price - e.prev_close) / e.prev_close
+    assert.ok(Math.abs(q.ext.change_pct - pct) <= 5e-7, `${q.symbol} change_pct ${q.ext.change_pct} vs ${pct}`)
+    // The exact decimal difference (prices of at most 4 decimals, in integers of 1/10,000): no float noise.
+    const change = (Math.round(e.last_price * 10_000) - Math.round(e.prev_close * 10_000)) / 10_000
+    assert.equal(q.ext.change_amount, change, `${q.symbol} change_amount`)
     assert.equal(q.session, 'closed', 'the test server clock is pinned to a Sunday')
   }
 }
