@@ -3,11 +3,14 @@ import { describe, it } from 'node:test'
 import { allocBars } from './bars.js'
 import { bareInstrument } from './instrument.js'
 import { MARKETS } from './market.js'
-import { quoteOfDay, sessionAt } from './quote.js'
+import { quoteOfDay, quoteSession } from './quote.js'
 
-describe('sessionAt', () => {
+describe('quoteSession', () => {
+  const local = (exchange: 'SH' | 'HK' | 'US', y: number, mo: number, d: number, hh: number, mm: number) =>
+    MARKETS[exchange].zone.utcOf(y, mo, d, hh * 60 + mm)
+  // A quote stamped now: the exchange's clock alone decides.
   const at = (exchange: 'SH' | 'HK' | 'US', y: number, mo: number, d: number, hh: number, mm: number) =>
-    sessionAt(MARKETS[exchange], MARKETS[exchange].zone.utcOf(y, mo, d, hh * 60 + mm))
+    quoteSession(MARKETS[exchange], local(exchange, y, mo, d, hh, mm), local(exchange, y, mo, d, hh, mm))
   it('regular inside a session, closed at the lunch break, after the close and on weekends (exchange-local, DST aware)', () => {
     assert.equal(at('SH', 2026, 11, 18, 9, 30), 'regular')
     assert.equal(at('SH', 2026, 11, 18, 11, 30), 'closed')
@@ -18,6 +21,21 @@ describe('sessionAt', () => {
     assert.equal(at('US', 2026, 7, 15, 9, 29), 'closed')
     assert.equal(at('US', 2026, 7, 15, 9, 30), 'regular') // EDT
     assert.equal(at('US', 2026, 12, 15, 15, 59), 'regular') // EST
+  })
+  it("regular only for a quote of the session running now: not one of an earlier session or day, nor a daily bar's", () => {
+    const now = local('SH', 2025, 12, 31, 14, 59) // Wednesday, the afternoon session
+    const session = (quote: number) => quoteSession(MARKETS.SH, quote, now)
+    assert.equal(session(local('SH', 2025, 12, 31, 14, 59)), 'regular') // the bar running now
+    assert.equal(session(local('SH', 2025, 12, 31, 13, 0)), 'regular') // earlier in the same session
+    assert.equal(session(local('SH', 2025, 12, 31, 11, 29)), 'closed') // the morning session
+    assert.equal(session(local('SH', 2025, 12, 30, 14, 59)), 'closed') // the day before, at the same time
+    assert.equal(session(local('SH', 2025, 12, 31, 0, 0)), 'closed') // a daily bar: stamped at midnight
+    assert.equal(session(local('SH', 2026, 1, 5, 14, 0)), 'closed') // a bar after now
+    // The exchange open now, the quote's bar a year old: closed.
+    assert.equal(
+      quoteSession(MARKETS.SH, local('SH', 2025, 12, 31, 14, 59), local('SH', 2026, 11, 18, 10, 0)),
+      'closed',
+    )
   })
 })
 

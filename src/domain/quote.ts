@@ -5,7 +5,7 @@ import type { Instrument } from './instrument.js'
 import type { InstrumentKind, Market, Region } from './market.js'
 import { isoWeekday } from './time-zone.js'
 
-/** TickFlow's session states we can honestly tell from a clock alone. */
+/** TickFlow's session states we can honestly tell from a quote's time and the clock. */
 export type SessionStatus = 'regular' | 'closed'
 
 export interface Quote {
@@ -35,12 +35,29 @@ export interface Quote {
   readonly amplitude: number
 }
 
-/** `regular` when `nowMs` is on a weekday inside one of the market's sessions (exchange-local), else `closed`. */
-export function sessionAt(market: Market, nowMs: number): SessionStatus {
+/** Which of the market's sessions `ms` falls in (exchange-local), -1 outside them and on weekends. */
+function sessionIndex(market: Market, ms: number): number {
   const zone = market.zone
-  if (isoWeekday(zone.localDay(nowMs)) >= 5) return 'closed'
-  const minute = zone.localMinute(nowMs)
-  return market.sessions.some((s) => minute >= s.open && minute < s.close) ? 'regular' : 'closed'
+  if (isoWeekday(zone.localDay(ms)) >= 5) return -1
+  const minute = zone.localMinute(ms)
+  return market.sessions.findIndex((s) => minute >= s.open && minute < s.close)
+}
+
+/**
+ * The session of a quote stamped `quoteMs` (the start of its last bar), seen at `nowMs`: `regular`
+ * only when the quote belongs to the session running now (the same session of the same local day,
+ * not after now); a quote from an earlier session or day, or from a daily bar (stamped at midnight),
+ * describes a market that is `closed` for it, whatever the exchange's clock says now.
+ */
+export function quoteSession(market: Market, quoteMs: number, nowMs: number): SessionStatus {
+  const now = sessionIndex(market, nowMs)
+  const zone = market.zone
+  return now >= 0 &&
+    quoteMs <= nowMs &&
+    sessionIndex(market, quoteMs) === now &&
+    zone.localDay(quoteMs) === zone.localDay(nowMs)
+    ? 'regular'
+    : 'closed'
 }
 
 /**
@@ -86,7 +103,7 @@ export function quoteOfDay(instrument: Instrument, market: Market, daily: Bars, 
     volume,
     amount,
     prevClose,
-    session: sessionAt(market, nowMs),
+    session: quoteSession(market, timestamp, nowMs),
     kind: market.kind,
     name: instrument.name,
     changeAmount,

@@ -115,7 +115,8 @@ export const QuoteRecord = Type.Object({
   amount: Type.Number(),
   prev_close: price('Previous close of the trading day'),
   session: Type.String({
-    description: '`closed` unless the exchange clock is inside a regular session now (`regular`)',
+    description:
+      "`regular` when the quote's last bar belongs to the regular session running now (same day, not after now), else `closed`",
   }),
   ext: Type.Object({
     type: Type.String({ description: 'cn_equity, hk_equity or us_equity' }),

@@ -14,9 +14,11 @@ let server: TestServer
 let db: string
 // Wednesday 2026-11-18 02:00 UTC: 10:00 in Shanghai and Hong Kong (a session), 21:00 the evening before in New York.
 const NOW = Date.UTC(2026, 10, 18, 2)
+/** The server's clock (for a quote's session): NOW, but for the test that moves it. */
+let now = NOW
 before(async () => {
   db = await demoDb(dir)
-  server = await startServer(db, { now: () => NOW })
+  server = await startServer(db, { now: () => now })
 })
 after(async () => {
   await server.close()
@@ -399,16 +401,44 @@ describe('/v1/quotes', () => {
     assert.match(text, /"change_amount":0\.08,"change_pct":0\.018018,/)
   })
 
-  it('session follows the exchange clock passed in: regular inside a session, else closed', async () => {
-    const list = await quotes('symbols=600519.SH,00700.HK,AAPL.US')
+  it("session describes the quote's own time: regular only for a bar of the session running now", async () => {
+    const sessions = async () =>
+      (await quotes('symbols=600519.SH,00700.HK,AAPL.US')).map((q) => [q.symbol, q.session, q.timestamp] as const)
+    // Now is 10:00 in Shanghai and Hong Kong, both in session; every quote is from a bar of 2025: closed.
+    const old = await sessions()
     assert.deepEqual(
-      list.map((q) => [q.symbol, q.session]),
+      old.map(([symbol, session]) => [symbol, session]),
       [
-        ['600519.SH', 'regular'],
-        ['00700.HK', 'regular'],
+        ['600519.SH', 'closed'],
+        ['00700.HK', 'closed'],
         ['AAPL.US', 'closed'],
       ],
     )
+    const lastBar = new Map(old.map(([symbol, , timestamp]) => [symbol, timestamp]))
+    try {
+      // Half a minute into 600519.SH's last 1m bar (14:59 in Shanghai): its quote is live; 00700.HK's
+      // last bar (15:59 in Hong Kong) lies after now; New York is closed.
+      now = lastBar.get('600519.SH')! + 30_000
+      assert.deepEqual(
+        (await sessions()).map(([symbol, session]) => [symbol, session]),
+        [
+          ['600519.SH', 'regular'],
+          ['00700.HK', 'closed'],
+          ['AAPL.US', 'closed'],
+        ],
+      )
+      now = lastBar.get('00700.HK')! + 30_000 // 15:59:30 in Hong Kong: Shanghai closed at 15:00
+      assert.deepEqual(
+        (await sessions()).map(([symbol, session]) => [symbol, session]),
+        [
+          ['600519.SH', 'closed'],
+          ['00700.HK', 'regular'],
+          ['AAPL.US', 'closed'],
+        ],
+      )
+    } finally {
+      now = NOW
+    }
   })
 
   it('symbols and universes together, in order, duplicates once, unknown symbols left out; GET and POST agree', async () => {

@@ -1,7 +1,7 @@
 """Drives the official TickFlow SDK into the mistakes its users make; prints one JSON report for test/sdk/sdk-mistakes.test.ts.
 
 usage: mistakes.py BASE_URL API_KEY SCENARIO_JSON
-SCENARIO_JSON: {"symbols": [...], "first": {"symbol", "time"}}
+SCENARIO_JSON: {"symbols": [...], "first": {"symbol", "time"}, "quoted": [...]}
 """
 import json
 import re
@@ -36,6 +36,7 @@ def main():
     meant = int(re.search(r"that is (\d+)\.", out["seconds_get"]["message"]).group(1))
     out["meant"] = meant
     out["meant_get"] = tf.klines.get(syms[0], start_time=meant, end_time=meant + 7 * 86400000, adjust="none")
+    out["quotes"] = tf.quotes.get(symbols=sc["quoted"])
     first = sc["first"]
     out["first_bar"] = tf.klines.get(first["symbol"], adjust="none", start_time=first["time"], end_time=first["time"])
     print(json.dumps(out, allow_nan=False))

@@ -2,6 +2,7 @@
 // with a clear error saying what was meant, never a 200 with other data.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { MARKETS } from '../../src/domain/market.js'
 import { runSdkScript, sdkSkip } from '../helpers/python-sdk.js'
 import { buildRealStore, REAL_STORE_SKIP } from '../helpers/real-store.js'
 import { startServer, type KlinesData, type TestServer } from '../helpers/server.js'
@@ -18,10 +19,13 @@ interface Report {
   meant: number
   meant_get: KlinesData
   first_bar: KlinesData
+  quotes: { symbol: string; timestamp: number; session: string }[]
 }
 
 const skip = REAL_STORE_SKIP || sdkSkip()
 const SYMBOLS = ['AAPL.US', '600000.SH']
+const QUOTED = ['SPY.US', 'AAPL.US', '600000.SH']
+const SPY_LAST_BAR = MARKETS.US.zone.utcOf(2013, 10, 11, 15 * 60 + 59)
 
 describe('TickFlow Python SDK: the mistakes of its users (real data)', () => {
   const { dir, cleanup } = tempDir()
@@ -33,12 +37,13 @@ describe('TickFlow Python SDK: the mistakes of its users (real data)', () => {
     (report ??= runSdkScript<Report>('mistakes.py', [
       server!.url,
       server!.key,
-      JSON.stringify({ symbols: SYMBOLS, first: { symbol: 'AAPL.US', time: aapl[0] } }),
+      JSON.stringify({ symbols: SYMBOLS, first: { symbol: 'AAPL.US', time: aapl[0] }, quoted: QUOTED }),
     ]))
   before(async () => {
     if (skip) return
     aapl = readLeanBars('daily', 'aapl').timestamp
-    server = await startServer(buildRealStore(dir))
+    // The server's clock: half a minute into SPY's last stored 1m bar (Friday 2013-10-11 15:59 in New York).
+    server = await startServer(buildRealStore(dir), { now: () => SPY_LAST_BAR + 30_000 })
   })
   after(async () => {
     await server?.close()
@@ -72,6 +77,25 @@ describe('TickFlow Python SDK: the mistakes of its users (real data)', () => {
       assert.deepEqual(r.meant_get.timestamp, week)
       assert.ok(aapl[0] < Date.UTC(1999, 0, 1), 'the reference really starts in the 1990s')
       assert.deepEqual(r.first_bar.timestamp, [aapl[0]])
+    },
+  )
+
+  it(
+    "a quote's session is its own bar's: SPY's bar of the session running now is regular, AAPL's daily bar of 2021 closed",
+    {
+      skip,
+    },
+    async () => {
+      const r = await run()
+      assert.deepEqual(
+        r.quotes.map((q) => [q.symbol, q.session]),
+        [
+          ['SPY.US', 'regular'],
+          ['AAPL.US', 'closed'], // New York is in session now, but this quote is from a bar of 2021
+          ['600000.SH', 'closed'],
+        ],
+      )
+      assert.equal(r.quotes[0].timestamp, SPY_LAST_BAR)
     },
   )
 })
