@@ -1,5 +1,6 @@
 /** @module Exchanges, their regions, time zones and regular sessions; symbol parsing (contract "Symbols and markets"). */
 import { MdqError } from './errors.js'
+import { symbolMeant } from './symbol-hints.js'
 import { zoneOf, type Zone } from './time-zone.js'
 
 export const EXCHANGES = ['SH', 'SZ', 'BJ', 'HK', 'US'] as const
@@ -78,31 +79,36 @@ export function isExchange(value: string): value is Exchange {
   return (EXCHANGES as readonly string[]).includes(value)
 }
 
-/** Parses and canonicalizes a symbol, split at the LAST dot; throws BAD_SYMBOL naming the rule broken. */
+/** Parses and canonicalizes a symbol, split at the LAST dot; throws BAD_SYMBOL naming the rule broken (and the symbol meant, when it reads as another vendor's form). */
 export function parseSymbol(input: string, param = 'symbol'): SymbolParts {
   const dot = input.lastIndexOf('.')
   if (dot <= 0 || dot === input.length - 1) {
-    throw new MdqError(
-      'BAD_SYMBOL',
+    throw badSymbol(
+      input,
       `Parameter '${param}': '${clip(input)}' is not of the form <code>.<exchange> (exchange one of ${EXCHANGES.join(', ')}).`,
     )
   }
   const exchange = input.slice(dot + 1).toUpperCase()
   if (!isExchange(exchange)) {
-    throw new MdqError(
-      'BAD_SYMBOL',
+    throw badSymbol(
+      input,
       `Parameter '${param}': unknown exchange '${clip(input.slice(dot + 1))}' in '${clip(input)}'; allowed: ${EXCHANGES.join(', ')}.`,
     )
   }
   const market = MARKETS[exchange]
   const code = input.slice(0, dot).toUpperCase()
   if (!market.codePattern.test(code)) {
-    throw new MdqError(
-      'BAD_SYMBOL',
+    throw badSymbol(
+      input,
       `Parameter '${param}': code '${clip(input.slice(0, dot))}' is not valid for exchange ${exchange}; expected ${market.codeRule}.`,
     )
   }
   return { symbol: `${code}.${exchange}`, code, exchange }
+}
+
+function badSymbol(input: string, message: string): MdqError {
+  const meant = input.length <= 40 ? symbolMeant(input) : undefined
+  return new MdqError('BAD_SYMBOL', meant === undefined ? message : `${message} Did you mean '${meant}'?`)
 }
 
 function clip(s: string): string {

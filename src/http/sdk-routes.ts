@@ -45,10 +45,19 @@ export interface SdkRouteOptions extends RouteOptions {
 /**
  * `{"data":{"SYM":{...},...}}` written out a few symbols at a time, so a 50 MB answer is never held
  * whole; gzipped as the workers deflate their groups when the client takes gzip and the runner can.
+ * Symbols the store does not know are named first, in `unknown_symbols` (absent when there are none).
  */
-function batchStream(req: FastifyRequest, runner: QueryRunner, memory: AnswerMemory, task: BatchTask): Readable {
+function batchStream(
+  req: FastifyRequest,
+  runner: QueryRunner,
+  memory: AnswerMemory,
+  task: BatchTask,
+  unknown: readonly string[],
+): Readable {
+  // Canonical symbols are ASCII letters, digits, '.' and '-': JSON.stringify escapes nothing in them.
+  const head = unknown.length ? `{"unknown_symbols":${JSON.stringify(unknown)},"data":{` : '{"data":{'
   async function* json<T>(members: AsyncIterable<T | string>) {
-    yield '{"data":{'
+    yield head
     yield* members
     yield '}}'
   }
@@ -130,10 +139,16 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
-      const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
+      const { known, unknown } = await knownSymbols(contexts, symbolList(q.symbols, 100))
       const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }
       return sendWithEtag(req, reply, store, cache, async () =>
-        batchStream(req, runner, cache.memory, { kind: 'klines-batch', symbols, period: q.period, range }),
+        batchStream(
+          req,
+          runner,
+          cache.memory,
+          { kind: 'klines-batch', symbols: known, period: q.period, range },
+          unknown,
+        ),
       )
     },
   )
@@ -170,9 +185,15 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     },
     async (req, reply) => {
       const q = req.query
-      const symbols = await knownSymbols(contexts, symbolList(q.symbols, 100))
+      const { known, unknown } = await knownSymbols(contexts, symbolList(q.symbols, 100))
       return sendWithEtag(req, reply, store, cache, async () =>
-        batchStream(req, runner, cache.memory, { kind: 'intraday-batch', symbols, period: q.period, count: q.count }),
+        batchStream(
+          req,
+          runner,
+          cache.memory,
+          { kind: 'intraday-batch', symbols: known, period: q.period, count: q.count },
+          unknown,
+        ),
       )
     },
   )

@@ -6,7 +6,9 @@ import { EXCHANGES } from '../domain/market.js'
 import { PERIODS, type MinutePeriod, type Period } from '../domain/period.js'
 import { epochMs, InstrumentRecord, KlinesColumns } from './schemas.js'
 
-const symbols = Type.String({ description: 'Comma-separated symbols, 1..100; unknown ones are left out of the answer' })
+const symbols = Type.String({
+  description: 'Comma-separated symbols, 1..100; unknown ones are left out of `data` and listed in `unknown_symbols`',
+})
 const INTRADAY_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'] as const satisfies readonly MinutePeriod[]
 
 export const KlinesBatchQuery = Type.Object({
@@ -46,6 +48,11 @@ export const IntradayQuery = Type.Object({
 export const IntradayBatchQuery = Type.Object({ symbols, period: intradayPeriod, count: intradayCount })
 
 export const KlinesBatchResponse = Type.Object({
+  unknown_symbols: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'The symbols asked for that this store does not hold (canonical, in order); absent when none',
+    }),
+  ),
   data: Type.Record(Type.String(), KlinesColumns, { description: 'Bars per canonical symbol' }),
 })
 export const IntradayResponse = Type.Object({ data: KlinesColumns })

@@ -9,11 +9,20 @@ import type { KlinesQuery } from './klines-query.js'
 import { canonicalSymbols } from './reference.js'
 import type { SymbolContexts } from './symbol-context.js'
 
-/** The known symbols of a request list: canonical, in order, duplicates once, unknown ones left out; a malformed one throws. */
-export async function knownSymbols(contexts: SymbolContexts, symbols: readonly string[]): Promise<string[]> {
+/** A request list split into the symbols the store knows and those it does not, each canonical, in order, duplicates once. */
+export interface SortedSymbols {
+  readonly known: string[]
+  readonly unknown: string[]
+}
+
+/** The symbols of a request list sorted into known and unknown; a malformed one throws. */
+export async function knownSymbols(contexts: SymbolContexts, symbols: readonly string[]): Promise<SortedSymbols> {
   const canonical = canonicalSymbols(symbols, 'symbols')
-  const known = await Promise.all(canonical.map((s) => contexts.get(s)))
-  return canonical.filter((_, i) => known[i] !== undefined)
+  const found = await Promise.all(canonical.map((s) => contexts.get(s)))
+  return {
+    known: canonical.filter((_, i) => found[i] !== undefined),
+    unknown: canonical.filter((_, i) => found[i] === undefined),
+  }
 }
 
 /** Each symbol's bars, one symbol at a time (a batch answer is written out as it is produced). */

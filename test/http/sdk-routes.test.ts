@@ -40,7 +40,7 @@ async function refused(path: string, status: number, message: RegExp, init: Requ
   assert.match(r.body.message, message, path)
   assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8')
 }
-type Batch = { data: Record<string, KlinesData> }
+type Batch = { unknown_symbols?: string[]; data: Record<string, KlinesData> }
 
 describe('GET /v1/klines/batch', () => {
   it('answers per symbol exactly what /v1/klines answers, for every adjust mode and several periods', async () => {
@@ -70,20 +70,45 @@ describe('GET /v1/klines/batch', () => {
     )
   })
 
-  it('canonical keys in the order asked, duplicates once, unknown symbols left out; the bytes are the same as the single answers', async () => {
-    const r = await rawRequest(`${server.url}/v1/klines/batch?symbols=aapl.us,999999.SH,600519.sh,AAPL.US&count=3`, {
-      'X-API-Key': server.key,
-    })
-    assert.equal(r.status, 200)
+  it('canonical keys in the order asked, duplicates once, unknown symbols named apart; the bytes are the same as the single answers', async () => {
     const single = async (s: string) =>
       (await rawRequest(`${server.url}/v1/klines?symbol=${s}&count=3`, { 'X-API-Key': server.key })).body
         .toString()
         .slice('{"data":'.length, -1)
+    const batch = async (symbols: string) =>
+      (await rawRequest(`${server.url}/v1/klines/batch?symbols=${symbols}&count=3`, { 'X-API-Key': server.key })).body
+    const both = `"AAPL.US":${await single('AAPL.US')},"600519.SH":${await single('600519.SH')}`
+    // Every symbol known: the answer is `data` alone, as before.
+    assert.equal((await batch('aapl.us,600519.sh,AAPL.US')).toString(), `{"data":{${both}}}`)
     assert.equal(
-      r.body.toString(),
-      `{"data":{"AAPL.US":${await single('AAPL.US')},"600519.SH":${await single('600519.SH')}}}`,
+      (await batch('aapl.us,999999.SH,600519.sh,AAPL.US,888888.sz,999999.sh')).toString(),
+      `{"unknown_symbols":["999999.SH","888888.SZ"],"data":{${both}}}`,
     )
-    assert.deepEqual((await get<Batch>('/v1/klines/batch?symbols=999999.SH')).body, { data: {} })
+    assert.deepEqual((await get<Batch>('/v1/klines/batch?symbols=999999.SH')).body, {
+      unknown_symbols: ['999999.SH'],
+      data: {},
+    })
+  })
+
+  it("a malformed symbol is a 400 naming the symbol meant, for another vendor's spelling in any case", async () => {
+    for (const [given, meant] of [
+      ['600000.SS', '600000.SH'],
+      ['600000.ss', '600000.SH'],
+      ['000001.XSHE', '000001.SZ'],
+      ['sh.600000', '600000.SH'],
+      ['SZ000001', '000001.SZ'],
+      ['0700.HK', '00700.HK'],
+      ['aapl.o', 'AAPL.US'],
+      ['BRK.B', 'BRK.B.US'],
+      ['600519', '600519.SH'],
+    ])
+      await refused(
+        `/v1/klines/batch?symbols=AAPL.US,${given}`,
+        400,
+        new RegExp(`^Parameter 'symbols': .* Did you mean '${meant.replace(/\./g, '\\.')}'\\?$`),
+      )
+    await refused('/v1/klines?symbol=600000.SS', 400, /Did you mean '600000\.SH'\?$/)
+    await refused('/v1/klines/batch?symbols=600000.XX', 400, /allowed: SH, SZ, BJ, HK, US\.$/) // no guess
   })
 
   it('streams compressed too (gzip), and answers 304 to its ETag', async () => {
@@ -159,6 +184,7 @@ describe('GET /v1/klines/intraday (and /batch)', () => {
   it('batch: per symbol what the single route answers; unknown left out', async () => {
     const r = await get<Batch>('/v1/klines/intraday/batch?symbols=600519.SH,999999.SH,SPY.US&period=15m&count=4')
     assert.deepEqual(Object.keys(r.body.data), ['600519.SH', 'SPY.US'])
+    assert.deepEqual(r.body.unknown_symbols, ['999999.SH'])
     for (const s of ['600519.SH', 'SPY.US'])
       assert.deepEqual(
         r.body.data[s],

@@ -36,6 +36,14 @@ def main():
     meant = int(re.search(r"that is (\d+)\.", out["seconds_get"]["message"]).group(1))
     out["meant"] = meant
     out["meant_get"] = tf.klines.get(syms[0], start_time=meant, end_time=meant + 7 * 86400000, adjust="none")
+    # A symbol the store does not hold, and Yahoo's spelling of a Shanghai one.
+    with_unknown = [*syms, "999999.SH"]
+    out["batch_unknown"] = {s: len(d["timestamp"]) for s, d in tf.klines.batch(with_unknown, count=5).items()}
+    frames = tf.klines.batch(with_unknown, count=5, batch_size=1, as_dataframe=True)
+    out["batch_unknown_df"] = {s: len(df) for s, df in frames.items()}
+    intraday = tf.klines.intraday_batch(["SPY.US", "999999.SH"], count=5)
+    out["intraday_unknown"] = {s: len(d["timestamp"]) for s, d in intraday.items()}
+    out["yahoo_batch"] = refused(lambda: tf.klines.batch(["600000.SS", syms[0]]))
     out["quotes"] = tf.quotes.get(symbols=sc["quoted"])
     first = sc["first"]
     out["first_bar"] = tf.klines.get(first["symbol"], adjust="none", start_time=first["time"], end_time=first["time"])

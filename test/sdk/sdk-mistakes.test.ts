@@ -20,6 +20,10 @@ interface Report {
   meant_get: KlinesData
   first_bar: KlinesData
   quotes: { symbol: string; timestamp: number; session: string }[]
+  batch_unknown: Record<string, number>
+  batch_unknown_df: Record<string, number>
+  intraday_unknown: Record<string, number>
+  yahoo_batch: Refusal
 }
 
 const skip = REAL_STORE_SKIP || sdkSkip()
@@ -98,4 +102,23 @@ describe('TickFlow Python SDK: the mistakes of its users (real data)', () => {
       assert.equal(r.quotes[0].timestamp, SPY_LAST_BAR)
     },
   )
+
+  it(
+    'klines.batch and intraday_batch still parse an answer naming unknown symbols (dicts and DataFrames, any batch_size)',
+    {
+      skip,
+    },
+    async () => {
+      const r = await run()
+      assert.deepEqual(r.batch_unknown, { 'AAPL.US': 5, '600000.SH': 5 })
+      assert.deepEqual(r.batch_unknown_df, { 'AAPL.US': 5, '600000.SH': 5 })
+      assert.deepEqual(r.intraday_unknown, { 'SPY.US': 5 })
+    },
+  )
+
+  it("Yahoo's 600000.SS: BadRequestError naming 600000.SH", { skip }, async () => {
+    const r = await run()
+    assert.equal(r.yahoo_batch?.status, 400)
+    assert.match(r.yahoo_batch?.message ?? '', /unknown exchange 'SS' in '600000\.SS'.* Did you mean '600000\.SH'\?$/)
+  })
 })
