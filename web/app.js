@@ -14,19 +14,21 @@ const ZONES = {
   US: 'America/New_York',
 }
 
+// Up and down colours: mainland China draws a rise red and a fall green, Hong Kong and the US the other
+// way round; "by market" follows the symbol's exchange, the switch can fix either.
+const PALETTES = {
+  'red-up': { up: '#d23c3c', down: '#1f9d55', upVolume: '#e8a5a5', downVolume: '#9fd3b2' },
+  'green-up': { up: '#1f9d55', down: '#d23c3c', upVolume: '#9fd3b2', downVolume: '#e8a5a5' },
+}
+const RED_UP_EXCHANGES = ['SH', 'SZ', 'BJ']
+
 const chart = LightweightCharts.createChart($('chart'), {
   autoSize: true,
   layout: { background: { color: '#ffffff' }, textColor: '#333' },
   timeScale: { timeVisible: true, secondsVisible: false },
   grid: { vertLines: { color: '#f0f0f0' }, horzLines: { color: '#f0f0f0' } },
 })
-const candles = chart.addSeries(LightweightCharts.CandlestickSeries, {
-  upColor: '#d23c3c',
-  downColor: '#1f9d55',
-  borderVisible: false,
-  wickUpColor: '#d23c3c',
-  wickDownColor: '#1f9d55',
-})
+const candles = chart.addSeries(LightweightCharts.CandlestickSeries, { borderVisible: false })
 const volume = chart.addSeries(
   LightweightCharts.HistogramSeries,
   { priceFormat: { type: 'volume' }, color: '#9db4cc' },
@@ -79,7 +81,8 @@ function offsetSeconds(zone, ms) {
   }
   return offsets.get(key)
 }
-const zoneOf = (symbol) => ZONES[symbol.slice(symbol.lastIndexOf('.') + 1).toUpperCase()] ?? 'UTC'
+const exchangeOf = (symbol) => symbol.slice(symbol.lastIndexOf('.') + 1).toUpperCase()
+const zoneOf = (symbol) => ZONES[exchangeOf(symbol)] ?? 'UTC'
 const chartTime = (ms) => Math.floor(ms / 1000) + offsetSeconds(zoneOf(state.symbol), ms)
 
 async function api(path) {
@@ -93,20 +96,33 @@ async function api(path) {
       await new Promise((r) => setTimeout(r, body.retry_after_ms))
       continue
     }
-    const hint =
-      {
-        401: 'Check the API key (create one with: npx mdq keys create --name me).',
-        404: 'No such instrument in this store.',
-      }[res.status] ?? ''
-    throw new Error(`${res.status}: ${body.message ?? res.statusText} ${hint}`)
+    // The server's message says what went wrong (a 404 names the unknown symbol); a 401 adds how to get a key.
+    const hint = res.status === 401 ? ' Check the API key (create one with: npx mdq keys create --name me).' : ''
+    throw new Error(`${res.status}: ${body.message ?? res.statusText}${hint}`)
   }
+}
+
+/** The colours of the current symbol: the switch's choice, or its market's convention. */
+function palette() {
+  const choice = $('colors').value
+  if (choice !== 'market') return PALETTES[choice]
+  return PALETTES[RED_UP_EXCHANGES.includes(exchangeOf(state.symbol)) ? 'red-up' : 'green-up']
 }
 
 function render() {
   const seen = new Set()
   const rows = state.bars.filter((b) => !seen.has(b.t) && seen.add(b.t))
+  const colors = palette()
+  candles.applyOptions({
+    upColor: colors.up,
+    downColor: colors.down,
+    wickUpColor: colors.up,
+    wickDownColor: colors.down,
+  })
   candles.setData(rows.map((b) => ({ time: chartTime(b.t), open: b.o, high: b.h, low: b.l, close: b.c })))
-  volume.setData(rows.map((b) => ({ time: chartTime(b.t), value: b.v, color: b.c >= b.o ? '#e8a5a5' : '#9fd3b2' })))
+  volume.setData(
+    rows.map((b) => ({ time: chartTime(b.t), value: b.v, color: b.c >= b.o ? colors.upVolume : colors.downVolume })),
+  )
   // An ex-date inside the loaded bars is marked on the bar that holds it (calendar periods) or on
   // its first bar (the first traded one after it, for a suspension).
   const calendar = ['1w', '1M', '1Q', '1Y'].includes(state.period)
@@ -175,6 +191,12 @@ async function load() {
         : `${symbol}: no bars for ${state.period}.`,
     )
   } catch (err) {
+    if (generation !== state.generation) return
+    // Nothing of the symbol shown before stays under this one's error.
+    state.bars = []
+    state.events = []
+    $('name').textContent = ''
+    render()
     status(err.message, true)
   } finally {
     state.loading = false
@@ -236,6 +258,20 @@ $('controls').addEventListener('submit', (e) => {
   void load()
 })
 for (const id of ['period', 'adjust']) $(id).addEventListener('change', () => $('api-key').value && void load())
+$('colors').addEventListener('change', () => {
+  localStorage.setItem('mdq.colors', $('colors').value)
+  render()
+})
 
+// A link may carry the key once, in its fragment (/#key=mdq_...): browsers never send a fragment to
+// the server. The page keeps it in localStorage like a typed key and takes it out of the address bar.
+const fragment = new URLSearchParams(location.hash.slice(1))
+if (fragment.get('key')) {
+  localStorage.setItem('mdq.apiKey', fragment.get('key').trim())
+  fragment.delete('key')
+  const rest = fragment.toString()
+  history.replaceState(null, '', `${location.pathname}${location.search}${rest ? `#${rest}` : ''}`)
+}
+$('colors').value = PALETTES[localStorage.getItem('mdq.colors')] ? localStorage.getItem('mdq.colors') : 'market'
 $('api-key').value = localStorage.getItem('mdq.apiKey') ?? ''
 if ($('api-key').value) void load()

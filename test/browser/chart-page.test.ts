@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe } from 'node:test'
+import type { CandlestickData, CandlestickSeriesOptions, HistogramData, IChartApi } from 'lightweight-charts'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { PERIODS } from '../../src/domain/period.js'
 import { CHROMIUM, chromium as chromiumInstalled, requires } from '../helpers/requirements.js'
@@ -53,6 +54,28 @@ describe('chart page in Chromium', () => {
   })
 
   const count = async () => Number(await page.locator('#bar-count').textContent())
+  /** What the chart draws: the candles' colours, how many candles and volume bars, the volume shades of a rise and a fall, the symbol. */
+  const seriesState = (p: Page) =>
+    p.evaluate(() => {
+      const chart = (window as unknown as { mdqChart: IChartApi }).mdqChart
+      const [candles, volume] = chart.panes().flatMap((pane) => pane.getSeries())
+      const o = candles.options() as CandlestickSeriesOptions
+      // The shade of the volume bar under a rising candle and under a falling one (the two series hold the same bars).
+      const bars = candles.data() as CandlestickData[]
+      const shades = volume.data() as HistogramData[]
+      const rising = bars.findIndex((b) => b.close >= b.open)
+      const falling = bars.findIndex((b) => b.close < b.open)
+      return {
+        up: o.upColor,
+        down: o.downColor,
+        wickUp: o.wickUpColor,
+        wickDown: o.wickDownColor,
+        candles: candles.data().length,
+        volume: volume.data().length,
+        volumeShades: [shades[rising]?.color, shades[falling]?.color],
+        first: document.querySelector('#name')?.textContent?.split(' ')[0] ?? '',
+      }
+    })
   const waitForCount = async (pred: (n: number) => boolean, what: string) => {
     const t0 = Date.now()
     while (!pred(await count())) {
@@ -137,16 +160,85 @@ describe('chart page in Chromium', () => {
     assert.equal(readFileSync(path).subarray(1, 4).toString('latin1'), 'PNG')
   })
 
-  need.it('says so clearly for a bad key and an unknown symbol', async () => {
-    await page.fill('#api-key', 'mdq_wrong')
-    await page.click('button[type=submit]')
-    await page.waitForFunction(() => document.querySelector('#status')?.className === 'error')
-    assert.match(String(await page.locator('#status').textContent()), /401: Unknown API key/)
-    await page.fill('#api-key', server.key)
-    await page.fill('#symbol', '688999.SH')
-    await page.click('button[type=submit]')
-    await page.waitForFunction(() => /404/.test(document.querySelector('#status')?.textContent ?? ''))
-  })
+  need.it(
+    'rise and fall colours follow the market (red up in CN, green up in HK and the US); the switch fixes them',
+    async () => {
+      const show = async (symbol: string) => {
+        await page.fill('#symbol', symbol)
+        await page.click('button[type=submit]')
+        await until(async () => (await seriesState(page)).first === symbol, `${symbol} drawn`)
+        return seriesState(page)
+      }
+      const RED = '#d23c3c'
+      const GREEN = '#1f9d55'
+      for (const [symbol, up, down] of [
+        ['600519.SH', RED, GREEN],
+        ['000001.SZ', RED, GREEN],
+        ['AAPL.US', GREEN, RED],
+        ['00700.HK', GREEN, RED],
+      ] as const) {
+        const drawn = await show(symbol)
+        assert.deepEqual([drawn.up, drawn.down, drawn.wickUp, drawn.wickDown], [up, down, up, down], symbol)
+        assert.ok(drawn.candles > 0)
+        // A volume bar takes the light shade of its candle's colour (rising, falling).
+        assert.deepEqual(drawn.volumeShades, up === RED ? ['#e8a5a5', '#9fd3b2'] : ['#9fd3b2', '#e8a5a5'], symbol)
+      }
+      await page.selectOption('#colors', 'red-up') // 00700.HK still shown: redrawn at once, no request
+      assert.deepEqual([(await seriesState(page)).up, (await seriesState(page)).down], [RED, GREEN])
+      assert.equal(await page.evaluate(() => localStorage.getItem('mdq.colors')), 'red-up')
+      await page.selectOption('#colors', 'market')
+      assert.equal((await seriesState(page)).up, GREEN)
+    },
+  )
+
+  need.it(
+    'says so clearly for a bad key and an unknown symbol: one sentence, and the chart shown before is cleared',
+    async () => {
+      await page.fill('#api-key', 'mdq_wrong')
+      await page.click('button[type=submit]')
+      await page.waitForFunction(() => document.querySelector('#status')?.className === 'error')
+      assert.match(String(await page.locator('#status').textContent()), /401: Unknown API key/)
+      await page.fill('#api-key', server.key)
+      await page.fill('#symbol', '600519.SH')
+      await page.click('button[type=submit]')
+      await waitForCount((c) => c > 0, '600519.SH bars before the 404')
+      await page.fill('#symbol', '688999.SH')
+      await page.click('button[type=submit]')
+      await page.waitForFunction(() => /404/.test(document.querySelector('#status')?.textContent ?? ''))
+      const text = String(await page.locator('#status').textContent())
+      assert.equal(text, "404: Unknown symbol '688999.SH': no such instrument in this store.")
+      const after = await seriesState(page)
+      assert.deepEqual([after.candles, after.volume, await count()], [0, 0, 0], 'the bars of 600519.SH are gone')
+      assert.equal(await page.locator('#name').textContent(), '')
+    },
+  )
+
+  need.it(
+    'takes the key once from the URL fragment (#key=...), which never reaches the server, and clears it',
+    async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 720 } }) // nothing in localStorage
+      const linked = await context.newPage()
+      watchCsp(linked)
+      const urls: string[] = []
+      linked.on('request', (r) => urls.push(r.url()))
+      await linked.goto(`${server.url}/?page=60#key=${server.key}`)
+      await until(
+        async () => Number(await linked.locator('#bar-count').textContent()) === 60,
+        'bars with the linked key',
+      )
+      assert.deepEqual(
+        await linked.evaluate(() => [location.hash, location.search, localStorage.getItem('mdq.apiKey')]),
+        ['', '?page=60', server.key],
+      )
+      assert.ok(urls.some((u) => u.includes('/v1/klines?')))
+      assert.deepEqual(
+        urls.filter((u) => u.includes(server.key)),
+        [],
+        'no request carries the key in its URL',
+      )
+      await context.close()
+    },
+  )
 
   need.it('offers every period the API serves (10m too) and finds a symbol by its English name', async () => {
     const periods = await page.locator('#period option').allTextContents()
