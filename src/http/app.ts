@@ -31,6 +31,7 @@ import { perTurn, type PerTurn } from '../lib/per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
 import { pagesPlugin } from './pages.js'
+import { withDocTags } from './doc-tags.js'
 
 export interface AppOptions {
   readonly store: MarketStore
@@ -152,7 +153,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'mdq',
         version: '1',
-        description: 'Market data query service, wire-compatible with the TickFlow API.',
+        description:
+          'Market data query service, wire-compatible with the TickFlow API. Every /v1 route needs an API key (`X-API-Key` header or `api_key` parameter): "Authorize" takes one for "try it out".',
       },
       components: {
         securitySchemes: {
@@ -162,6 +164,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
     },
+    transformObject: (doc) => ('openapiObject' in doc ? withDocTags(doc.openapiObject) : doc.swaggerObject),
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(pagesPlugin)

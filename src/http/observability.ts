@@ -9,6 +9,7 @@ import type { QueryRunner } from '../runner/query-runner.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from '../runner/response-cache.js'
 import { withTimedReads } from '../runner/timed-reads.js'
+import { docTag } from './doc-tags.js'
 
 /** Counts one finished request of a route (Metrics.requestOf). */
 export type RequestCounter = (status: number, seconds: number) => void
@@ -163,28 +164,39 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (
     logRequest(req.log, line)
     metrics.requestOf(route, req.method)(reply.statusCode, ms / 1000)
   })
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    const checks: Record<string, string> = {}
-    try {
-      await store.check()
-      checks.store = 'ok'
-    } catch {
-      checks.store = 'unreadable'
-    }
-    try {
-      await keys.check()
-      checks.keys = 'ok'
-    } catch {
-      checks.keys = 'unreadable'
-    }
-    if (limiter?.name === 'redis') checks.redis = (await limiter.ready()) ? 'ok' : 'unreachable'
-    const ready = Object.values(checks).every((c) => c === 'ok')
-    return reply
-      .code(ready ? 200 : 503)
-      .send(ready ? { status: 'ready', checks } : { code: 503, message: 'Not ready.', checks })
-  })
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
+  // Documented on /docs, without a key.
+  const system = { ...docTag('system'), security: [] }
+  app.get('/healthz', { schema: { ...system, summary: 'Alive: {"status": "ok"}' } }, async () => ({ status: 'ok' }))
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        ...system,
+        summary: 'Ready: the store reads and its checksums verify, and Redis answers when configured; else 503',
+      },
+    },
+    async (_req, reply) => {
+      const checks: Record<string, string> = {}
+      try {
+        await store.check()
+        checks.store = 'ok'
+      } catch {
+        checks.store = 'unreadable'
+      }
+      try {
+        await keys.check()
+        checks.keys = 'ok'
+      } catch {
+        checks.keys = 'unreadable'
+      }
+      if (limiter?.name === 'redis') checks.redis = (await limiter.ready()) ? 'ok' : 'unreachable'
+      const ready = Object.values(checks).every((c) => c === 'ok')
+      return reply
+        .code(ready ? 200 : 503)
+        .send(ready ? { status: 'ready', checks } : { code: 503, message: 'Not ready.', checks })
+    },
+  )
+  app.get('/metrics', { schema: { ...system, summary: 'Prometheus metrics (text format)' } }, async (_req, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   )
 }

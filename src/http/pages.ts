@@ -22,6 +22,8 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/assets/lightweight-charts.js': { file: CHARTS, type: 'text/javascript; charset=utf-8' },
 }
 
+const ICON = readFileSync(join(WEB_DIR, 'favicon.svg'))
+
 /**
  * Browser hardening of the pages (helmet's defaults: nosniff, no referrer, same-origin isolation),
  * with a CSP that allows only this origin's scripts (the page and Swagger UI load no inline or
@@ -57,5 +59,21 @@ export const pagesPlugin: FastifyPluginAsync = async (app) => {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { persistAuthorization: true, tryItOutEnabled: true },
+    // mdq's name and icon, and no top bar (the framework's logo and a box to load other documents);
+    // the logo option only keeps @fastify/swagger-ui from putting Fastify's logo in the hidden bar.
+    logo: { type: 'image/svg+xml', content: ICON, href: '/' },
+    theme: {
+      title: 'mdq · API reference',
+      css: [{ filename: 'mdq.css', content: readFileSync(join(WEB_DIR, 'docs.css'), 'utf8') }],
+      favicon: [
+        {
+          filename: 'mdq.svg',
+          rel: 'icon',
+          sizes: 'any',
+          type: 'image/svg+xml',
+          content: ICON,
+        },
+      ],
+    },
   })
 }

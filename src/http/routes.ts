@@ -24,6 +24,7 @@ import {
   SymbolsQuery,
 } from './schemas.js'
 import { instrumentWire, wireJson } from '../encode/wire.js'
+import { docTag } from './doc-tags.js'
 
 export interface RouteOptions {
   readonly store: MarketStore
@@ -102,6 +103,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       ...limited('klines'),
       onSend: gzipOnSend,
       schema: {
+        ...docTag('klines'),
         summary: 'Kline series of one instrument (columnar)',
         querystring: KlinesQuery,
         response: { 200: KlinesResponse, ...errors, 429: RateLimitResponse },
@@ -131,6 +133,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     {
       ...limited('ex-factors'),
       schema: {
+        ...docTag('klines'),
         summary: 'Ex-rights / ex-dividend factors of instruments',
         querystring: ExFactorsQuery,
         response: { 200: ExFactorsResponse, ...errors, 429: RateLimitResponse },
@@ -156,6 +159,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     '/instruments',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Instrument metadata',
         querystring: SymbolsQuery(1000),
         response: { 200: InstrumentsResponse, ...errors },
@@ -170,6 +174,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     '/instruments/search',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Search instruments by symbol, code or name (an mdq extension, used by the chart page)',
         querystring: SearchQuery,
         response: { 200: InstrumentsResponse, ...errors },
@@ -185,6 +190,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     '/instruments',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Instrument metadata (body form, used by the TickFlow SDK)',
         body: InstrumentsBody,
         response: { 200: InstrumentsResponse, ...errors },

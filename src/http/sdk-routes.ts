@@ -36,6 +36,7 @@ import {
 import type { BatchTask, QueryRunner } from '../runner/query-runner.js'
 import { instrumentWire, wireJson } from '../encode/wire.js'
 import type { AnswerMemory } from '../runner/answer-memory.js'
+import { docTag } from './doc-tags.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
@@ -131,6 +132,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     {
       ...klinesOptions,
       schema: {
+        ...docTag('klines'),
         summary: 'Klines of up to 100 instruments, each exactly as /v1/klines answers it',
         querystring: KlinesBatchQuery,
         response: { 200: KlinesBatchResponse, ...limitedErrors },
@@ -158,6 +160,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     {
       ...klinesOptions,
       schema: {
+        ...docTag('klines'),
         summary: "Minute bars of the symbol's latest trading day with 1m bars, unadjusted",
         querystring: IntradayQuery,
         response: { 200: IntradayResponse, ...limitedErrors },
@@ -178,6 +181,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     {
       ...klinesOptions,
       schema: {
+        ...docTag('klines'),
         summary: 'Intraday minute bars of up to 100 instruments',
         querystring: IntradayBatchQuery,
         response: { 200: KlinesBatchResponse, ...limitedErrors },
@@ -202,6 +206,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     '/exchanges',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Exchanges with at least one instrument, and how many',
         response: { 200: ExchangesResponse, ...errors },
       },
@@ -214,6 +219,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     '/exchanges/:exchange/instruments',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Every instrument of one exchange, optionally of one security type',
         params: ExchangeParams,
         querystring: ExchangeInstrumentsQuery,
@@ -232,6 +238,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     '/universes',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Universes: the four built-in ones and the imported ones',
         response: { 200: UniversesResponse, ...errors },
       },
@@ -246,6 +253,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     '/universes/:id',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'One universe with its symbols',
         params: UniverseParams,
         response: { 200: UniverseResponse, ...errors },
@@ -266,6 +274,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     '/universes/batch',
     {
       schema: {
+        ...docTag('reference'),
         summary: 'Several universes with their symbols; unknown ids left out',
         body: UniverseBatchBody,
         response: { 200: UniverseBatchResponse, ...errors },
@@ -284,6 +293,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     {
       ...klinesLimited,
       schema: {
+        ...docTag('SDK extras'),
         summary: 'Quotes derived from the latest stored bars (no live feed)',
         querystring: QuotesQuery,
         response: { 200: QuotesResponse, ...limitedErrors },
@@ -300,6 +310,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     {
       ...klinesLimited,
       schema: {
+        ...docTag('SDK extras'),
         summary: 'Quotes (body form, for long lists)',
         body: QuotesBody,
         response: { 200: QuotesResponse, ...limitedErrors },
@@ -310,8 +321,12 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
   )
 
   for (const { url, why } of NOT_SERVED) {
-    app.get(url, { schema: { summary: `Not served: ${why}`, response: { 404: errors[404] } } }, async () => {
-      throw new MdqError('NOT_SERVED', why)
-    })
+    app.get(
+      url,
+      { schema: { ...docTag('SDK extras'), summary: `Not served: ${why}`, response: { 404: errors[404] } } },
+      async () => {
+        throw new MdqError('NOT_SERVED', why)
+      },
+    )
   }
 }

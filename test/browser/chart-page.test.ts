@@ -266,6 +266,53 @@ describe('chart page in Chromium', () => {
     await docs.close()
   })
 
+  need.it("/docs: mdq's title and icon, no framework logo, the routes grouped by tag in order", async () => {
+    const docs = await browser.newPage()
+    watchCsp(docs)
+    await docs.goto(`${server.url}/docs`)
+    await docs.locator('.opblock-tag-section').first().waitFor()
+    assert.equal(await docs.title(), 'mdq · API reference')
+    assert.equal(
+      await docs
+        .locator('.info .title')
+        .first()
+        .innerText()
+        .then((t) => t.split('\n')[0].trim()),
+      'mdq',
+    )
+    // The top bar, where Swagger UI and @fastify/swagger-ui put their logos, is not shown; no image of either is.
+    assert.equal(await docs.locator('.topbar').isVisible(), false)
+    const images = await docs
+      .locator('img')
+      .evaluateAll((imgs) =>
+        imgs.filter((i) => (i as HTMLImageElement).checkVisibility()).map((i) => (i as HTMLImageElement).src),
+      )
+    assert.deepEqual(images, [])
+    const icons = await docs.locator('link[rel=icon]').evaluateAll((ls) => ls.map((l) => (l as HTMLLinkElement).href))
+    assert.deepEqual(icons, [`${server.url}/docs/static/theme/mdq.svg`])
+    const icon = await fetch(icons[0])
+    assert.equal(icon.headers.get('content-type'), 'image/svg+xml')
+    const tags = await docs
+      .locator('.opblock-tag-section h3 .nostyle span, .opblock-tag-section h3 a span')
+      .allInnerTexts()
+    assert.deepEqual(tags.slice(0, 4), ['klines', 'reference', 'SDK extras', 'system'])
+    // Each group holds its routes: the klines group opens with /v1/klines, system holds the health checks.
+    const paths = (tag: string) =>
+      docs
+        .locator('.opblock-tag-section', { has: docs.locator(`h3[data-tag="${tag}"]`) })
+        .locator('.opblock-summary-path')
+        .allInnerTexts()
+    assert.deepEqual(
+      (await paths('klines')).map((p) => p.replace(/\u200b/g, '')),
+      ['/v1/klines', '/v1/klines/ex-factors', '/v1/klines/batch', '/v1/klines/intraday', '/v1/klines/intraday/batch'],
+    )
+    assert.deepEqual(
+      (await paths('system')).map((p) => p.replace(/\u200b/g, '')),
+      ['/healthz', '/readyz', '/metrics'],
+    )
+    await docs.close()
+  })
+
   need.it('the Content-Security-Policy of the page and /docs blocked nothing they use', () => {
     assert.deepEqual(cspViolations, [])
   })

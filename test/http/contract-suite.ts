@@ -312,6 +312,9 @@ export function httpContractSuite(server: DeploymentHandle): void {
       assert.equal(r.status, 200)
       assert.equal(r.body.openapi, '3.1.0')
       assert.deepEqual(Object.keys(r.body.paths).sort(), [
+        '/healthz',
+        '/metrics',
+        '/readyz',
         '/v1/depth',
         '/v1/exchanges',
         '/v1/exchanges/{exchange}/instruments',
