@@ -38,6 +38,11 @@ export const clickhouseServer = (): Check =>
   )
 export const chromium = (): Check =>
   existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`
+/** `script` (util-linux) runs a command on a pseudo-terminal: what a user at a terminal sees. */
+export const terminal = (): Check =>
+  once('script', () =>
+    runs('script', ['--version']) ? false : 'script is not installed (Debian package bsdutils, part of every install)',
+  )
 export const pythonLibs = (...modules: string[]): Check =>
   once(`py:${modules}`, () =>
     runs('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`])
