@@ -115,13 +115,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    // Node closes idle keep-alive connections once, when closing starts; a connection whose request
-    // finishes later would hold the exit for the keep-alive timeout (72 s). Keep closing the idle
-    // ones, and give in-flight requests at most SHUTDOWN_GRACE_MS.
-    const idle = setInterval(() => app.server.closeIdleConnections(), 50)
+    // Each connection closes once its answers are written (src/http/connections.ts); in-flight
+    // requests get at most SHUTDOWN_GRACE_MS.
     const hard = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS)
     await app.close() // also closes the limiter
-    clearInterval(idle)
     clearTimeout(hard)
     await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()

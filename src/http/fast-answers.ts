@@ -29,6 +29,7 @@ import { answerHeaders, matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from '../runner/response-cache.js'
 import { TurnEndResponse } from './turn-writes.js'
+import { Connections } from './connections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -242,7 +243,8 @@ const hasBody = (req: IncomingMessage) =>
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose
- * requests meet the fast path first and whose whole answers leave at the end of each turn (turn-writes.ts).
+ * requests meet the fast path first, whose whole answers leave at the end of each turn (turn-writes.ts)
+ * and whose connections close only when idle (connections.ts).
  * `fast` is read per request: the app builds it after the server.
  */
 export function serverWithFastPath(
@@ -257,6 +259,7 @@ export function serverWithFastPath(
     server.keepAliveTimeout = limits.keepAliveTimeoutMs
     server.requestTimeout = limits.requestTimeoutMs
     server.setTimeout(limits.idleTimeoutMs)
+    new Connections(server, limits)
     return server
   }
 }

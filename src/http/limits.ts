@@ -17,6 +17,11 @@ export interface HttpLimits {
   readonly maxConnections: number
   /** Request bodies larger than this are 413. */
   readonly bodyLimitBytes: number
+  /**
+   * While shutting down, an idle kept-alive connection waits this long for a request its client may
+   * have sent already (answered 503 with `Connection: close`) before it is closed.
+   */
+  readonly closingIdleMs: number
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
@@ -26,6 +31,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   idleTimeoutMs: 60_000,
   maxConnections: 900,
   bodyLimitBytes: 1 << 20,
+  closingIdleMs: 1000,
 }
 
 /**
