@@ -1,6 +1,5 @@
 /** @module `mdq serve` and `mdq start`: open the store, build the app, listen, shut down gracefully. */
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import pino from 'pino'
 import { buildApp } from '../http/app.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MemoryRateLimiter, REDIS_COMMAND_TIMEOUT_MS, RedisRateLimiter } from '../auth/rate-limiter.js'
@@ -10,6 +9,7 @@ import { backendOf, displayLocation, openKeyStore, openStores, type StoreLocatio
 import { defaultWorkers, poolRunner } from '../runner/query-pool.js'
 import { storeFlags } from './store-flags.js'
 import { PIECE_CODERS, type PieceCoder } from '../encode/gzip-member.js'
+import { LOG_FORMATS, logDestination, type LogFormat } from './log-destination.js'
 
 export interface ServeConfig {
   /** The store; serve never creates one. */
@@ -18,6 +18,8 @@ export interface ServeConfig {
   readonly port: number
   readonly host: string
   readonly logLevel: string
+  /** JSON lines, or readable lines (`auto`: readable on a terminal). */
+  readonly logFormat: LogFormat
   /** Response cache size in MB (0 disables). */
   readonly cacheMb: number
   /** Default quota of keys without their own, requests per minute and burst. */
@@ -80,8 +82,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
     : new MemoryRateLimiter()
   if (config.rateLimit === 0) await limiter.close()
-  // Logs go out in 4 KB writes instead of one write per line; flushed at shutdown.
-  const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  const logStream = logDestination(config.logFormat, process.stdout.isTTY === true)
   const bench = benchCompression()
   // Each worker opens the store itself through the same factory (a SQLite handle per thread).
   const runner =
@@ -96,7 +97,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     runner,
     store,
     keys,
-    logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream },
+    logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream.stream },
     responseCacheBytes: config.cacheMb * 1024 * 1024,
     rateLimit:
       config.rateLimit === 0
@@ -114,13 +115,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    // Node closes idle keep-alive connections once, when closing starts; a connection whose request
-    // finishes later would hold the exit for the keep-alive timeout (72 s). Keep closing the idle
-    // ones, and give in-flight requests at most SHUTDOWN_GRACE_MS.
-    const idle = setInterval(() => app.server.closeIdleConnections(), 50)
+    // Each connection closes once its answers are written (src/http/connections.ts); in-flight
+    // requests get at most SHUTDOWN_GRACE_MS.
     const hard = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS)
     await app.close() // also closes the limiter
-    clearInterval(idle)
     clearTimeout(hard)
     await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
@@ -167,6 +165,12 @@ export function registerServe(program: Command): void {
           .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
       )
       .addOption(
+        new Option('--log-format <format>', 'log lines as JSON, or readable (auto: readable on a terminal)')
+          .env('MDQ_LOG_FORMAT')
+          .default('auto')
+          .choices(LOG_FORMATS),
+      )
+      .addOption(
         new Option('--cache-mb <n>', 'memory for cached answers to repeated requests (0 = off)')
           .env('MDQ_CACHE_MB')
           .default(64)
@@ -205,6 +209,7 @@ export function registerServe(program: Command): void {
     port: number
     host: string
     logLevel: string
+    logFormat: LogFormat
     cacheMb: number
     rateLimit: number
     burst: number

@@ -98,7 +98,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // Our own 503 below: Fastify's has a body of its own shape.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
-  app.server.maxConnections = limits.maxConnections
 
   // Clients (the Python SDK) send Content-Type: application/json on GET with no body.
   app.removeContentTypeParser('application/json')

@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Socket } from 'node:net'
 import { MdqError, type ErrorCode } from '../domain/errors.js'
+import { endGently } from './connections.js'
 
 // A new ErrorCode without a row here does not compile.
 export const STATUS = {
@@ -141,8 +142,18 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   // Never write into a response already under way on this connection (Node's own rule).
   const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
   if (socket.writable && !answering) {
-    socket.end(
+    // Released once written: a client that never closes its side would otherwise hold the connection.
+    endGently(
+      socket,
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     )
   } else socket.destroy(err)
+}
+
+/** A silent connection closed to admit another is told what its header timeout would have told it. */
+export function answerSilentConnection(socket: Socket): void {
+  clientErrorHandler(
+    Object.assign(new Error('closed to admit another connection'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
+    socket,
+  )
 }

@@ -29,6 +29,8 @@ import { answerHeaders, matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from '../runner/response-cache.js'
 import { TurnEndResponse } from './turn-writes.js'
+import { Connections } from './connections.js'
+import { answerSilentConnection } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -242,7 +244,8 @@ const hasBody = (req: IncomingMessage) =>
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (same options and timeouts), whose
- * requests meet the fast path first and whose whole answers leave at the end of each turn (turn-writes.ts).
+ * requests meet the fast path first, whose whole answers leave at the end of each turn (turn-writes.ts)
+ * and whose connections are admitted, and closed, by connections.ts.
  * `fast` is read per request: the app builds it after the server.
  */
 export function serverWithFastPath(
@@ -257,6 +260,7 @@ export function serverWithFastPath(
     server.keepAliveTimeout = limits.keepAliveTimeoutMs
     server.requestTimeout = limits.requestTimeoutMs
     server.setTimeout(limits.idleTimeoutMs)
+    new Connections(server, limits, answerSilentConnection)
     return server
   }
 }

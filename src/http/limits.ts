@@ -13,10 +13,24 @@ export interface HttpLimits {
   readonly keepAliveTimeoutMs: number
   /** A connection with no traffic in either direction for this long is closed (a stalled reader). */
   readonly idleTimeoutMs: number
-  /** Open connections at most; more are closed at once (below the usual 1024 file descriptors). */
+  /**
+   * Open connections at most (below the usual 1024 file descriptors). A new one past it closes the
+   * oldest connection without a request (408) or else the longest idle one; when every connection is
+   * answering, the new one is closed at once.
+   */
   readonly maxConnections: number
+  /**
+   * Open connections from one address (IPv6: one /64) at most, by the same rule: one client cannot
+   * fill the cap. Behind a proxy every connection comes from the proxy's address.
+   */
+  readonly maxConnectionsPerAddress: number
   /** Request bodies larger than this are 413. */
   readonly bodyLimitBytes: number
+  /**
+   * While shutting down, an idle kept-alive connection waits this long for a request its client may
+   * have sent already (answered 503 with `Connection: close`) before it is closed.
+   */
+  readonly closingIdleMs: number
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
@@ -25,7 +39,9 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   keepAliveTimeoutMs: 72_000,
   idleTimeoutMs: 60_000,
   maxConnections: 900,
+  maxConnectionsPerAddress: 256,
   bodyLimitBytes: 1 << 20,
+  closingIdleMs: 1000,
 }
 
 /**

@@ -15,4 +15,29 @@ describe('loggedUrl', () => {
     ]
     for (let round = 0; round < 3; round++) for (const [url, logged] of cases) assert.equal(loggedUrl(url), logged, url)
   })
+
+  it('redacts a key encoded to any depth, in any parameter, name or the path', () => {
+    /** `text` percent-encoded `depth` times (each `%` of the previous round becomes `%25`). */
+    const encoded = (text: string, depth: number) => {
+      for (let i = 0; i < depth; i++) text = text.replace(/%/g, '%25')
+      return text
+    }
+    for (let depth = 1; depth <= 12; depth++) {
+      const underscore = encoded('%5F', depth - 1)
+      const key = `mdq${underscore}abcDEF123`
+      for (const url of [
+        `/v1/klines?symbol=600000.SH&foo=${key}`,
+        `/v1/klines?symbol=600000.SH&${key}=1`,
+        `/v1/klines?symbol=600000.SH&api${underscore}key=mdq_abcDEF123`,
+        `/v1/${key}?symbol=600000.SH`,
+      ]) {
+        const line = loggedUrl(url)
+        assert.doesNotMatch(line, /abcDEF123/, `${url} -> ${line}`)
+        assert.match(line, /\[REDACTED\]/, url)
+        assert.match(line, /symbol=600000\.SH/, url)
+      }
+    }
+    // Encoded as clients and proxies encode (up to four times), a plain value is still logged decoded.
+    assert.equal(loggedUrl(`/v1/klines?symbol=${encoded('600000%2ESH', 3)}`), '/v1/klines?symbol=600000.SH')
+  })
 })

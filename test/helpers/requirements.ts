@@ -1,6 +1,8 @@
 /** @module What a test needs from the machine (reference data, servers, a browser): skipped per test with a reason, a failure under CI=true. */
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { sharedPath } from './shared-data.js'
 
@@ -38,6 +40,28 @@ export const clickhouseServer = (): Check =>
   )
 export const chromium = (): Check =>
   existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`
+/** Mounting a small tmpfs (root with CAP_SYS_ADMIN, as on a CI machine): a real full disk in a test. */
+export const tmpfsMount = (): Check =>
+  once('tmpfs', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mdq-tmpfs-probe-'))
+    try {
+      if (!runs('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]))
+        return 'cannot mount a tmpfs (needs root with CAP_SYS_ADMIN) for a full disk'
+      runs('umount', [dir])
+      return false
+    } finally {
+      try {
+        rmSync(dir, { recursive: true, force: true })
+      } catch {
+        // still mounted: left for the machine's owner rather than failing every test file
+      }
+    }
+  })
+/** `script` (util-linux) runs a command on a pseudo-terminal: what a user at a terminal sees. */
+export const terminal = (): Check =>
+  once('script', () =>
+    runs('script', ['--version']) ? false : 'script is not installed (Debian package bsdutils, part of every install)',
+  )
 export const pythonLibs = (...modules: string[]): Check =>
   once(`py:${modules}`, () =>
     runs('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`])

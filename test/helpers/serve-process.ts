@@ -6,6 +6,8 @@ import { MDQ_BIN } from './store-files.js'
 export interface ServeProcess {
   readonly base: string
   readonly child: ChildProcess
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string
   stop(): Promise<void>
 }
 
@@ -33,6 +35,7 @@ export async function spawnServe(
   return {
     base: `http://127.0.0.1:${port}`,
     child,
+    output: () => out + err,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
       await exited

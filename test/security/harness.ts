@@ -20,16 +20,13 @@ function decodeLoosely(text: string): string {
 
 /**
  * Fails if the secret part of any key (the 43 characters after `mdq_`) is in a log line, as
- * written or after up to three rounds of percent-decoding (`api%5Fkey=`, `%252D`...).
+ * written or after any number of rounds of percent-decoding (`api%5Fkey=`, `%252D`, `%25252525255F`...).
  */
 export function assertNoKeyInLogs(lines: readonly string[], keys: readonly string[]): void {
   const secrets = keys.map((k) => k.slice(4))
   for (const line of lines) {
-    let text = line
-    for (let round = 0; round < 4; round++) {
+    for (let text = line, previous = ''; text !== previous; previous = text, text = decodeLoosely(text))
       for (const secret of secrets) assert.ok(!text.includes(secret), `a key reached the log: ${line}`)
-      text = decodeLoosely(text)
-    }
   }
 }
 
@@ -86,16 +83,39 @@ export function send(
   })
 }
 
-/** A raw TCP connection that records what the server sends and when it closes. */
+/** GET /healthz on a new connection from local address `from`: the status, or the error's code (a refused connection). */
+export function healthFrom(base: URL, from: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: base.hostname, port: base.port, path: '/healthz', localAddress: from, agent: false },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+        res.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
+      },
+    )
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
+    req.end()
+  })
+}
+
+/**
+ * A raw TCP connection that records what the server sends and when it ends. `from` is the local
+ * address (any of 127.0.0.0/8 over loopback: another client address); `halfOpen` keeps this side
+ * open after the server's FIN, as a client that never closes does (`ended` then tells the FIN).
+ */
 export class RawConnection {
   readonly socket: Socket
   received = ''
   closed = false
+  /** The server sent its FIN (or the connection closed). */
+  ended = false
   readonly #opened: Promise<void>
-  constructor(base: URL) {
-    this.socket = connect(Number(base.port), base.hostname)
+  constructor(base: URL, { from, halfOpen = false }: { from?: string; halfOpen?: boolean } = {}) {
+    this.socket = connect({ port: Number(base.port), host: base.hostname, localAddress: from, allowHalfOpen: halfOpen })
     this.socket.on('data', (d: Buffer) => (this.received += d.toString('utf8')))
-    this.socket.on('close', () => (this.closed = true))
+    this.socket.on('end', () => (this.ended = true))
+    this.socket.on('close', () => (this.closed = this.ended = true))
     this.socket.on('error', () => {}) // a reset counts as closed
     this.#opened = new Promise((resolve, reject) => {
       this.socket.once('connect', () => resolve())

@@ -34,10 +34,12 @@ function serveProcess(args: readonly string[]): {
 }
 
 describe('mdq serve: no key in the log', () => {
-  it('the key is redacted however the query spells it (api%5Fkey=, ;api_key=, &amp;api_key=, encoded, in the path, in other parameters)', async () => {
+  it('the key is redacted however the query spells it (api%5Fkey=, ;api_key=, &amp;api_key=, encoded to any depth, in the path, in other parameters)', async () => {
     const key = runMdq(['--db', db, 'keys', 'create', '--name', 'logs']).stdout.trim()
     const secret = key.slice(4)
     const enc = (s: string) => [...s].map((c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0')).join('')
+    /** `text` (already percent-encoded once) encoded `more` times again. */
+    const deep = (text: string, more: number): string => (more === 0 ? text : deep(text.replace(/%/g, '%25'), more - 1))
     const server = serveProcess(['--port', '0', '--log-level', 'trace'])
     try {
       await waitFor(() => /on http:\/\/127\.0\.0\.1:\d+/.test(server.out()), 'the server to listen')
@@ -59,6 +61,13 @@ describe('mdq serve: no key in the log', () => {
         `${key}=1`,
         `api_key[]=${key}`,
         `api_key=${key}&api_key=${key}`,
+        // The `_`, or the whole key, percent-encoded 4 to 9 times, in any parameter and in a name.
+        ...[4, 5, 6, 9].flatMap((depth) => [
+          `foo=mdq${deep('%5F', depth - 1)}${secret}`,
+          `note=${deep(enc(key), depth - 1)}`,
+          `api${deep('%5F', depth - 1)}key=${key}`,
+          `${deep(enc(key), depth - 1)}=1`,
+        ]),
       ]
       for (const q of queries) {
         for (const path of ['/v1/klines', '/v1/instruments', '/nope', '/healthz']) {
@@ -66,7 +75,14 @@ describe('mdq serve: no key in the log', () => {
           await r.arrayBuffer()
         }
       }
-      for (const path of [`/v1/${key}`, `/v1/mdq%5F${secret}`, `/${enc(key)}`, `/v1/klines/${key}?x=${key}`])
+      for (const path of [
+        `/v1/${key}`,
+        `/v1/mdq%5F${secret}`,
+        `/${enc(key)}`,
+        `/v1/klines/${key}?x=${key}`,
+        `/v1/mdq${deep('%5F', 4)}${secret}`,
+        `/v1/${deep(enc(key), 7)}`,
+      ])
         await (await fetch(base + path)).arrayBuffer()
       server.child.kill('SIGTERM')
       assert.equal(await server.exit, 0)

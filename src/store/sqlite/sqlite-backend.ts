@@ -50,7 +50,8 @@ export const sqliteBackend: StoreBackend<SqliteLocation> = {
     const keyStore = keys ? await keys() : keysBeside(at.path)
     try {
       if (keyStore instanceof SqliteKeyStore) keyStore.adoptLegacyKeys(at.path)
-      return { market: SqliteMarketStore.open(at.path), keys: keyStore }
+      // Serving (no create) opens on a full disk too (disk-room.ts).
+      return { market: SqliteMarketStore.open(at.path, { useReserve: !create }), keys: keyStore }
     } catch (err) {
       await keyStore.close()
       throw err

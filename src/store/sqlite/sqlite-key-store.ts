@@ -4,6 +4,7 @@ import { existsSync, statSync } from 'node:fs'
 import type { ApiKeyRecord, KeyStore } from '../key-store.js'
 import { KEY_MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, tableExists, type Db } from './sqlite-db.js'
+import { keepReserve, orDiskFull, withReserve } from './disk-room.js'
 
 interface KeyRow {
   id: number
@@ -51,24 +52,42 @@ function statements(db: Db) {
 
 export class SqliteKeyStore implements KeyStore {
   readonly #db: Db
+  readonly #path: string
   readonly #st: ReturnType<typeof statements>
   /** Own commits; PRAGMA data_version counts only other connections' (processes') commits. */
   #ownWrites = 0
 
-  private constructor(db: Db) {
+  private constructor(db: Db, path: string) {
     this.#db = db
+    this.#path = path
     this.#st = statements(db)
   }
 
-  /** Opens (creating and migrating if needed) the keys file; ':memory:' for throwaway keys. */
+  /**
+   * Opens (creating and migrating if needed) the keys file; ':memory:' for throwaway keys. It opens
+   * on a full disk too (disk-room.ts): serving and revoking a key must work there.
+   */
   static open(path: string): SqliteKeyStore {
-    const db = openDb(path)
+    const store = withReserve(path, 'open the API keys', () => {
+      const db = openDb(path)
+      try {
+        migrate(db, KEY_MIGRATIONS, 'keys')
+        return new SqliteKeyStore(db, path)
+      } catch (err) {
+        db.close()
+        throw err
+      }
+    })
+    keepReserve(path)
+    return store
+  }
+
+  /** A key write, its failure on a full disk said so. */
+  #write<T>(what: string, write: () => T): T {
     try {
-      migrate(db, KEY_MIGRATIONS, 'keys')
-      return new SqliteKeyStore(db)
+      return write()
     } catch (err) {
-      db.close()
-      throw err
+      throw orDiskFull(err, this.#path, what)
     }
   }
 
@@ -99,7 +118,9 @@ export class SqliteKeyStore implements KeyStore {
     ratePerMin?: number | null
     burst?: number | null
   }): Promise<ApiKeyRecord> {
-    const row = this.#st.insert.get(key.name, key.hash, Date.now(), key.ratePerMin ?? null, key.burst ?? null)!
+    const row = this.#write('create the key', () =>
+      this.#st.insert.get(key.name, key.hash, Date.now(), key.ratePerMin ?? null, key.burst ?? null),
+    )!
     this.#ownWrites++
     return toKey(row)
   }
@@ -115,14 +136,15 @@ export class SqliteKeyStore implements KeyStore {
     }, 'keys store')
   }
 
+  /** Revoking a leaked key is the one write that must succeed on a full disk: it may use the reserve. */
   async revokeKey(id: number): Promise<boolean> {
-    const changed = this.#st.revoke.run(Date.now(), id).changes > 0
+    const changed = withReserve(this.#path, `revoke key ${id}`, () => this.#st.revoke.run(Date.now(), id)).changes > 0
     if (changed) this.#ownWrites++
     return changed || this.#st.exists.get(id) !== undefined
   }
 
   async setKeyRate(id: number, ratePerMin: number | null, burst: number | null): Promise<boolean> {
-    const changed = this.#st.setRate.run(ratePerMin, burst, id).changes > 0
+    const changed = this.#write('change the key', () => this.#st.setRate.run(ratePerMin, burst, id)).changes > 0
     if (changed) this.#ownWrites++
     return changed
   }

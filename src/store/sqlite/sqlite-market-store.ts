@@ -22,6 +22,7 @@ import { buildPendingRollups, TouchedDays } from './rollups.js'
 import { WrittenChunks } from './written-chunks.js'
 import { MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
+import { keepReserve, orDiskFullThrown, sayingDiskFull, withReserve } from './disk-room.js'
 import { ChunkScrubber } from './scrub.js'
 
 interface InstrumentRow {
@@ -182,21 +183,30 @@ export class SqliteMarketStore implements MarketStore {
     }
   }
 
-  /** Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store. */
-  static open(path: string, options: OpenOptions = {}): SqliteMarketStore {
-    const db = openDb(path, options)
-    try {
-      if (!options.readonly) {
-        refuseToDropKeys(db)
-        migrate(db, MIGRATIONS, 'store')
+  /**
+   * Opens (creating and migrating if needed) the store file; ':memory:' for a throwaway store.
+   * `useReserve`: open on a full disk too, with the room kept beside the file (disk-room.ts): serving.
+   */
+  static open(path: string, options: OpenOptions & { readonly useReserve?: boolean } = {}): SqliteMarketStore {
+    const open = () => {
+      const db = openDb(path, options)
+      try {
+        if (!options.readonly) {
+          refuseToDropKeys(db)
+          migrate(db, MIGRATIONS, 'store')
+        }
+        const store = new SqliteMarketStore(path, db)
+        if (!options.readonly) buildPendingRollups(db, store.#st)
+        return store
+      } catch (err) {
+        db.close()
+        throw err
       }
-      const store = new SqliteMarketStore(path, db)
-      if (!options.readonly) buildPendingRollups(db, store.#st)
-      return store
-    } catch (err) {
-      db.close()
-      throw err
     }
+    const what = 'open the store'
+    const store = options.useReserve ? withReserve(path, what, open) : orDiskFullThrown(path, what, open)
+    if (!options.readonly) keepReserve(path)
+    return store
   }
 
   get path(): string {
@@ -359,7 +369,8 @@ export class SqliteMarketStore implements MarketStore {
    */
   async beginWrite(): Promise<StoreWriter> {
     if (this.#writing) throw new Error('a write transaction is already open on this store')
-    const db = this.#path === ':memory:' ? this.#db : openDb(this.#path)
+    const what = 'nothing was written'
+    const db = this.#path === ':memory:' ? this.#db : orDiskFullThrown(this.#path, what, () => openDb(this.#path))
     const st = db === this.#db ? this.#st : statements(db)
     db.exec('BEGIN IMMEDIATE')
     this.#writing = true
@@ -387,41 +398,46 @@ export class SqliteMarketStore implements MarketStore {
     const live = () => {
       if (!open) throw new Error('this write transaction has ended')
     }
-    return {
-      putInstruments: async (list) => {
-        live()
-        for (const i of list) st.putInstrument.run({ ...i })
+    // A write that fails for want of room says so (the transaction rolls back: nothing is written).
+    return sayingDiskFull<StoreWriter>(
+      {
+        putInstruments: async (list) => {
+          live()
+          for (const i of list) st.putInstrument.run({ ...i })
+        },
+        putBars: async (symbol, period, bars) => {
+          live()
+          putBarsWith(st, symbol, period, bars, written)
+          const n = bars.timestamp.length
+          if (period === '1m' && n > 0) touched.add(symbol, bars.timestamp[0], bars.timestamp[n - 1])
+        },
+        putExFactors: async (symbol, events) => {
+          live()
+          for (const e of events) st.putEvent.run(symbol, e.timestamp, e.exFactor)
+        },
+        deleteBars: async (range) => {
+          live()
+          deleteBarsWith(st, range, written)
+          if (range.period === '1m') touched.add(range.symbol, range.fromMs, range.toMs)
+        },
+        deleteExFactors: async (range) => {
+          live()
+          st.deleteEvents.run(range.symbol, range.fromMs ?? -MAX_MS, range.toMs ?? MAX_MS)
+        },
+        deleteInstruments: async (symbols) => {
+          live()
+          for (const s of symbols) st.deleteInstrument.run(s)
+        },
+        putUniverses: async (list) => {
+          live()
+          putUniversesWith(db, list)
+        },
+        commit: async () => finish('COMMIT'),
+        rollback: async () => finish('ROLLBACK'),
       },
-      putBars: async (symbol, period, bars) => {
-        live()
-        putBarsWith(st, symbol, period, bars, written)
-        const n = bars.timestamp.length
-        if (period === '1m' && n > 0) touched.add(symbol, bars.timestamp[0], bars.timestamp[n - 1])
-      },
-      putExFactors: async (symbol, events) => {
-        live()
-        for (const e of events) st.putEvent.run(symbol, e.timestamp, e.exFactor)
-      },
-      deleteBars: async (range) => {
-        live()
-        deleteBarsWith(st, range, written)
-        if (range.period === '1m') touched.add(range.symbol, range.fromMs, range.toMs)
-      },
-      deleteExFactors: async (range) => {
-        live()
-        st.deleteEvents.run(range.symbol, range.fromMs ?? -MAX_MS, range.toMs ?? MAX_MS)
-      },
-      deleteInstruments: async (symbols) => {
-        live()
-        for (const s of symbols) st.deleteInstrument.run(s)
-      },
-      putUniverses: async (list) => {
-        live()
-        putUniversesWith(db, list)
-      },
-      commit: async () => finish('COMMIT'),
-      rollback: async () => finish('ROLLBACK'),
-    }
+      this.#path,
+      what,
+    )
   }
 
   async close(): Promise<void> {
