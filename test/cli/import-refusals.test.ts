@@ -1,0 +1,78 @@
+// Files the importer must refuse, through the real CLI on a real store file: one line on stderr naming
+// file, line and column, exit 1, and the store exactly as it was.
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { dumpStore, runMdq, tempDir } from '../helpers/store-files.js'
+
+const { dir, cleanup } = tempDir()
+after(cleanup)
+const db = join(dir, 'refusals.db')
+let files = 0
+
+/** Imports `content` as `kind` and asserts the refusal: exit 1, one stderr line matching `message`, nothing stored. */
+function refused(kind: string, content: string, message: RegExp, ...args: string[]): string {
+  const file = join(dir, `f${++files}.csv`)
+  writeFileSync(file, content)
+  const before = dumpStore(db)
+  const r = runMdq(['--db', db, 'import', kind, file, ...args])
+  assert.equal(r.status, 1, `exit status; stdout: ${r.stdout}`)
+  assert.equal(r.stdout, '')
+  assert.equal(r.stderr.split('\n').filter(Boolean).length, 1, r.stderr)
+  assert.ok(r.stderr.startsWith(`mdq: ${file}:`), r.stderr)
+  assert.match(r.stderr, message)
+  assert.equal(dumpStore(db), before, 'the store is unchanged')
+  return r.stderr
+}
+
+before(() => {
+  const file = join(dir, 'seed.csv')
+  writeFileSync(file, 'symbol,time,open,high,low,close,volume\n600000.SH,2024-01-02,10,11,9,10,100\n')
+  const r = runMdq(['--db', db, 'import', 'bars', file])
+  assert.equal(r.status, 0, r.stderr)
+})
+
+describe('line ends, header names and epoch digits', () => {
+  it('refuses a CR-only (old Mac) file at line 1 instead of reading it as one header line', () => {
+    refused(
+      'instruments',
+      'symbol,name\r600519.SH,贵州茅台\r000001.SZ,平安银行\r',
+      /:1:2: a carriage return \(CR\) that is not followed by a line feed: the file has CR-only \(old Mac\) line ends; convert them to LF or CRLF\n$/,
+    )
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume\r600000.SH,2024-01-03,10,11,9,10,100\r',
+      /:1:7: a carriage return \(CR\)/,
+    )
+  })
+
+  it('refuses a carriage return inside a row, naming its line and column', () => {
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume\r\n600000.SH,2024-01-03,10,11,9,10,100\r\n600000.SH,2024-01-04,10\r11,9,10,100\r\n',
+      /:3:3: a carriage return \(CR\)/,
+    )
+  })
+
+  it('refuses a header naming a column twice, naming both columns', () => {
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume,close\n600000.SH,2024-01-03,10,11,9,10,100,10\n',
+      /:1:8: column 'close' is named twice \(columns 6 and 8\)/,
+    )
+  })
+
+  it('refuses epoch milliseconds written with a leading zero', () => {
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume\n600000.SH,01704240000000,10,11,9,10,100\n',
+      /:2:2: time '01704240000000' has a leading zero: epoch milliseconds are written without one/,
+    )
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume\n600000.SH,017042400000,10,11,9,10,100\n',
+      /:2:2: time '017042400000' has a leading zero/,
+    )
+  })
+})
