@@ -3,9 +3,9 @@ import { allocBars, sliceBars, type Bars } from '../domain/bars.js'
 import { parseSymbol, type SymbolParts } from '../domain/market.js'
 import type { StoredPeriod } from '../domain/period.js'
 import { MINUTE_MS } from '../domain/time-zone.js'
-import { columnsOf, type CsvFile } from './csv-reader.js'
+import { columnsOf, LAYOUTS } from './columns.js'
+import type { CsvFile } from './csv-reader.js'
 import { FieldReader, inSession, isWeekday, marketOfParts } from './fields.js'
-import { ImportError } from './import-error.js'
 
 /** What reading rows needs of the import's options (plain data: it crosses to a worker). */
 export interface BarRowOptions {
@@ -34,11 +34,10 @@ export interface BarBlock {
   readonly bytesRead: number
 }
 
-/** The columns a bars file must have; a missing one, or no symbol at all, is an error at line 1. */
+/** The columns of a bars file; a header that does not fit (no symbol column and no --symbol, too) is an error at line 1. */
 export function barColumns(file: CsvFile, opts: BarRowOptions) {
-  const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
-  if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
+  const cols = columnsOf(file, LAYOUTS.bars, fixed ? ['--symbol'] : [])
   return { cols, fixed }
 }
 

@@ -311,29 +311,3 @@ export async function openCsv(path: string): Promise<CsvFile> {
     throw err
   }
 }
-
-/** Positions of named columns; a missing required one is an error at line 1. */
-export function columnsOf<R extends string, O extends string>(
-  file: CsvFile,
-  required: readonly R[],
-  optional: readonly O[],
-): Record<R, number> & Record<O, number | undefined> {
-  const at = (name: string) => {
-    const i = file.header.indexOf(name)
-    return i < 0 ? undefined : i
-  }
-  file.header.forEach((name, k) => {
-    const first = file.header.indexOf(name)
-    if (name !== '' && first < k)
-      throw new ImportError(file.path, 1, k + 1, `column '${name}' is named twice (columns ${first + 1} and ${k + 1})`)
-  })
-  const out: Record<string, number | undefined> = {}
-  for (const name of required) {
-    const i = at(name)
-    if (i === undefined)
-      throw new ImportError(file.path, 1, 1, `missing column '${name}' (header: ${file.header.join(',')})`)
-    out[name] = i
-  }
-  for (const name of optional) out[name] = at(name)
-  return out as Record<R, number> & Record<O, number | undefined>
-}

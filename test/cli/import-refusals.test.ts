@@ -26,11 +26,21 @@ function refused(kind: string, content: string, message: RegExp, ...args: string
   return r.stderr
 }
 
-before(() => {
-  const file = join(dir, 'seed.csv')
-  writeFileSync(file, 'symbol,time,open,high,low,close,volume\n600000.SH,2024-01-02,10,11,9,10,100\n')
-  const r = runMdq(['--db', db, 'import', 'bars', file])
+function imported(kind: string, content: string): string {
+  const file = join(dir, `seed${++files}.csv`)
+  writeFileSync(file, content)
+  const r = runMdq(['--db', db, 'import', kind, file])
   assert.equal(r.status, 0, r.stderr)
+  return r.stdout
+}
+
+before(() => {
+  imported(
+    'bars',
+    'symbol,time,open,high,low,close,volume\n600000.SH,2024-01-02,10,11,9,10,100\n' +
+      'AAPL.US,2020-08-28,499,505,495,499.23,100\nAAPL.US,2020-08-31,127,131,126,129.04,400\n',
+  )
+  imported('ex-factors', 'symbol,ex_date,ex_factor\nAAPL.US,2020-08-31,4.0\n')
 })
 
 describe('line ends, header names and epoch digits', () => {
@@ -74,5 +84,50 @@ describe('line ends, header names and epoch digits', () => {
       'symbol,time,open,high,low,close,volume\n600000.SH,017042400000,10,11,9,10,100\n',
       /:2:2: time '017042400000' has a leading zero/,
     )
+  })
+})
+
+describe('a header that does not fit the kind', () => {
+  it('refuses an ex-factors file imported as actions, naming the unknown and the missing columns; the split stays', () => {
+    const err = refused(
+      'actions',
+      'symbol,ex_date,ex_factor\nAAPL.US,2020-08-31,4.0\n',
+      /:1:3: the header does not fit an? actions file: .*'ex_factor'.*cash_dividend, bonus_ratio, rights_ratio, rights_price, split_ratio/,
+    )
+    assert.doesNotMatch(err, /imported/)
+  })
+
+  it('refuses a column the kind does not know, and names every problem of the header at once', () => {
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume,turnover\n600000.SH,2024-01-03,10,11,9,10,100,5\n',
+      /:1:8: the header does not fit a bars file: unknown column 'turnover'/,
+    )
+    const err = refused(
+      'instruments',
+      'symbol,name,sector,,listing\n600519.SH,贵州茅台,liquor,,2001-08-27\n',
+      /:1:3: the header does not fit an? instruments file: /,
+    )
+    for (const part of [/unknown column 'sector'/, /column 4 has no name/, /unknown column 'listing'/])
+      assert.match(err, part)
+    const missing = refused('ex-factors', 'symbol,ex_factor\nAAPL.US,4.0\n', /missing column 'ex_date'/)
+    assert.match(missing, /ex-factors columns: symbol,ex_date,ex_factor/)
+    refused(
+      'bars',
+      'time,open,high,low,close,volume\n2024-01-03,10,11,9,10,100\n',
+      /missing column 'symbol' \(or give --symbol\)/,
+    )
+  })
+
+  it('refuses an actions row that gives no action', () => {
+    refused(
+      'actions',
+      'symbol,ex_date,cash_dividend,split_ratio\nAAPL.US,2020-08-31,,\n',
+      /:2:2: this row gives no action: fill at least one of cash_dividend/,
+    )
+  })
+
+  it('imports an actions file with only some of the action columns', () => {
+    assert.match(imported('actions', 'symbol,ex_date,split_ratio\nAAPL.US,2020-08-31,4\n'), /imported actions: 1 rows/)
   })
 })
