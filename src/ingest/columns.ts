@@ -1,4 +1,5 @@
 /** @module The columns of each import kind, and a file's header fitted to them with every problem named at once. */
+import { hintFor } from './column-aliases.js'
 import type { CsvFile } from './csv-reader.js'
 import { ImportError } from './import-error.js'
 import type { ImportKind } from './import-file.js'
@@ -62,6 +63,16 @@ export const LAYOUTS = {
   ),
 } as const satisfies Record<ImportKind, ColumnLayout>
 
+/** Separators of other CSV dialects: a header split on none of its commas holds one of them. */
+const SEPARATORS = [
+  { char: ';', name: "';' separators" },
+  { char: '\t', name: 'tabs' },
+  { char: '|', name: "'|' separators" },
+]
+
+/** A field of a data row rather than a column name: a number, a date or a time. */
+const DATA = /^[+-]?[\d.:/ -]+$/
+
 /** The kind with its article: 'a bars', 'an actions'. */
 const a = (kind: string) => `${/^[aeio]/.test(kind) ? 'an' : 'a'} ${kind}`
 
@@ -87,35 +98,60 @@ export function columnsOf<C extends string, R extends C>(
 ): Record<R, number> & Record<Exclude<C, R>, number | undefined> {
   const header = file.header
   const known: readonly string[] = l.columns
-  const problems: string[] = []
-  let column = 0
-  const problem = (at: number, text: string) => {
-    if (problems.length === 0) column = at
-    problems.push(text)
-  }
+  const separator = header.length === 1 ? SEPARATORS.find((s) => header[0].includes(s.char)) : undefined
+  if (separator)
+    throw new ImportError(
+      file.path,
+      1,
+      1,
+      `the header has no ',' but ${separator.name}: mdq reads comma-separated files (convert the separators to ',')`,
+    )
+  if (header.length >= 2 && header.filter((name) => DATA.test(name)).length * 2 > header.length)
+    throw new ImportError(
+      file.path,
+      1,
+      1,
+      `line 1 is a row of data, not a header (LEAN files have none): put a header line first (${l.kind} columns: ${describeLayout(l)})`,
+    )
   header.forEach((name, k) => {
     const first = header.indexOf(name)
     if (name !== '' && first < k)
       throw new ImportError(file.path, 1, k + 1, `column '${name}' is named twice (columns ${first + 1} and ${k + 1})`)
   })
+  const found = { rename: [] as string[], drop: [] as string[], unknown: [] as string[] }
+  const unnamed: number[] = []
+  /** Columns a rename already points at: not reported missing as well. */
+  const renamed: string[] = []
+  let first = -1
   header.forEach((name, k) => {
-    if (name === '') problem(k, `column ${k + 1} has no name`)
-    else if (!known.includes(name)) problem(k, `unknown column '${name}'`)
+    if (known.includes(name)) return
+    if (first < 0) first = k
+    if (name === '') return unnamed.push(k + 1)
+    const hint = hintFor(name, known, header)
+    if (hint.column) renamed.push(hint.column)
+    found[hint.action].push(hint.text)
   })
-  const missing = (name: string) => !header.includes(name)
+  const absent = (name: string) => !header.includes(name) && !renamed.includes(name)
+  const missing: string[] = []
   for (const name of l.columns) {
     const flag = l.flags?.[name]
-    if ((l.required as readonly string[]).includes(name) && missing(name)) problem(0, `missing column '${name}'`)
-    else if (flag !== undefined && !given.includes(flag) && missing(name))
-      problem(0, `missing column '${name}' (or give ${flag})`)
+    if ((l.required as readonly string[]).includes(name) && absent(name)) missing.push(`'${name}'`)
+    else if (flag !== undefined && !given.includes(flag) && absent(name)) missing.push(`'${name}' (or give ${flag})`)
   }
-  if (l.anyOf && l.anyOf.every(missing))
-    problem(0, `no column of ${l.anyOf.join(', ')}: ${a(l.kind)} file gives at least one`)
+  const s = (list: readonly unknown[]) => (list.length > 1 ? 's' : '')
+  const problems = [
+    found.rename.length ? `rename ${found.rename.join(', ')}` : '',
+    found.drop.length ? `drop ${found.drop.join(', ')}` : '',
+    found.unknown.length ? `unknown column${s(found.unknown)} ${found.unknown.join(', ')}` : '',
+    unnamed.length ? `column${s(unnamed)} ${unnamed.join(', ')} without a name` : '',
+    missing.length ? `missing column${s(missing)} ${missing.join(', ')}` : '',
+    l.anyOf?.every(absent) ? `no column of ${l.anyOf.join(', ')}: ${a(l.kind)} file gives at least one` : '',
+  ].filter(Boolean)
   if (problems.length > 0)
     throw new ImportError(
       file.path,
       1,
-      column + 1,
+      Math.max(first, 0) + 1,
       `the header does not fit ${a(l.kind)} file: ${problems.join('; ')} (${l.kind} columns: ${describeLayout(l)})`,
     )
   const out: Record<string, number | undefined> = {}

@@ -108,8 +108,7 @@ describe('a header that does not fit the kind', () => {
       'symbol,name,sector,,listing\n600519.SH,贵州茅台,liquor,,2001-08-27\n',
       /:1:3: the header does not fit an? instruments file: /,
     )
-    for (const part of [/unknown column 'sector'/, /column 4 has no name/, /unknown column 'listing'/])
-      assert.match(err, part)
+    assert.match(err, /unknown columns 'sector', 'listing'; column 4 without a name/)
     const missing = refused('ex-factors', 'symbol,ex_factor\nAAPL.US,4.0\n', /missing column 'ex_date'/)
     assert.match(missing, /ex-factors columns: symbol,ex_date,ex_factor/)
     refused(
@@ -129,5 +128,60 @@ describe('a header that does not fit the kind', () => {
 
   it('imports an actions file with only some of the action columns', () => {
     assert.match(imported('actions', 'symbol,ex_date,split_ratio\nAAPL.US,2020-08-31,4\n'), /imported actions: 1 rows/)
+  })
+})
+
+describe('hints for the names and separators of other tools', () => {
+  const bars = '(bars columns: symbol,time,open,high,low,close,volume[,amount][,prev_close])'
+  it("refuses Tushare's daily header with every rename at once, instead of one missing column at a time", () => {
+    const err = refused(
+      'bars',
+      'ts_code,trade_date,open,high,low,close,pre_close,change,pct_chg,vol,amount\n' +
+        '600000.SH,20240103,10,11,9,10,10,0,0,100,1000\n',
+      /:1:1: the header does not fit a bars file: /,
+    )
+    assert.ok(
+      err.includes(
+        "rename 'ts_code' to 'symbol' (Tushare), 'trade_date' to 'time' (Tushare), 'pre_close' to 'prev_close' (Tushare), 'vol' to 'volume' (Tushare; its vol is in lots of 100 shares and its amount in thousands of yuan); drop 'change' (Tushare; close - pre_close, which mdq derives), 'pct_chg' (a change in percent, which mdq derives) " +
+          bars,
+      ),
+      err,
+    )
+  })
+
+  it('refuses a pre_close column instead of dropping it, with the rename', () => {
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume,pre_close\n600000.SH,2024-01-03,10,11,9,10,100,10\n',
+      /:1:8: the header does not fit a bars file: rename 'pre_close' to 'prev_close' \(Tushare\) \(bars columns/,
+    )
+  })
+
+  it('names columns written in capitals, and a header of data', () => {
+    refused(
+      'bars',
+      'Symbol,Time,Open,high,low,close,Volume\n600000.SH,2024-01-03,10,11,9,10,100\n',
+      /:1:1: the header does not fit a bars file: rename 'Symbol' to 'symbol', 'Time' to 'time', 'Open' to 'open', 'Volume' to 'volume' \(bars/,
+    )
+    refused(
+      'bars',
+      '20240103 00:00,100000,110000,90000,100000,100\n',
+      /:1:1: line 1 is a row of data, not a header \(LEAN files have none\): put a header line first/,
+      '--symbol',
+      '600000.SH',
+    )
+  })
+
+  it("names ';' and tab separators", () => {
+    refused(
+      'bars',
+      'symbol;time;open;high;low;close;volume\n600000.SH;2024-01-03;10;11;9;10;100\n',
+      /:1:1: the header has no ',' but ';' separators: mdq reads comma-separated files \(convert the separators to ','\)/,
+    )
+    refused(
+      'instruments',
+      'symbol\tname\n600519.SH\t贵州茅台\n',
+      /:1:1: the header has no ',' but tabs: mdq reads comma-separated files/,
+    )
   })
 })
