@@ -11,10 +11,13 @@ import {
 } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
+import { MARKETS, parseSymbol } from '../domain/market.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { barBlocks, barColumns, type BarRowOptions } from './bar-rows.js'
 import { barBlocksOnThread } from './bar-rows-thread.js'
 import type { CsvFile } from './csv-reader.js'
+import { checkFactorSpan } from './factor-span.js'
+import { ImportError } from './import-error.js'
 import type { ImportCounts, ImportProgress, ImportTarget } from './import-target.js'
 import { BarSpill } from './spill.js'
 
@@ -228,6 +231,11 @@ async function importBarsWith(
   if (derive) {
     for (const one of bySymbol.values()) {
       const events = deriveExFactors(await one.history(store, opts))
+      if (events.length > 0)
+        await checkFactorSpan(store, one.symbol, events, (message, worst) => {
+          const day = MARKETS[parseSymbol(one.symbol).exchange].zone.isoDate(worst.timestamp)
+          throw new ImportError(file.path, 0, 0, `${message} (derived from prev_close on ${day})`)
+        })
       counts.events += events.length
       await writer.putExFactors(one.symbol, events)
     }

@@ -7,7 +7,9 @@ import type { StoreWriter } from '../store/market-store.js'
 import type { ImportCounts, ImportTarget } from './import-target.js'
 import { columnsOf, LAYOUTS } from './columns.js'
 import type { CsvFile } from './csv-reader.js'
+import { checkFactorSpan } from './factor-span.js'
 import { FieldReader, marketOfParts } from './fields.js'
+import { ImportError } from './import-error.js'
 
 const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
 
@@ -68,6 +70,8 @@ async function importEvents(
 ): Promise<ImportCounts> {
   const r = new FieldReader(file)
   const events = new Map<string, Map<number, ExFactorEvent>>()
+  /** The line of each event, by symbol and ex-date. */
+  const lines = new Map<string, Map<number, number>>()
   const known = new Map<string, boolean>()
   const c = counts()
   for await (const batch of file.batches) {
@@ -84,10 +88,18 @@ async function importEvents(
       if (!(f > 0) || !Number.isFinite(f))
         r.fail(cols.ex_date, `the ex-factor of this row is ${f}, not a positive number`)
       let bySymbol = events.get(parts.symbol)
-      if (!bySymbol) events.set(parts.symbol, (bySymbol = new Map()))
+      if (!bySymbol) {
+        events.set(parts.symbol, (bySymbol = new Map()))
+        lines.set(parts.symbol, new Map())
+      }
       bySymbol.set(ts, { timestamp: ts, exFactor: f })
+      lines.get(parts.symbol)!.set(ts, r.line)
     }
   }
+  for (const [symbol, bySymbol] of events)
+    await checkFactorSpan(store, symbol, [...bySymbol.values()], (message, worst) => {
+      throw new ImportError(file.path, lines.get(symbol)!.get(worst.timestamp)!, cols.ex_date + 1, message)
+    })
   for (const [symbol, bySymbol] of events) {
     await writer.putExFactors(symbol, [...bySymbol.values()])
     c.events += bySymbol.size
