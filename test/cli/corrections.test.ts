@@ -99,10 +99,10 @@ describe('corrections through the CLI', () => {
     return ((await r.json()) as { data: { timestamp: number[] } }).data.timestamp
   }
 
-  it('delete bars: exactly the inclusive range of one symbol and period, with a summary, seen at once by a running server', async () => {
+  it('delete bars: exactly the inclusive range of one symbol and period (1d unless --period, as for import), with a summary, seen at once by a running server', async () => {
     assert.deepEqual(await klineDays('600000.SH'), DAYS.map(dayMs))
     assert.equal(
-      ok('delete', 'bars', '--symbol', '600000.sh', '--period', '1d', '--from', '2024-01-04', '--to', '2024-01-05'),
+      ok('delete', 'bars', '--symbol', '600000.sh', '--from', '2024-01-04', '--to', '2024-01-05'),
       'deleted 2 1d bars of 600000.SH (2024-01-04 .. 2024-01-05)\n',
     )
     const left = DAYS.filter((d) => d !== '2024-01-04' && d !== '2024-01-05').map(dayMs)
@@ -157,7 +157,12 @@ describe('corrections through the CLI', () => {
         ['delete', 'bars', '--symbol', '600000.SH', '--period', '5m'],
         /argument '5m' is invalid\. Allowed choices are 1m, 1d/,
       ],
-      [['delete', 'bars', '--symbol', '600000.SH'], /required option '--period <period>' not specified/],
+      [['delete', 'bars', '--symbol', '601988.SH'], /^mdq: unknown instrument 601988\.SH: nothing deleted\n$/],
+      [
+        ['delete', 'bars', '--symbol', '601988.SH', '--period', '1m', '--from', '2024-01-02'],
+        /^mdq: unknown instrument 601988\.SH: nothing deleted\n$/,
+      ],
+      [['delete', 'ex-factors', '--symbol', 'AAPL.US'], /^mdq: unknown instrument AAPL\.US: nothing deleted\n$/],
       [['delete', 'bars', '--period', '1d'], /required option '--symbol <symbol>' not specified/],
       [
         ['delete', 'bars', '--symbol', '600000.SH', '--period', '1d', '--from', '2024-13-01'],
