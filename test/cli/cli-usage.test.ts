@@ -58,4 +58,16 @@ describe('mdq usage', () => {
     assert.equal(r.status, 0)
     assert.match(r.stdout.replace(/\s+/g, ' '), /--rate-limit <rate> .*\(default: 600\/min, env: MDQ_RATE_LIMIT\)/)
   })
+
+  it('keys list prints a header over its tab-separated columns', () => {
+    assert.equal(mdq('migrate').status, 0)
+    const empty = mdq('keys', 'list')
+    assert.equal(empty.status, 0, empty.stderr)
+    assert.equal(empty.stdout, 'id\tname\tstatus\tquota\tcreated\n')
+    assert.equal(empty.stderr, 'no keys yet: create one with mdq keys create --name NAME\n')
+    assert.equal(mdq('keys', 'create', '--name', 'me', '--rate', '1200/min').status, 0)
+    const lines = mdq('keys', 'list').stdout.split('\n')
+    assert.equal(lines[0], 'id\tname\tstatus\tquota\tcreated')
+    assert.match(lines[1], /^1\tme\tactive\t1200\/min burst default\t\d{4}-\d\d-\d\dT[\d:.]+Z$/)
+  })
 })
