@@ -25,7 +25,11 @@ export function registerCorrections(program: Command): void {
       .option('--to <time>', 'last time deleted (inclusive; a bare date includes the whole day); default: the last')
 
   ranged(del.command('bars').description('delete the stored bars of one symbol and period in a time range'))
-    .addOption(new Option('--period <period>', 'the stored period').choices(['1m', '1d']).makeOptionMandatory())
+    .addOption(
+      new Option('--period <period>', 'the stored period, as mdq import bars takes it')
+        .choices(['1m', '1d'])
+        .default('1d'),
+    )
     .action(async (o: RangeArgs & { period: StoredPeriod }) => {
       const range = { ...rangeOf(o), period: o.period }
       const n = await market((m) => deleteBars(m, range))

@@ -9,6 +9,8 @@ import {
   type ImportKind,
   type ImportProgress,
 } from '../ingest/import-file.js'
+import { SECURITY_TYPES } from '../domain/instrument.js'
+import { describeLayout, LAYOUTS } from '../ingest/columns.js'
 import { withStores } from '../store/backends.js'
 import { storeFlags } from './store-flags.js'
 
@@ -43,6 +45,23 @@ function pauseAt(point: string | undefined): ImportCheckpoint | undefined {
   }
 }
 
+/** What `mdq import --help` adds to each kind's columns (from ingest/columns.ts). */
+const NOTES: Record<ImportKind, string> = {
+  instruments: `type: ${SECURITY_TYPES.join(', ')}; only symbol required`,
+  bars: 'time: epoch ms, or local YYYY-MM-DD / YYYYMMDD [HH:MM[:SS]]; no symbol column: give --symbol',
+  'ex-factors': 'ex_factor: the per-event ratio P/R; ex_date: YYYY-MM-DD or YYYYMMDD',
+  actions: 'per share, at least one action column (10送3派1.6 = cash_dividend 0.16, bonus_ratio 0.3)',
+  universes: 'a file replaces the members of each universe it lists',
+}
+
+function columnsHelp(): string {
+  const width = Math.max(...IMPORT_KINDS.map((k) => k.length)) + 2
+  const rows = IMPORT_KINDS.map(
+    (k) => `  ${k.padEnd(width)}${describeLayout(LAYOUTS[k])}\n  ${' '.repeat(width)}${NOTES[k]}`,
+  )
+  return `\nColumns of each kind (a header row first, in any order; a column the kind does not know is refused):\n${rows.join('\n')}\nEvery format, option and rule: docs/importing.md`
+}
+
 export function registerImport(program: Command): void {
   program
     .command('import')
@@ -68,6 +87,7 @@ export function registerImport(program: Command): void {
       "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol",
       false,
     )
+    .addHelpText('after', columnsHelp)
     .action(
       async (
         kind: ImportKind,

@@ -54,16 +54,17 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('list')
-    .description('list keys (never their plaintext)')
+    .description('list keys (never their plaintext): id, name, status, quota, created, tab-separated under a header')
     .action(async () => {
       await withStore(async (store) => {
-        for (const k of await store.listKeys()) {
+        const list = await store.listKeys()
+        process.stdout.write('id\tname\tstatus\tquota\tcreated\n')
+        for (const k of list) {
           const status = k.revokedMs ? `revoked ${new Date(k.revokedMs).toISOString()}` : 'active'
           const quota = k.ratePerMin ? `${k.ratePerMin}/min burst ${k.burst ?? 'default'}` : 'default quota'
-          process.stdout.write(
-            `${k.id}\t${k.name}\t${status}\t${quota}\tcreated ${new Date(k.createdMs).toISOString()}\n`,
-          )
+          process.stdout.write(`${k.id}\t${k.name}\t${status}\t${quota}\t${new Date(k.createdMs).toISOString()}\n`)
         }
+        if (list.length === 0) process.stderr.write('no keys yet: create one with mdq keys create --name NAME\n')
       })
     })
 

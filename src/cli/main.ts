@@ -1,5 +1,8 @@
 /** @module `mdq`: the command line and the only composition root (flags and env -> Config -> run). */
 import { Command } from 'commander'
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { MdqError } from '../domain/errors.js'
 import { registerImport } from './import-command.js'
 import { registerKeys } from './keys-command.js'
@@ -8,11 +11,15 @@ import { registerServe } from './serve-command.js'
 import { registerCorrections } from './delete-command.js'
 import { registerMigrate } from './migrate-command.js'
 import { registerVacuum } from './vacuum-command.js'
-import { addStoreFlags } from './store-flags.js'
+import { addStoreFlags, oneLineErrors } from './store-flags.js'
+
+const { version } = JSON.parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'package.json'), 'utf8'),
+) as { version: string }
 
 const program = addStoreFlags(
   new Command('mdq').description('Self-hosted market data query service (TickFlow-compatible API)'),
-).showHelpAfterError()
+).version(version, '-V, --version', 'print the version of mdq')
 
 registerImport(program)
 registerKeys(program)
@@ -21,6 +28,7 @@ registerServe(program)
 registerCorrections(program)
 registerMigrate(program)
 registerVacuum(program)
+oneLineErrors(program)
 
 try {
   await program.parseAsync(process.argv)

@@ -182,7 +182,7 @@ export function registerServe(program: Command): void {
           'default quota per key on /v1/klines and /v1/klines/ex-factors, e.g. 600/min or 10/s (off: no limiting)',
         )
           .env('MDQ_RATE_LIMIT')
-          .default(600)
+          .default(600, '600/min')
           .argParser(parseRate),
       )
       .addOption(new Option('--burst <n>', 'default burst per key').env('MDQ_BURST').default(60).argParser(positiveInt))

@@ -1,4 +1,4 @@
-/** @module The global `--store` / `--db` / `--keys` flags (and MDQ_STORE, MDQ_DB, MDQ_KEYS) shared by every command, parsed once here. */
+/** @module The global `--store` / `--db` / `--keys` flags (and MDQ_STORE, MDQ_DB, MDQ_KEYS) shared by every command, parsed once here; usage errors as one line. */
 import { Option, type Command } from 'commander'
 import { DEFAULT_STORE, URL_FORMS, parseStoreUrl, type StoreLocation } from '../store/backends.js'
 
@@ -33,4 +33,15 @@ export function storeFlags(program: Command): StoreFlags {
     ...(o.keys !== undefined && { keys: parseStoreUrl(o.keys, '--keys') }),
     isDefault: url === DEFAULT_STORE,
   }
+}
+
+/**
+ * A usage error of any command (a missing argument, an unknown option, a value not among the
+ * choices) as one line on stderr, as every other error is, naming the help that shows the usage.
+ */
+export function oneLineErrors(cmd: Command, path = cmd.name()): void {
+  cmd.configureOutput({
+    outputError: (text, write) => write(`mdq: ${text.replace(/^error: /, '').trim()} (see ${path} --help)\n`),
+  })
+  for (const sub of cmd.commands) oneLineErrors(sub, `${path} ${sub.name()}`)
 }

@@ -8,7 +8,8 @@ const REFERENCE: Record<NumberStyle, (x: number) => string> = {
   integer: formatNumber,
   float: formatFloat,
   price4: formatPrice4,
-  amount6: (x) => formatFloat(Math.round(x * 1e6) / 1e6),
+  // x rounded to 6 decimals: the double nearest the decimal toFixed rounds x itself to
+  amount6: (x) => formatFloat(Number(x.toFixed(6))),
 }
 const written = (x: number, style: NumberStyle) => {
   const out = new JsonBytes()
@@ -51,6 +52,19 @@ describe('JsonBytes', () => {
         check(x)
     }
   })
+  it('writes a large aggregated amount as it is, and a non-zero adjusted price never as 0.0', () => {
+    const column = (values: number[], style: NumberStyle) => {
+      const out = new JsonBytes<string>(true)
+      out.column(Float64Array.from(values), style)
+      return out.take().join('')
+    }
+    assert.equal(
+      column([4419832049.68, 513749529538.11, 0.1 + 0.2, 1234.5600000000002], 'amount6'),
+      '[4419832049.68,513749529538.11,0.3,1234.56]',
+    )
+    assert.equal(column([5e-324, 0.00002, -0.0000123456, 0, 1.5], 'price4'), '[5e-324,0.00002,-0.00001235,0.0,1.5]')
+  })
+
   it('columns across many chunks join to the same text as JSON.stringify', () => {
     const values = Float64Array.from({ length: 50_000 }, (_, i) => 1_700_000_000_000 + i * 60_000)
     const out = new JsonBytes()
@@ -75,6 +89,9 @@ describe('JsonBytes', () => {
       1e11,
       2 ** 53,
       1700000040000,
+      4419832049.68,
+      0.00002,
+      -0.0000123456,
     ]
     const values = fc.sample(
       fc.oneof(

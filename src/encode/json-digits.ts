@@ -84,16 +84,36 @@ function writeFraction(v: DataView, at: number, frac: number): number {
   return at + FRAC_LEN[frac]
 }
 
+/**
+ * An adjusted price as written: rounded half up to 4 decimals, except that one which would round to
+ * 0 (a price under 0.00005 after its factors) keeps 4 significant digits: a price is 0.0 only when
+ * it is 0.
+ */
+export function price4(x: number): number {
+  const r = round4(x)
+  return r === 0 && x !== 0 ? Number(x.toPrecision(4)) : r
+}
+
+/**
+ * An aggregated amount as written: float noise below 1e-6 dropped, the double nearest x rounded to 6
+ * decimals. (x x 10^6 rounded and divided back moves a large amount that has no noise: 4419832049.68
+ * to 4419832049.680001; toFixed rounds x itself, and runs only where that shortcut moved x.)
+ */
+export function amount6(x: number): number {
+  const y = Math.round(x * 1e6) / 1e6
+  return y === x || !Number.isFinite(x) ? y : Number(x.toFixed(6))
+}
+
 /** Writes x at `at` through a fast path and returns the end, or -1 when only String(x) writes it right. */
 export function writeNumber(v: DataView, at: number, x: number, style: NumberStyle): number {
   if (style === 'amount6') {
-    x = Math.round(x * 1e6) / 1e6
+    x = amount6(x)
     style = 'float'
   }
   if (style === 'price4') {
     const r = Math.round(x * 10_000)
     const ar = r < 0 ? -r : r
-    if (!(ar < MAX_FAST * 10_000)) return -1
+    if (!(ar < MAX_FAST * 10_000) || (r === 0 && x !== 0)) return -1
     if (r < 0) v.setUint8(at++, 45)
     if (ar < 100_000_000) {
       // Prices under 10,000: int32 arithmetic and two table copies.
@@ -126,8 +146,8 @@ export function writeNumber(v: DataView, at: number, x: number, style: NumberSty
 
 /** The shortest round-trip form, as JSON.stringify writes it (plus ".0" for a whole float). */
 export function fallback(x: number, style: NumberStyle): string {
-  if (style === 'price4') x = round4(x)
-  else if (style === 'amount6') x = Math.round(x * 1e6) / 1e6
+  if (style === 'price4') x = price4(x)
+  else if (style === 'amount6') x = amount6(x)
   if (!Number.isFinite(x)) return 'null'
   const s = String(x)
   return style !== 'integer' && x === Math.floor(x) && Math.abs(x) < 1e21 ? `${s}.0` : s
@@ -164,7 +184,7 @@ export function writeRun(
 function price4Run(v: DataView, at: number, values: Float64Array, i: number, stop: number): number {
   for (; i < stop; i++) {
     const r = Math.round(values[i] * 10_000)
-    if (r >= 0 && r < 100_000_000) {
+    if (r > 0 && r < 100_000_000) {
       const ip = (r / 10_000) | 0
       const f = r - ip * 10_000
       v.setUint32(at, SHORT[ip], true)
@@ -186,7 +206,7 @@ function price4Run(v: DataView, at: number, values: Float64Array, i: number, sto
 function floatRun(v: DataView, at: number, values: Float64Array, i: number, stop: number, noise = false): number {
   for (; i < stop; i++) {
     // amount6: float noise below 1e-6 dropped first (as writeNumber does)
-    const x = noise ? Math.round(values[i] * 1e6) / 1e6 : values[i]
+    const x = noise ? amount6(values[i]) : values[i]
     if (x >= 0 && x < MAX_FAST) {
       const r = Math.round(x * 10_000)
       if (r / 10_000 === x) {

@@ -1,9 +1,9 @@
 /** @module The wire format: bars and instruments as TickFlow's JSON, built once from columns. */
-import { round4 } from '../domain/adjust.js'
 import type { Bars } from '../domain/bars.js'
 import type { Instrument } from '../domain/instrument.js'
 import { MARKETS } from '../domain/market.js'
 import { JsonBytes, writeKlinesColumns, type KlinesFormat } from './json-bytes.js'
+import { price4 } from './json-digits.js'
 
 // Number formatting is most of the cost of a large answer; V8's double-to-string takes ~100 ns.
 // Values with at most 4 decimals (all prices we emit) are written from integers instead: exact,
@@ -41,11 +41,11 @@ export function formatFloat(x: number): string {
   return x === Math.floor(x) && Math.abs(x) < 1e21 ? `${s}.0` : s
 }
 
-/** An adjusted price rounded to 4 decimals, written from the scaled integer in one step; always with a fraction part. */
+/** An adjusted price rounded to 4 decimals (price4: never to 0.0 unless 0), written from the scaled integer in one step; always with a fraction part. */
 export function formatPrice4(x: number): string {
   const abs = x < 0 ? -x : x
-  if (!(abs < MAX_FAST)) return formatFloat(round4(x))
   const r = Math.round(x * 10_000) // as round4 rounds: half up, also for negatives
+  if (!(abs < MAX_FAST) || (r === 0 && x !== 0)) return formatFloat(price4(x))
   const ar = r < 0 ? -r : r
   const ip = Math.floor(ar / 10_000)
   return (r < 0 ? '-' : '') + ip + (FRACTION[ar - ip * 10_000] || '.0')

@@ -3,9 +3,10 @@ import { allocBars, sliceBars, type Bars } from '../domain/bars.js'
 import { parseSymbol, type SymbolParts } from '../domain/market.js'
 import type { StoredPeriod } from '../domain/period.js'
 import { MINUTE_MS } from '../domain/time-zone.js'
-import { columnsOf, type CsvFile } from './csv-reader.js'
+import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME, MIN_PRICE } from '../domain/value-bounds.js'
+import { columnsOf, LAYOUTS } from './columns.js'
+import type { CsvFile } from './csv-reader.js'
 import { FieldReader, inSession, isWeekday, marketOfParts } from './fields.js'
-import { ImportError } from './import-error.js'
 
 /** What reading rows needs of the import's options (plain data: it crosses to a worker). */
 export interface BarRowOptions {
@@ -34,11 +35,10 @@ export interface BarBlock {
   readonly bytesRead: number
 }
 
-/** The columns a bars file must have; a missing one, or no symbol at all, is an error at line 1. */
+/** The columns of a bars file; a header that does not fit (no symbol column and no --symbol, too) is an error at line 1. */
 export function barColumns(file: CsvFile, opts: BarRowOptions) {
-  const cols = columnsOf(file, ['time', 'open', 'high', 'low', 'close', 'volume'], ['symbol', 'amount', 'prev_close'])
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
-  if (cols.symbol === undefined && !fixed) throw new ImportError(file.path, 1, 1, "no 'symbol' column: give --symbol")
+  const cols = columnsOf(file, LAYOUTS.bars, fixed ? ['--symbol'] : [])
   return { cols, fixed }
 }
 
@@ -47,6 +47,7 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
   const { cols, fixed } = barColumns(file, opts)
   const r = new FieldReader(file)
   const scale = opts.priceScale
+  const scaleHint = scale === 1 ? ' (prices in deci-cents? give --price-scale 10000)' : ''
   const daily = opts.period === '1d'
   const shift = opts.stamp === 'end' && !daily ? MINUTE_MS : 0
   const ids = new Map<string, number>()
@@ -96,15 +97,23 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       if (high < low) r.fail(cols.high, `high ${high} is below low ${low}`)
       if (open < low || open > high) r.fail(cols.open, `open ${open} is outside [low ${low}, high ${high}]`)
       if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
-      if (low <= 0) r.fail(cols.low, `low ${low} is not a positive price`)
+      // low and high bound the others; the bounds keep every adjust mode and aggregate exact (domain/value-bounds.ts).
+      if (!(low >= MIN_PRICE)) r.fail(cols.low, `low ${low} is below ${MIN_PRICE}, the smallest price mdq keeps`)
+      if (high > MAX_PRICE)
+        r.fail(cols.high, `high ${high} is above ${MAX_PRICE}, the largest price mdq keeps${scaleHint}`)
       if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
-      if (!Number.isSafeInteger(volume))
+      if (!Number.isInteger(volume) || volume > MAX_VOLUME)
         r.fail(
           cols.volume,
-          `volume ${r.text(cols.volume)} is not a whole number below 2^53 (volumes are integers, in the source's unit)`,
+          `volume ${r.text(cols.volume)} is not a whole number up to ${MAX_VOLUME} (volumes are integers, in the source's unit)`,
         )
       if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
-      if (prevClose <= 0) r.fail(cols.prev_close!, `prev_close ${prevClose} is not a positive price`)
+      if (amount > MAX_AMOUNT) r.fail(cols.amount!, `amount ${amount} is above the largest amount, ${MAX_AMOUNT}`)
+      if (prevClose < MIN_PRICE || prevClose > MAX_PRICE)
+        r.fail(
+          cols.prev_close!,
+          `prev_close ${prevClose} is outside ${MIN_PRICE} .. ${MAX_PRICE}, the prices mdq keeps`,
+        )
       if (parts !== lastParts) {
         let id = ids.get(parts.symbol)
         if (id === undefined) {

@@ -11,10 +11,13 @@ import {
 } from '../domain/bars.js'
 import { deriveExFactors } from '../domain/ex-factors.js'
 import { bareInstrument } from '../domain/instrument.js'
-import type { MarketStore, StoreWriter } from '../store/market-store.js'
+import { MARKETS, parseSymbol } from '../domain/market.js'
+import type { MarketStore } from '../store/market-store.js'
 import { barBlocks, barColumns, type BarRowOptions } from './bar-rows.js'
 import { barBlocksOnThread } from './bar-rows-thread.js'
 import type { CsvFile } from './csv-reader.js'
+import { checkFactorSpan } from './factor-span.js'
+import { ImportError } from './import-error.js'
 import type { ImportCounts, ImportProgress, ImportTarget } from './import-target.js'
 import { BarSpill } from './spill.js'
 
@@ -99,6 +102,8 @@ class SymbolBars {
   readonly buffer = new BarBuffer()
   lo = Infinity
   hi = -Infinity
+  /** Committed bars deleted by `replace` so far. */
+  replaced = 0
 
   constructor(
     readonly symbol: string,
@@ -106,20 +111,23 @@ class SymbolBars {
     readonly kept?: BarSpill,
   ) {}
 
-  async flush(writer: StoreWriter, opts: BarImportOptions): Promise<void> {
+  async flush({ store, writer }: ImportTarget, opts: BarImportOptions): Promise<void> {
     const bars = this.buffer.take()
     const n = barCount(bars)
     if (n === 0) return
     const first = bars.timestamp[0]
     const last = bars.timestamp[n - 1]
     if (opts.replace) {
-      if (this.lo > this.hi)
-        await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: last })
+      // The committed bars a delete removes are counted first: the summary says what was replaced.
+      const drop = async (fromMs: number, toMs: number) => {
+        const range = { symbol: this.symbol, period: opts.period, fromMs, toMs }
+        this.replaced += barCount(await store.readBars({ ...range, limit: Number.MAX_SAFE_INTEGER }))
+        await writer.deleteBars(range)
+      }
+      if (this.lo > this.hi) await drop(first, last)
       else {
-        if (first < this.lo)
-          await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: first, toMs: this.lo - 1 })
-        if (last > this.hi)
-          await writer.deleteBars({ symbol: this.symbol, period: opts.period, fromMs: this.hi + 1, toMs: last })
+        if (first < this.lo) await drop(first, this.lo - 1)
+        if (last > this.hi) await drop(this.hi + 1, last)
       }
     }
     this.lo = Math.min(this.lo, first)
@@ -155,20 +163,20 @@ export async function importBars(
 async function flushBiggest(
   all: Iterable<SymbolBars>,
   buffered: number,
-  writer: StoreWriter,
+  target: ImportTarget,
   opts: BarImportOptions,
 ): Promise<number> {
   for (const one of [...all].sort((a, b) => b.buffer.n - a.buffer.n)) {
     if (buffered <= AFTER_FLUSH_ROWS) break
     buffered -= one.buffer.n
-    await one.flush(writer, opts)
+    await one.flush(target, opts)
   }
   return buffered
 }
 
 async function importBarsWith(
   file: CsvFile,
-  { store, writer }: ImportTarget,
+  target: ImportTarget,
   opts: BarImportOptions,
   kept: BarSpill | undefined,
   progress?: ImportProgress,
@@ -214,12 +222,14 @@ async function importBarsWith(
         i += take
         if (one.buffer.n >= FLUSH_ROWS) {
           buffered -= one.buffer.n
-          await one.flush(writer, opts)
-        } else if (buffered > BUFFERED_ROWS) buffered = await flushBiggest(bySymbol.values(), buffered, writer, opts)
+          await one.flush(target, opts)
+        } else if (buffered > BUFFERED_ROWS) buffered = await flushBiggest(bySymbol.values(), buffered, target, opts)
       }
     }
   }
-  for (const one of bySymbol.values()) await one.flush(writer, opts)
+  for (const one of bySymbol.values()) await one.flush(target, opts)
+  if (opts.replace) counts.replaced = [...bySymbol.values()].reduce((n, one) => n + one.replaced, 0)
+  const { store, writer } = target
 
   const symbols = [...bySymbol.keys()]
   counts.symbols = symbols.length
@@ -228,6 +238,11 @@ async function importBarsWith(
   if (derive) {
     for (const one of bySymbol.values()) {
       const events = deriveExFactors(await one.history(store, opts))
+      if (events.length > 0)
+        await checkFactorSpan(store, one.symbol, events, (message, worst) => {
+          const day = MARKETS[parseSymbol(one.symbol).exchange].zone.isoDate(worst.timestamp)
+          throw new ImportError(file.path, 0, 0, `${message} (derived from prev_close on ${day})`)
+        })
       counts.events += events.length
       await writer.putExFactors(one.symbol, events)
     }

@@ -53,10 +53,17 @@ export function rangeOf(a: RangeArgs): { symbol: string; fromMs?: number; toMs?:
   return { symbol: parts.symbol, ...(fromMs !== undefined && { fromMs }), ...(toMs !== undefined && { toMs }) }
 }
 
+/** Nothing to delete of a symbol the store does not know is a mistyped symbol, not a success. */
+async function refuseUnknown(store: MarketStore, symbol: string): Promise<void> {
+  if ((await store.readInstruments([symbol])).length === 0)
+    throw new MdqError('UNKNOWN_SYMBOL', `unknown instrument ${symbol}: nothing deleted`)
+}
+
 /** Deletes the bars of one symbol and stored period in a range; returns how many there were. */
 export async function deleteBars(store: MarketStore, range: BarRange): Promise<number> {
   const n = barCount(await store.readBars({ ...range, limit: ALL }))
   if (n > 0) await store.write({ deleteBars: [range] })
+  else await refuseUnknown(store, range.symbol)
   return n
 }
 
@@ -64,6 +71,7 @@ export async function deleteBars(store: MarketStore, range: BarRange): Promise<n
 export async function deleteExFactors(store: MarketStore, range: EventRange): Promise<number> {
   const n = (await store.readExFactors([range.symbol], range.fromMs, range.toMs)).get(range.symbol)?.length ?? 0
   if (n > 0) await store.write({ deleteExFactors: [range] })
+  else await refuseUnknown(store, range.symbol)
   return n
 }
 

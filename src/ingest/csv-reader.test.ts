@@ -77,6 +77,20 @@ describe('CSV reader', () => {
     )
   })
 
+  it('refuses a carriage return that does not end its line, also past the first read chunk, and reads CRLF across chunks', async () => {
+    const lines = Array.from({ length: 300_000 }, (_, i) => `${i},${'y'.repeat(i % 40)}`)
+    const { rows } = await rowsOf(`i,s\r\n${lines.join('\r\n')}\r\n\r\n`)
+    assert.equal(rows.length, 300_000)
+    for (let i = 0; i < 300_000; i += 997) assert.deepEqual(rows[i], [i + 2, String(i), 'y'.repeat(i % 40)])
+    lines[250_000] = '250000,y\ry'
+    assert.equal(
+      await failureOf(`i,s\r\n${lines.join('\r\n')}\r\n`),
+      '250002:2: a carriage return (CR) that is not followed by a line feed: the file has CR-only (old Mac) line ends; convert them to LF or CRLF',
+    )
+    assert.match(await failureOf('a,b\r1,2\r'), /^1:2: a carriage return \(CR\)/)
+    assert.deepEqual((await rowsOf('a,b\n1,2\r')).rows, [[2, '1', '2']])
+  })
+
   it('refuses an empty file and a blank first line', async () => {
     assert.equal(await failureOf(''), '1:1: empty file: a header row is required')
     assert.equal(await failureOf(' \n'), '1:1: empty file: a header row is required')

@@ -111,6 +111,18 @@ function splitPlainLine(bytes: Buffer, at: number, lf: number, bounds: Int32Arra
   }
 }
 
+/** The error for a carriage return inside line `line` (which starts at `at`), naming its column. */
+function bareCarriageReturn(path: string, line: number, bytes: Buffer, at: number, cr: number): ImportError {
+  let column = 1
+  for (let p = at; p < cr; p++) if (bytes[p] === COMMA) column++
+  return new ImportError(
+    path,
+    line,
+    column,
+    'a carriage return (CR) that is not followed by a line feed: the file has CR-only (old Mac) line ends; convert them to LF or CRLF',
+  )
+}
+
 /** Splits the complete lines of a byte range into rows of exactly `columns` fields, counting lines. */
 export class CsvScanner {
   bounds: Int32Array
@@ -135,11 +147,14 @@ export class CsvScanner {
     const cols = this.columns
     let rows = 0
     let at = from
+    // The next carriage return at or after `at` (`end` when none): one that does not end its line
+    // is a line break of another convention, which would join lines and shift every line number.
+    let cr = -1
     while (at < end) {
       const c = bytes[at]
-      if (c === LF || (c === CR && at + 1 < end && bytes[at + 1] === LF)) {
+      if (c === LF || (c === CR && (at + 1 < end ? bytes[at + 1] === LF : final))) {
         this.line++ // a blank line: counted, not a row
-        at += c === LF ? 1 : 2
+        at += c === LF || at + 1 === end ? 1 : 2
         continue
       }
       if (rows === this.lines.length) this.#grow()
@@ -147,6 +162,11 @@ export class CsvScanner {
       let lf = bytes.indexOf(LF, at)
       if (lf < 0 || lf > end) lf = end
       if (lf === end && !final) break // unfinished: read again with the next chunk
+      if (cr < at) {
+        cr = bytes.indexOf(CR, at)
+        if (cr < 0 || cr > end) cr = end
+      }
+      if (cr < lf - 1) throw bareCarriageReturn(this.path, this.line + 1, bytes, at, cr)
       let k = splitPlainLine(bytes, at, lf, this.bounds, rows * cols * 2, cols)
       let stop = lf
       if (k < 0) {
@@ -247,6 +267,10 @@ export async function openCsv(path: string): Promise<CsvFile> {
     await fill(0)
     const bom = have >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0
     const firstBreak = () => buf.subarray(0, have).indexOf(LF)
+    // A CR-only file is one long line: refused here, before it is read whole as a header.
+    const cr = buf.subarray(0, have).indexOf(CR)
+    const lf0 = firstBreak()
+    if (cr >= 0 && (lf0 < 0 || cr < lf0 - 1) && cr + 1 < have) throw bareCarriageReturn(path, 1, buf, bom, cr)
     while (firstBreak() < 0 && !eof) await fill(have)
     const lf = firstBreak()
     const bodyStart = lf < 0 ? have : lf + 1
@@ -286,25 +310,4 @@ export async function openCsv(path: string): Promise<CsvFile> {
     await close()
     throw err
   }
-}
-
-/** Positions of named columns; a missing required one is an error at line 1. */
-export function columnsOf<R extends string, O extends string>(
-  file: CsvFile,
-  required: readonly R[],
-  optional: readonly O[],
-): Record<R, number> & Record<O, number | undefined> {
-  const at = (name: string) => {
-    const i = file.header.indexOf(name)
-    return i < 0 ? undefined : i
-  }
-  const out: Record<string, number | undefined> = {}
-  for (const name of required) {
-    const i = at(name)
-    if (i === undefined)
-      throw new ImportError(file.path, 1, 1, `missing column '${name}' (header: ${file.header.join(',')})`)
-    out[name] = i
-  }
-  for (const name of optional) out[name] = at(name)
-  return out as Record<R, number> & Record<O, number | undefined>
 }

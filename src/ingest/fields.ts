@@ -151,7 +151,7 @@ export class FieldReader {
     const b = this.#bytes
     const s = this.#bounds[this.#base + 2 * col]
     const n = this.#bounds[this.#base + 2 * col + 1] - s
-    if (n >= 11 && n <= 15) {
+    if (n >= 11 && n <= 15 && b[s] !== 48) {
       let ms = 0
       for (let i = s; i < s + n; i++) {
         const c = b[i] - 48
@@ -198,6 +198,11 @@ export class FieldReader {
   }
 
   #epochMs(col: number, s: string): number {
+    if (s.length > 1 && s[0] === '0')
+      return this.fail(
+        col,
+        `time '${clip(s)}' has a leading zero: epoch milliseconds are written without one (give epoch milliseconds, YYYYMMDD or YYYY-MM-DD)`,
+      )
     const ms = s.length <= 16 ? Number(s) : Infinity
     if (ms < MIN_EPOCH_MS) {
       const asSeconds = ms * 1000 < MAX_MS ? ` (as epoch seconds: ${new Date(ms * 1000).toISOString()})` : ''

@@ -99,6 +99,7 @@ export function formatSummary(s: ImportSummary): string {
   const extra = [
     s.skipped ? `${s.skipped.toLocaleString('en-US')} skipped outside sessions` : '',
     s.events ? `${s.events} ex-factor events` : '',
+    s.replaced !== undefined ? `${s.replaced.toLocaleString('en-US')} stored bars replaced` : '',
   ]
     .filter(Boolean)
     .join(', ')

@@ -11,6 +11,8 @@ export interface ImportCounts {
   skipped: number
   symbols: number
   events: number
+  /** Stored bars a `--replace` import deleted (absent without --replace). */
+  replaced?: number
 }
 
 export interface ImportProgress {

@@ -131,7 +131,7 @@ describe('imports', () => {
       'symbol,time,open,high,low,volume',
       ['600000.SH,2024-01-05,10,10.5,9.9,1'],
       daily,
-      /:1:1: missing column 'close'/,
+      /:1:1: the header does not fit a bars file: missing column 'close'/,
     ],
     [
       'unknown symbol for ex-factors',

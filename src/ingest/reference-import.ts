@@ -5,28 +5,16 @@ import { MARKETS } from '../domain/market.js'
 import { civilFromDays, formatCivil } from '../domain/time-zone.js'
 import type { StoreWriter } from '../store/market-store.js'
 import type { ImportCounts, ImportTarget } from './import-target.js'
-import { columnsOf, type CsvFile } from './csv-reader.js'
+import { columnsOf, LAYOUTS } from './columns.js'
+import type { CsvFile } from './csv-reader.js'
+import { checkFactorSpan } from './factor-span.js'
 import { FieldReader, marketOfParts } from './fields.js'
+import { ImportError } from './import-error.js'
 
 const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
 
 export async function importInstruments(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
-  const cols = columnsOf(
-    file,
-    ['symbol'],
-    [
-      'name',
-      'type',
-      'listing_date',
-      'tick_size',
-      'total_shares',
-      'float_shares',
-      'limit_up',
-      'limit_down',
-      'name_en',
-      'lot_size',
-    ],
-  )
+  const cols = columnsOf(file, LAYOUTS.instruments)
   const r = new FieldReader(file)
   const out = new Map<string, Instrument>()
   const c = counts()
@@ -74,20 +62,16 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
 }
 
 /** Shared loop of the two event formats: symbol must be known, ex_date a date; `factor` gives f. */
-async function importEvents<E extends string>(
+async function importEvents(
   file: CsvFile,
   { store, writer }: ImportTarget,
-  extra: readonly E[],
-  factor: (
-    r: FieldReader,
-    cols: Record<E, number | undefined> & { ex_date: number },
-    exDateUtc: number,
-    symbol: string,
-  ) => Promise<number>,
+  cols: { readonly symbol: number; readonly ex_date: number },
+  factor: (r: FieldReader, exDateUtc: number, symbol: string) => Promise<number>,
 ): Promise<ImportCounts> {
-  const cols = columnsOf(file, ['symbol', 'ex_date'], extra)
   const r = new FieldReader(file)
   const events = new Map<string, Map<number, ExFactorEvent>>()
+  /** The line of each event, by symbol and ex-date. */
+  const lines = new Map<string, Map<number, number>>()
   const known = new Map<string, boolean>()
   const c = counts()
   for await (const batch of file.batches) {
@@ -100,14 +84,22 @@ async function importEvents<E extends string>(
         r.fail(cols.symbol, `unknown symbol ${parts.symbol}: import its instrument or bars first`)
       const market = marketOfParts(parts)
       const ts = market.zone.midnightUtc(r.date(cols.ex_date, 'ex_date'))
-      const f = await factor(r, cols, ts, parts.symbol)
+      const f = await factor(r, ts, parts.symbol)
       if (!(f > 0) || !Number.isFinite(f))
         r.fail(cols.ex_date, `the ex-factor of this row is ${f}, not a positive number`)
       let bySymbol = events.get(parts.symbol)
-      if (!bySymbol) events.set(parts.symbol, (bySymbol = new Map()))
+      if (!bySymbol) {
+        events.set(parts.symbol, (bySymbol = new Map()))
+        lines.set(parts.symbol, new Map())
+      }
       bySymbol.set(ts, { timestamp: ts, exFactor: f })
+      lines.get(parts.symbol)!.set(ts, r.line)
     }
   }
+  for (const [symbol, bySymbol] of events)
+    await checkFactorSpan(store, symbol, [...bySymbol.values()], (message, worst) => {
+      throw new ImportError(file.path, lines.get(symbol)!.get(worst.timestamp)!, cols.ex_date + 1, message)
+    })
   for (const [symbol, bySymbol] of events) {
     await writer.putExFactors(symbol, [...bySymbol.values()])
     c.events += bySymbol.size
@@ -117,13 +109,18 @@ async function importEvents<E extends string>(
 }
 
 export function importExFactors(file: CsvFile, target: ImportTarget): Promise<ImportCounts> {
-  return importEvents(file, target, ['ex_factor'], async (r, cols) => r.number(cols.ex_factor, 'ex_factor'))
+  const cols = columnsOf(file, LAYOUTS['ex-factors'])
+  return importEvents(file, target, cols, async (r) => r.number(cols.ex_factor, 'ex_factor'))
 }
 
 /** Corporate actions -> ex-factors with the exchange formula; P is the committed raw close before the ex-date. */
 export function importActions(file: CsvFile, target: ImportTarget): Promise<ImportCounts> {
+  const at = columnsOf(file, LAYOUTS.actions)
   const names = ['cash_dividend', 'bonus_ratio', 'rights_ratio', 'rights_price', 'split_ratio'] as const
-  return importEvents(file, target, names, async (r, at, ts, symbol) => {
+  return importEvents(file, target, at, async (r, ts, symbol) => {
+    // A row without any action would store a factor of 1.0 over whatever event the ex-date had.
+    if (names.every((name) => r.text(at[name]) === ''))
+      r.fail(at.ex_date, `this row gives no action: fill at least one of ${names.join(', ')}`)
     const nonNegative = (name: (typeof names)[number], fallback: number) => {
       const v = r.number(at[name], name, fallback)
       if (v < 0) r.fail(at[name]!, `${name} ${v} is negative`)

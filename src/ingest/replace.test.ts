@@ -53,6 +53,7 @@ it('--replace over several blocks in any order replaces exactly [first, last] of
     const file = csv('fix.csv', [...range(100, 379), ...early], 2)
     const summary = await importFile(store, 'bars', file, { ...minute, replace: true })
     assert.equal(summary.rows, (280 + 39) * 240)
+    assert.equal(summary.replaced, (379 - 40 + 1) * 240, 'every stored bar of days 40..379, counted once')
     const bars = await store.readBars({ symbol: '600000.SH', period: '1m', limit: 1e7 })
     const expectedDays = [
       ...range(0, 39).map((i) => [i, 1]),

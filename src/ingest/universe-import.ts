@@ -2,14 +2,15 @@
 import { UNIVERSE_CATEGORIES, UNIVERSE_ID, isBuiltInUniverse, type StoredUniverse } from '../domain/universe.js'
 import type { StoreWriter } from '../store/market-store.js'
 import type { ImportCounts } from './import-target.js'
-import { columnsOf, type CsvFile } from './csv-reader.js'
+import { columnsOf, LAYOUTS } from './columns.js'
+import type { CsvFile } from './csv-reader.js'
 import { FieldReader } from './fields.js'
 
 const REGIONS = ['CN', 'HK', 'US']
 type Described = 'name' | 'region' | 'category' | 'description'
 
 export async function importUniverses(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
-  const cols = columnsOf(file, ['universe_id', 'symbol'], ['name', 'region', 'category', 'description'])
+  const cols = columnsOf(file, LAYOUTS.universes)
   const r = new FieldReader(file)
   const universes = new Map<string, { fields: Partial<Record<Described, string>>; symbols: Set<string> }>()
   let rows = 0

@@ -99,10 +99,10 @@ describe('corrections through the CLI', () => {
     return ((await r.json()) as { data: { timestamp: number[] } }).data.timestamp
   }
 
-  it('delete bars: exactly the inclusive range of one symbol and period, with a summary, seen at once by a running server', async () => {
+  it('delete bars: exactly the inclusive range of one symbol and period (1d unless --period, as for import), with a summary, seen at once by a running server', async () => {
     assert.deepEqual(await klineDays('600000.SH'), DAYS.map(dayMs))
     assert.equal(
-      ok('delete', 'bars', '--symbol', '600000.sh', '--period', '1d', '--from', '2024-01-04', '--to', '2024-01-05'),
+      ok('delete', 'bars', '--symbol', '600000.sh', '--from', '2024-01-04', '--to', '2024-01-05'),
       'deleted 2 1d bars of 600000.SH (2024-01-04 .. 2024-01-05)\n',
     )
     const left = DAYS.filter((d) => d !== '2024-01-04' && d !== '2024-01-05').map(dayMs)
@@ -157,7 +157,12 @@ describe('corrections through the CLI', () => {
         ['delete', 'bars', '--symbol', '600000.SH', '--period', '5m'],
         /argument '5m' is invalid\. Allowed choices are 1m, 1d/,
       ],
-      [['delete', 'bars', '--symbol', '600000.SH'], /required option '--period <period>' not specified/],
+      [['delete', 'bars', '--symbol', '601988.SH'], /^mdq: unknown instrument 601988\.SH: nothing deleted\n$/],
+      [
+        ['delete', 'bars', '--symbol', '601988.SH', '--period', '1m', '--from', '2024-01-02'],
+        /^mdq: unknown instrument 601988\.SH: nothing deleted\n$/,
+      ],
+      [['delete', 'ex-factors', '--symbol', 'AAPL.US'], /^mdq: unknown instrument AAPL\.US: nothing deleted\n$/],
       [['delete', 'bars', '--period', '1d'], /required option '--symbol <symbol>' not specified/],
       [
         ['delete', 'bars', '--symbol', '600000.SH', '--period', '1d', '--from', '2024-13-01'],
@@ -226,7 +231,7 @@ describe('corrections through the CLI', () => {
       '600519.SH,2024-01-10,30.6,33.5,29.6,33,1000,,30.4',
     ])
     const out = ok('import', 'bars', fixed, '--replace', '--derive-ex-factors')
-    assert.match(out, /^imported bars: 2 rows \(1 ex-factor events\), 1 symbols/)
+    assert.match(out, /^imported bars: 2 rows \(1 ex-factor events, 3 stored bars replaced\), 1 symbols/)
     assert.deepEqual(await timestamps('600519.SH', '1d'), DAYS.filter((d) => d !== '2024-01-09').map(dayMs))
     assert.deepEqual(await closes('600519.SH'), [30, 30.1, 30.2, 30.3, 30.4, 33, 30.7, 30.8, 30.9])
     assert.deepEqual((await read((s) => s.readExFactors(['600519.SH']))).get('600519.SH'), [
@@ -254,7 +259,11 @@ describe('corrections through the CLI', () => {
       '600000.SH,2024-01-03 09:35,2,2,2,2,2',
       '600519.SH,2024-01-02 09:31,2,2,2,2,2',
     ])
-    assert.match(ok('import', 'bars', file, '--period', '1m', '--replace'), /^imported bars: 3 rows, 2 symbols/)
+    // Replaced: 600519.SH's 09:31, 09:32 and 09:33 (its range in the file); nothing at 600000.SH's 09:35.
+    assert.match(
+      ok('import', 'bars', file, '--period', '1m', '--replace'),
+      /^imported bars: 3 rows \(3 stored bars replaced\), 2 symbols/,
+    )
     const m = (h: number, min: number) => sh.utcOf(2024, 1, h === 3 ? 3 : 2, 9 * 60 + min)
     // 600519.SH: [09:31, 09:33] replaced (09:32 gone), 09:30 kept; 600000.SH: 09:35 added, its 01-03 09:30 bar outside the range kept.
     assert.deepEqual(await timestamps('600519.SH', '1m'), [m(2, 30), m(2, 31), m(2, 33)])
