@@ -27,13 +27,15 @@ async function keysOnly(config: ClickHouseConfig): Promise<KeyStore> {
   }
 }
 
+const tables = (names: readonly string[]) => `table${names.length > 1 ? 's' : ''} ${names.join(', ')}`
+
 /** Why the store is not there (its database, or tables of the current schema, missing somewhere), or undefined when it is. */
 function absence(hosts: readonly HostSchema[], database: string): string | undefined {
   const gaps = hosts.flatMap((h) =>
     h.database
       ? [`no database ${database} on ${h.host}`]
       : h.tables.length
-        ? [`no table${h.tables.length > 1 ? 's' : ''} ${h.tables.join(', ')} on ${h.host}`]
+        ? [`no ${tables(h.tables)} on ${h.host}`]
         : [],
   )
   return gaps.length ? gaps.join('; ') : undefined
@@ -76,6 +78,13 @@ export const clickhouseBackend: StoreBackend<ClickHouseLocation> = {
   },
   openKeysOf: (at) => keysOnly(at.config),
   openKeys: (at) => keysOnly(at.config),
+  async migrate(at) {
+    const db = at.config.database
+    return (await ClickHouseStores.migrate(at.config)).map((h) => {
+      const made = [...(h.database ? [`database ${db}`] : []), ...(h.tables.length ? [tables(h.tables)] : [])]
+      return `${h.host}: ${made.length ? `created ${made.join(' and ')}` : `nothing to create (database ${db} and its tables are there)`}`
+    })
+  },
   async vacuum(store, { graceMs }) {
     const ch = vacuumable(store)
     const removed = await ch.vacuum({ graceMs })

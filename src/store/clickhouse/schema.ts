@@ -1,4 +1,5 @@
 /** @module The ClickHouse tables (FORMAT.md) and where they live: one server, or bars sharded over a cluster. */
+import { MdqError } from '../../domain/errors.js'
 import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { ClickHouseConfig } from './config.js'
 
@@ -111,8 +112,7 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
   } finally {
     await probe.close()
   }
-  if (hosts.length === 0)
-    throw new Error(`ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config.`)
+  if (hosts.length === 0) throw await noSuchCluster(config)
   const port = new URL(config.url).port
   const barHosts = hosts.map((h): Endpoint => ({
     ...base,
@@ -131,6 +131,20 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
     cluster: config.cluster,
     health,
     pingers,
+  }
+}
+
+/** A `?cluster=` the entry server does not know: a mistake in the URL or in the servers' config, named with the clusters it does know. */
+async function noSuchCluster(config: ClickHouseConfig): Promise<MdqError> {
+  const probe = new Connection({ url: config.url, username: config.username, password: config.password })
+  try {
+    const known = (await probe.rows('SELECT DISTINCT cluster FROM system.clusters ORDER BY cluster')).map((r) => r[0])
+    return new MdqError(
+      'BAD_PARAM',
+      `ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config (${known.length ? `its clusters: ${known.join(', ')}` : 'it has none'})`,
+    )
+  } finally {
+    await probe.close()
   }
 }
 
