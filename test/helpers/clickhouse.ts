@@ -14,7 +14,7 @@ import { repoRoot } from './shared-data.js'
 const BINARY = 'clickhouse-server'
 
 /** A port free on every given loopback address (the cluster's servers share ports on 127.0.0.1 and 127.0.0.2). */
-async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {
+export async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {
   for (;;) {
     const probe = createServer()
     probe.listen(0, hosts[0])
