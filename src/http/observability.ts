@@ -145,7 +145,10 @@ export function timedStore(store: MarketStore, metrics: Metrics): MarketStore {
  */
 export const READY_CHECK_MS = 3000
 
-/** `ok`, `failed` when the check throws, or `timeout` when it has not answered within READY_CHECK_MS. */
+/**
+ * `ok`, `failed` when the check throws, or `timeout` when it has not answered within READY_CHECK_MS
+ * (the check itself runs on to its own timeout; its answer is no longer waited for).
+ */
 async function verdict(check: () => Promise<unknown>, failed: string): Promise<string> {
   let settled = false
   const run = (async () => check())().finally(() => (settled = true))

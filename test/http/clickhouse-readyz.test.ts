@@ -2,7 +2,7 @@
 // query slot of the server is taken by queries that hang (each reads a URL that never answers), so
 // mdq's queries wait in the server's queue. /readyz answers 503 naming the checks that did not answer,
 // while a klines request is still waiting for the server (it waits for its read timeout), and is
-// ready again once the slots are free.
+// ready again once the slots are free; and the same when the server is frozen outright.
 import assert from 'node:assert/strict'
 import { createServer, type Socket } from 'node:net'
 import { once } from 'node:events'
@@ -77,5 +77,14 @@ describe('/readyz when ClickHouse stops running queries', () => {
     assert.equal(answered.status, 200, await answered.clone().text())
     assert.equal(((await answered.json()) as { data: { close: number[] } }).data.close.length, 50)
     await until(async () => (await readyz()).status === 200, '/readyz 200 after the outage')
+
+    // Frozen outright (SIGSTOP): not even /ping answers; the same 503, and ready again once it runs.
+    await server.pause(true)
+    try {
+      await until(async () => (await readyz()).status === 503, '/readyz 503 while the server is frozen')
+    } finally {
+      await server.pause(false)
+    }
+    await until(async () => (await readyz()).status === 200, '/readyz 200 after the freeze')
   })
 })
