@@ -1,17 +1,11 @@
 /** @module `mdq import instruments|bars|ex-factors|actions|universes FILE.csv [options]`. */
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
-import {
-  formatSummary,
-  importFile,
-  IMPORT_KINDS,
-  type ImportCheckpoint,
-  type ImportKind,
-  type ImportProgress,
-} from '../ingest/import-file.js'
+import { formatSummary, importFile, IMPORT_KINDS, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
 import { SECURITY_TYPES } from '../domain/instrument.js'
 import { describeLayout, LAYOUTS } from '../ingest/columns.js'
 import { withStores } from '../store/backends.js'
+import { pauseAt } from './pause-at.js'
 import { storeFlags } from './store-flags.js'
 
 function positiveNumber(value: string): number {
@@ -30,19 +24,6 @@ function terminalProgress(): ImportProgress | undefined {
   })
   const mb = (b: number) => Math.round(b / 1e5) / 10
   return { start: (total) => bar.start(mb(total), 0), update: (read) => bar.update(mb(read)), stop: () => bar.stop() }
-}
-
-/**
- * For crash tests only: MDQ_IMPORT_PAUSE_AT=bars:3 stops the import for good at that checkpoint
- * (ingest/import-file.ts), after saying so on stderr, so a test can kill it exactly there.
- */
-function pauseAt(point: string | undefined): ImportCheckpoint | undefined {
-  if (!point) return undefined
-  return (reached) => {
-    if (reached !== point) return
-    process.stderr.write(`import paused at ${point}\n`)
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0) // blocks this thread until killed
-  }
 }
 
 /** What `mdq import --help` adds to each kind's columns (from ingest/columns.ts). */
@@ -105,7 +86,7 @@ export function registerImport(program: Command): void {
         if (o.replace && kind !== 'bars')
           throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
         const summary = await withStores({ ...storeFlags(program), create: true }, ({ market }) =>
-          importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT)),
+          importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT, 'import')),
         )
         process.stdout.write(formatSummary(summary) + '\n')
       },

@@ -11,6 +11,7 @@ import { registerServe } from './serve-command.js'
 import { registerCorrections } from './delete-command.js'
 import { registerMigrate } from './migrate-command.js'
 import { registerVacuum } from './vacuum-command.js'
+import { registerCopy } from './copy-command.js'
 import { addStoreFlags, oneLineErrors } from './store-flags.js'
 
 const { version } = JSON.parse(
@@ -29,6 +30,7 @@ registerCorrections(program)
 registerMigrate(program)
 registerVacuum(program)
 oneLineErrors(program)
+registerCopy(program)
 
 try {
   await program.parseAsync(process.argv)

@@ -10,6 +10,7 @@ import { loggedUrl } from './request-log.js'
 import type { ResponseCache } from '../runner/response-cache.js'
 import { withTimedReads } from '../runner/timed-reads.js'
 import { docTag } from './doc-tags.js'
+import { answeredWithin } from '../lib/deadline.js'
 
 /** Counts one finished request of a route (Metrics.requestOf). */
 export type RequestCounter = (status: number, seconds: number) => void
@@ -138,6 +139,27 @@ export function timedStore(store: MarketStore, metrics: Metrics): MarketStore {
   return withTimedReads(store, (operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
 }
 
+/**
+ * How long /readyz waits for each check. A store that accepts connections but whose queries hang (a
+ * server whose query slots are all taken) is not ready, however long its own read timeout is.
+ */
+export const READY_CHECK_MS = 3000
+
+/**
+ * `ok`, `failed` when the check throws, or `timeout` when it has not answered within READY_CHECK_MS
+ * (the check itself runs on to its own timeout; its answer is no longer waited for).
+ */
+async function verdict(check: () => Promise<unknown>, failed: string): Promise<string> {
+  let settled = false
+  const run = (async () => check())().finally(() => (settled = true))
+  try {
+    await answeredWithin(run, READY_CHECK_MS, 'a readiness check')
+    return 'ok'
+  } catch {
+    return settled ? failed : 'timeout'
+  }
+}
+
 export interface ObservabilityOptions {
   readonly store: MarketStore
   readonly keys: KeyStore
@@ -172,24 +194,26 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (
     {
       schema: {
         ...system,
-        summary: 'Ready: the store reads and its checksums verify, and Redis answers when configured; else 503',
+        summary:
+          'Ready: the store reads and its checksums verify, the keys read, and Redis answers when configured, each within 3 s; else 503',
       },
     },
     async (_req, reply) => {
-      const checks: Record<string, string> = {}
-      try {
-        await store.check()
-        checks.store = 'ok'
-      } catch {
-        checks.store = 'unreadable'
+      // At once, each with its own deadline: one hanging check neither hides nor delays the others.
+      const [storeCheck, keysCheck, redisCheck] = await Promise.all([
+        verdict(() => store.check(), 'unreadable'),
+        verdict(() => keys.check(), 'unreadable'),
+        limiter?.name === 'redis'
+          ? verdict(async () => {
+              if (!(await limiter.ready())) throw new Error('unreachable')
+            }, 'unreachable')
+          : undefined,
+      ])
+      const checks: Record<string, string> = {
+        store: storeCheck,
+        keys: keysCheck,
+        ...(redisCheck !== undefined && { redis: redisCheck }),
       }
-      try {
-        await keys.check()
-        checks.keys = 'ok'
-      } catch {
-        checks.keys = 'unreadable'
-      }
-      if (limiter?.name === 'redis') checks.redis = (await limiter.ready()) ? 'ok' : 'unreachable'
       const ready = Object.values(checks).every((c) => c === 'ok')
       return reply
         .code(ready ? 200 : 503)

@@ -1,8 +1,8 @@
 /** @module One import, all or nothing: open the CSV, run its importer inside one write transaction, summarize. */
 import { performance } from 'node:perf_hooks'
-import type { MarketStore, StoreWriter } from '../store/market-store.js'
+import type { MarketStore } from '../store/market-store.js'
 import { importBars, type BarImportOptions } from './bars-import.js'
-import type { ImportCheckpoint, ImportCounts, ImportProgress } from './import-target.js'
+import { withCheckpoints, type ImportCheckpoint, type ImportCounts, type ImportProgress } from './import-target.js'
 export type { ImportCheckpoint, ImportProgress } from './import-target.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
@@ -51,35 +51,6 @@ export async function importFile(
   } finally {
     progress?.stop()
     await file.close()
-  }
-}
-
-function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreWriter {
-  reached('begun')
-  let bars = 0
-  let events = 0
-  return {
-    deleteBars: (range) => writer.deleteBars(range),
-    deleteExFactors: (range) => writer.deleteExFactors(range),
-    deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
-    putUniverses: (list) => writer.putUniverses(list),
-    rollback: () => writer.rollback(),
-    putBars: async (symbol, period, b) => {
-      await writer.putBars(symbol, period, b)
-      reached(`bars:${++bars}`)
-    },
-    putInstruments: async (list) => {
-      await writer.putInstruments(list)
-      reached('instruments')
-    },
-    putExFactors: async (symbol, list) => {
-      await writer.putExFactors(symbol, list)
-      reached(`ex-factors:${++events}`)
-    },
-    commit: async () => {
-      reached('committing')
-      await writer.commit()
-    },
   }
 }
 

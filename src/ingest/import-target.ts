@@ -27,3 +27,33 @@ export interface ImportProgress {
  * kill an import at a known point instead of racing a timer (`MDQ_IMPORT_PAUSE_AT`, cli/import-command.ts).
  */
 export type ImportCheckpoint = (point: string) => void
+
+/** `writer`, calling `reached` at each named point of ImportCheckpoint. */
+export function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreWriter {
+  reached('begun')
+  let bars = 0
+  let events = 0
+  return {
+    deleteBars: (range) => writer.deleteBars(range),
+    deleteExFactors: (range) => writer.deleteExFactors(range),
+    deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
+    putUniverses: (list) => writer.putUniverses(list),
+    rollback: () => writer.rollback(),
+    putBars: async (symbol, period, b) => {
+      await writer.putBars(symbol, period, b)
+      reached(`bars:${++bars}`)
+    },
+    putInstruments: async (list) => {
+      await writer.putInstruments(list)
+      reached('instruments')
+    },
+    putExFactors: async (symbol, list) => {
+      await writer.putExFactors(symbol, list)
+      reached(`ex-factors:${++events}`)
+    },
+    commit: async () => {
+      reached('committing')
+      await writer.commit()
+    },
+  }
+}

@@ -42,6 +42,11 @@ export interface StoreBackend<L extends StoreLocation = StoreLocation> {
   /** A key store at `at` itself (`--keys`), for the market store at `store`. */
   openKeys(at: L, store: StoreLocation): Promise<KeyStore>
   /**
+   * Creates the store, or upgrades its schema, and says what it created: a line per place (a server
+   * of a cluster). Absent: `mdq migrate` opens the store with `create` and reports only the outcome.
+   */
+  migrate?(at: L): Promise<string[]>
+  /**
    * Removes what the store keeps on disk that no reader sees (unfinished imports, superseded rows);
    * lines to report. Absent: the backend never leaves anything to remove.
    */

@@ -9,11 +9,12 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { repoRoot } from './shared-data.js'
 
 const BINARY = 'clickhouse-server'
 
 /** A port free on every given loopback address (the cluster's servers share ports on 127.0.0.1 and 127.0.0.2). */
-async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {
+export async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {
   for (;;) {
     const probe = createServer()
     probe.listen(0, hosts[0])
@@ -44,42 +45,20 @@ interface Ports {
   interserver: number
 }
 
-function configXml(dir: string, host: string, ports: Ports, remoteServers: string): string {
-  return `<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>${dir}/log/server.log</log><errorlog>${dir}/log/error.log</errorlog><size>10M</size><count>1</count></logger>
-  <listen_host>${host}</listen_host>
-  <http_port>${ports.http}</http_port>
-  <tcp_port>${ports.tcp}</tcp_port>
-  <interserver_http_port>${ports.interserver}</interserver_http_port>
-  <max_connections>256</max_connections>
-  <!-- Long, so that a test blocked in spawnSync never reuses a socket the server has closed meanwhile. -->
-  <keep_alive_timeout>600</keep_alive_timeout>
-  <max_concurrent_queries>100</max_concurrent_queries>
-  <uncompressed_cache_size>67108864</uncompressed_cache_size>
-  <mark_cache_size>67108864</mark_cache_size>
-  <path>${dir}/data/</path>
-  <tmp_path>${dir}/tmp/</tmp_path>
-  <user_files_path>${dir}/user_files/</user_files_path>
-  <format_schema_path>${dir}/format_schemas/</format_schema_path>
-  <users_config>users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <timezone>UTC</timezone>
-  <mlock_executable>false</mlock_executable>
-  <compression><case><method>zstd</method></case></compression>
-  <remote_servers>${remoteServers}</remote_servers>
-</yandex>
-`
+/** The server config every local deployment uses (scripts/clickhouse/, shared with scripts/local-cluster.sh), its {{NAME}}s filled. */
+function template(file: string, values: Record<string, string | number>): string {
+  const text = readFileSync(join(repoRoot(), 'scripts', 'clickhouse', file), 'utf8')
+  return text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+    if (!(name in values)) throw new Error(`scripts/clickhouse/${file}: no value for {{${name}}}`)
+    return String(values[name])
+  })
 }
 
-const USERS_XML = `<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.0/8</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
-</yandex>
-`
+/** What a test adds to a server's config: XML inside `<yandex>` (config.d) and inside the default profile (users.d). */
+export interface ServerOverrides {
+  readonly config?: string
+  readonly profile?: string
+}
 
 export class ClickHouseServer {
   #child?: ChildProcess
@@ -88,21 +67,40 @@ export class ClickHouseServer {
   private constructor(
     readonly host: string,
     readonly ports: Ports,
-    remoteServers: string,
+    cluster: string | undefined,
+    overrides: ServerOverrides,
   ) {
     this.#dir = mkdtempSync(join(tmpdir(), 'mdq-ch-'))
-    for (const d of ['log', 'data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(this.#dir, d))
-    writeFileSync(join(this.#dir, 'config.xml'), configXml(this.#dir, host, ports, remoteServers))
-    writeFileSync(join(this.#dir, 'users.xml'), USERS_XML)
+    for (const d of ['log', 'data', 'tmp', 'user_files', 'format_schemas', 'config.d', 'users.d'])
+      mkdirSync(join(this.#dir, d))
+    const file = (path: string, text: string) => writeFileSync(join(this.#dir, path), text)
+    file(
+      'config.xml',
+      template('config.xml', {
+        DIR: this.#dir,
+        HOST: host,
+        HTTP_PORT: ports.http,
+        TCP_PORT: ports.tcp,
+        INTERSERVER_PORT: ports.interserver,
+      }),
+    )
+    file('users.xml', template('users.xml', {}))
+    if (cluster) file('config.d/cluster.xml', template('cluster.xml', { CLUSTER: cluster, TCP_PORT: ports.tcp }))
+    if (overrides.config) file('config.d/test.xml', `<?xml version="1.0"?>\n<yandex>${overrides.config}</yandex>\n`)
+    if (overrides.profile)
+      file(
+        'users.d/test.xml',
+        `<?xml version="1.0"?>\n<yandex><profiles><default>${overrides.profile}</default></profiles></yandex>\n`,
+      )
   }
 
   /** A server not yet started, with its config written (the cluster makes its two this way). */
-  static prepare(host: string, ports: Ports, remoteServers: string): ClickHouseServer {
-    return new ClickHouseServer(host, ports, remoteServers)
+  static prepare(host: string, ports: Ports, cluster?: string): ClickHouseServer {
+    return new ClickHouseServer(host, ports, cluster, {})
   }
 
-  /** One server on 127.0.0.1. */
-  static async start(): Promise<ClickHouseServer> {
+  /** One server on 127.0.0.1; `overrides` add to its config (a test's limits). */
+  static async start(overrides: ServerOverrides = {}): Promise<ClickHouseServer> {
     const taken = new Set<number>()
     const hosts = ['127.0.0.1']
     const server = new ClickHouseServer(
@@ -112,7 +110,8 @@ export class ClickHouseServer {
         tcp: await freePort(hosts, taken),
         interserver: await freePort(hosts, taken),
       },
-      '',
+      undefined,
+      overrides,
     )
     await server.start()
     return server
@@ -206,11 +205,7 @@ export class ClickHouseCluster {
       tcp: await freePort(hosts, taken),
       interserver: await freePort(hosts, taken),
     }
-    const shards = hosts
-      .map((h) => `<shard><replica><host>${h}</host><port>${ports.tcp}</port></replica></shard>`)
-      .join('')
-    const remote = `<${ClickHouseCluster.NAME}>${shards}</${ClickHouseCluster.NAME}>`
-    const servers = hosts.map((h) => ClickHouseServer.prepare(h, ports, remote))
+    const servers = hosts.map((h) => ClickHouseServer.prepare(h, ports, ClickHouseCluster.NAME))
     try {
       await Promise.all(servers.map((s) => s.start()))
     } catch (err) {

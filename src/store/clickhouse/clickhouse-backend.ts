@@ -1,8 +1,9 @@
 /** @module The ClickHouse backend as the CLI sees it: `clickhouse://...` URLs, market data and keys in one database, vacuum. */
+import { MdqError } from '../../domain/errors.js'
 import type { StoreBackend, StoreLocation } from '../backend.js'
 import type { KeyStore } from '../key-store.js'
 import type { MarketStore } from '../market-store.js'
-import { ClickHouseMarketStore, ClickHouseStores } from './clickhouse-stores.js'
+import { ClickHouseMarketStore, ClickHouseStores, type HostSchema } from './clickhouse-stores.js'
 import { parseClickHouseUrl, redact, type ClickHouseConfig } from './config.js'
 
 export interface ClickHouseLocation extends StoreLocation {
@@ -26,6 +27,20 @@ async function keysOnly(config: ClickHouseConfig): Promise<KeyStore> {
   }
 }
 
+const tables = (names: readonly string[]) => `table${names.length > 1 ? 's' : ''} ${names.join(', ')}`
+
+/** Why the store is not there (its database, or tables of the current schema, missing somewhere), or undefined when it is. */
+function absence(hosts: readonly HostSchema[], database: string): string | undefined {
+  const gaps = hosts.flatMap((h) =>
+    h.database
+      ? [`no database ${database} on ${h.host}`]
+      : h.tables.length
+        ? [`no ${tables(h.tables)} on ${h.host}`]
+        : [],
+  )
+  return gaps.length ? gaps.join('; ') : undefined
+}
+
 function vacuumable(store: MarketStore): ClickHouseMarketStore {
   if (!(store instanceof ClickHouseMarketStore)) throw new Error('not a ClickHouse store')
   return store
@@ -39,9 +54,17 @@ export const clickhouseBackend: StoreBackend<ClickHouseLocation> = {
   display: ({ config: c }) =>
     `clickhouse://${c.url.replace(/^http:\/\//, '')}/${c.database}${c.cluster ? `?cluster=${c.cluster}` : ''}`,
   redact,
-  // The schema is made on first use by any command, so a reachable server always holds a store.
-  exists: async () => true,
-  async open(at, { keys }) {
+  // The database and every table of the current schema on every host; an unreachable server is an error, not a no.
+  exists: async (at) => absence(await ClickHouseStores.missing(at.config), at.config.database) === undefined,
+  async open(at, { create, keys }) {
+    if (!create) {
+      const why = absence(await ClickHouseStores.missing(at.config), at.config.database)
+      if (why)
+        throw new MdqError(
+          'STORE_UNAVAILABLE',
+          `no store at ${clickhouseBackend.display(at)} (${why}): create it with mdq migrate, mdq demo or mdq import`,
+        )
+    }
     const both = await ClickHouseStores.open(at.config)
     if (keys === undefined) return both
     try {
@@ -55,6 +78,13 @@ export const clickhouseBackend: StoreBackend<ClickHouseLocation> = {
   },
   openKeysOf: (at) => keysOnly(at.config),
   openKeys: (at) => keysOnly(at.config),
+  async migrate(at) {
+    const db = at.config.database
+    return (await ClickHouseStores.migrate(at.config)).map((h) => {
+      const made = [...(h.database ? [`database ${db}`] : []), ...(h.tables.length ? [tables(h.tables)] : [])]
+      return `${h.host}: ${made.length ? `created ${made.join(' and ')}` : `nothing to create (database ${db} and its tables are there)`}`
+    })
+  },
   async vacuum(store, { graceMs }) {
     const ch = vacuumable(store)
     const removed = await ch.vacuum({ graceMs })

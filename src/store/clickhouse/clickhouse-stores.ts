@@ -1,11 +1,12 @@
-/** @module The ClickHouse backend's one entry point: both stores over one topology, schema made on first use. */
+/** @module The ClickHouse backend's one entry point: both stores over one topology, schema made or upgraded on open. */
 import type { KeyStore } from '../key-store.js'
 import { ClickHouseKeyStore } from './clickhouse-key-store.js'
 import { ClickHouseMarketStore } from './clickhouse-market-store.js'
 import type { ClickHouseConfig } from './config.js'
-import { closeTopology, connect, migrate } from './schema.js'
+import { closeTopology, connect, migrate, missingSchema, type HostSchema } from './schema.js'
 
 export { parseClickHouseUrl, type ClickHouseConfig } from './config.js'
+export type { HostSchema } from './schema.js'
 export { ClickHouseMarketStore } from './clickhouse-market-store.js'
 
 export const ClickHouseStores = {
@@ -23,11 +24,21 @@ export const ClickHouseStores = {
     }
   },
 
-  /** `mdq migrate`: the schema only. */
-  async migrate(config: ClickHouseConfig): Promise<void> {
+  /** `mdq migrate`: the schema only; what each host lacked before (so what was created). */
+  async migrate(config: ClickHouseConfig): Promise<HostSchema[]> {
     const t = await connect(config)
     try {
-      await migrate(t, config)
+      return await migrate(t, config)
+    } finally {
+      await closeTopology(t)
+    }
+  },
+
+  /** What each host lacks of the current schema, creating nothing (every list empty: the store is there). */
+  async missing(config: ClickHouseConfig): Promise<HostSchema[]> {
+    const t = await connect(config)
+    try {
+      return await missingSchema(t, config)
     } finally {
       await closeTopology(t)
     }

@@ -1,4 +1,5 @@
 /** @module The ClickHouse tables (FORMAT.md) and where they live: one server, or bars sharded over a cluster. */
+import { MdqError } from '../../domain/errors.js'
 import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { ClickHouseConfig } from './config.js'
 
@@ -111,8 +112,7 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
   } finally {
     await probe.close()
   }
-  if (hosts.length === 0)
-    throw new Error(`ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config.`)
+  if (hosts.length === 0) throw await noSuchCluster(config)
   const port = new URL(config.url).port
   const barHosts = hosts.map((h): Endpoint => ({
     ...base,
@@ -134,9 +134,92 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
   }
 }
 
-/** Creates the database and every table where it belongs; idempotent (`CREATE ... IF NOT EXISTS`). */
-export async function migrate(t: Topology, config: ClickHouseConfig): Promise<void> {
-  const onHost = async (ep: Endpoint, statements: readonly string[]) => {
+/** A `?cluster=` the entry server does not know: a mistake in the URL or in the servers' config, named with the clusters it does know. */
+async function noSuchCluster(config: ClickHouseConfig): Promise<MdqError> {
+  const probe = new Connection({ url: config.url, username: config.username, password: config.password })
+  try {
+    const known = (await probe.rows('SELECT DISTINCT cluster FROM system.clusters ORDER BY cluster')).map((r) => r[0])
+    return new MdqError(
+      'BAD_PARAM',
+      `ClickHouse at ${config.url} has no cluster '${config.cluster}' in its remote_servers config (${known.length ? `its clusters: ${known.join(', ')}` : 'it has none'})`,
+    )
+  } finally {
+    await probe.close()
+  }
+}
+
+/** The tables of the current schema on one host, each with the statement that creates it. */
+interface HostPlan {
+  readonly ep: Endpoint
+  readonly statements: readonly string[]
+}
+
+/** Where every table belongs: the single server, or each host of the cluster (the metadata tables on the first). */
+function plan(t: Topology, config: ClickHouseConfig): HostPlan[] {
+  if (!t.cluster)
+    return [
+      {
+        ep: t.barHosts[0],
+        statements: [...META_TABLES, `CREATE TABLE IF NOT EXISTS bars (${BARS}) ${BARS_MERGE_TREE}`],
+      },
+    ]
+  // No ZooKeeper, so no ON CLUSTER: every host gets its tables through its own connection.
+  const distributed = `CREATE TABLE IF NOT EXISTS bars (${BARS}) ENGINE = Distributed(${t.cluster}, ${config.database}, bars_local, cityHash64(symbol))`
+  return t.barHosts.map((ep, i) => ({
+    ep,
+    statements: [
+      ...(i === 0 ? META_TABLES : []),
+      `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`,
+      distributed,
+    ],
+  }))
+}
+
+const tableOf = (statement: string): string => /^CREATE TABLE IF NOT EXISTS (\w+)/.exec(statement)![1]
+
+/** What one host of a store lacks: its database, and the tables of the current schema not there (in creation order). */
+export interface HostSchema {
+  /** `host:port`, for messages. */
+  readonly host: string
+  readonly database: boolean
+  readonly tables: readonly string[]
+}
+
+async function lacking(ep: Endpoint, database: string, statements: readonly string[]): Promise<HostSchema> {
+  const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password })
+  try {
+    const present = new Set(
+      (await admin.rows(`SELECT name FROM system.tables WHERE database = ${sql.str(database)}`)).map((r) => r[0]),
+    )
+    const hasDatabase =
+      present.size > 0 ||
+      (await admin.rows(`SELECT 1 FROM system.databases WHERE name = ${sql.str(database)}`)).length > 0
+    return {
+      host: new URL(ep.url).host,
+      database: !hasDatabase,
+      tables: statements.map(tableOf).filter((name) => !present.has(name)),
+    }
+  } finally {
+    await admin.close()
+  }
+}
+
+/** What each host lacks of the current schema (nothing anywhere: the store is there, whole). */
+export async function missingSchema(t: Topology, config: ClickHouseConfig): Promise<HostSchema[]> {
+  return Promise.all(plan(t, config).map((h) => lacking(h.ep, config.database, h.statements)))
+}
+
+/**
+ * Creates the database and every table where it belongs; idempotent (`CREATE ... IF NOT EXISTS`).
+ * Returns what each host lacked before, so what this call created (another process migrating at the
+ * same moment may have made some of it).
+ */
+export async function migrate(t: Topology, config: ClickHouseConfig): Promise<HostSchema[]> {
+  const created: HostSchema[] = []
+  for (const { ep, statements } of plan(t, config)) {
+    const before = await lacking(ep, config.database, statements)
+    created.push(before)
+    if (!before.database && before.tables.length === 0) continue
     const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password }, WRITE_TIMEOUT_MS)
     const c = new Connection(ep, WRITE_TIMEOUT_MS)
     try {
@@ -146,19 +229,7 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<vo
       await Promise.all([admin.close(), c.close()])
     }
   }
-  if (!t.cluster) {
-    await onHost(t.barHosts[0], [...META_TABLES, `CREATE TABLE IF NOT EXISTS bars (${BARS}) ${BARS_MERGE_TREE}`])
-    return
-  }
-  // No ZooKeeper, so no ON CLUSTER: every host gets its tables through its own connection.
-  const distributed = `CREATE TABLE IF NOT EXISTS bars (${BARS}) ENGINE = Distributed(${t.cluster}, ${config.database}, bars_local, cityHash64(symbol))`
-  for (const [i, ep] of t.barHosts.entries()) {
-    await onHost(ep, [
-      ...(i === 0 ? META_TABLES : []),
-      `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`,
-      distributed,
-    ])
-  }
+  return created
 }
 
 export async function closeTopology(t: Topology): Promise<void> {
