@@ -61,6 +61,8 @@ function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreW
   return {
     deleteBars: (range) => writer.deleteBars(range),
     deleteExFactors: (range) => writer.deleteExFactors(range),
+    deleteFinancials: (range) => writer.deleteFinancials(range),
+    putFinancials: (batch) => writer.putFinancials(batch),
     deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
     putUniverses: (list) => writer.putUniverses(list),
     rollback: () => writer.rollback(),

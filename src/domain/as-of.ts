@@ -1,0 +1,59 @@
+/**
+ * @module `as_of`: an answer as it was known at a past moment. A date is the end of that day in the
+ * exchange's own zone (a day's bars, ex-dates and announcements all count); epoch milliseconds are
+ * that instant. Dated things (ex-dates, announce dates, membership dates) count from local midnight.
+ */
+import { MdqError } from './errors.js'
+import { civilFromDays, daysFromCivil, formatCivil, type Zone } from './time-zone.js'
+
+/** Plain data (it crosses to query workers): a local calendar day, or an instant. */
+export type AsOf = { readonly day: number } | { readonly ms: number }
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const FIRST_YEAR = 1970
+const LAST_YEAR = 2099
+const MAX_MS = Date.UTC(LAST_YEAR + 1, 0, 1)
+/** Fewer digits are not taken as epoch milliseconds: they would be 1970-1973, and are mostly epoch seconds or YYYYMMDD. */
+const MIN_MS = 1e11
+
+/** Parses an `as_of` value; a BAD_PARAM naming `param` (and a hint for the usual mistakes) when it is neither form. */
+export function parseAsOf(text: string, param = 'as_of'): AsOf {
+  const bad = (why: string) =>
+    new MdqError('BAD_PARAM', `Parameter '${param}' ${why}; give a date YYYY-MM-DD or epoch milliseconds.`)
+  const shown = text.length > 30 ? `${text.slice(0, 30)}...` : text
+  const m = DATE.exec(text)
+  if (m) {
+    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+    const day = daysFromCivil(y, mo, d)
+    const back = civilFromDays(day)
+    if (back.month !== mo || back.day !== d) throw bad(`'${shown}' is not a calendar date`)
+    if (y < FIRST_YEAR || y > LAST_YEAR) throw bad(`'${shown}' is outside ${FIRST_YEAR}-${LAST_YEAR}`)
+    return { day }
+  }
+  if (!/^\d{1,16}$/.test(text)) throw bad(`'${shown}' is neither a date nor a whole number of milliseconds`)
+  const ms = Number(text)
+  if (text.length === 8)
+    throw bad(`'${text}' looks like a date YYYYMMDD: write it ${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}`)
+  if (ms < MIN_MS) {
+    const seconds =
+      ms * 1000 < MAX_MS ? ` (as epoch seconds it is ${new Date(ms * 1000).toISOString()}: multiply by 1000)` : ''
+    throw bad(`${text} is too small for epoch milliseconds${seconds}`)
+  }
+  if (ms >= MAX_MS) throw bad(`${text} is after ${LAST_YEAR}`)
+  return { ms }
+}
+
+/** The last millisecond known as of `a` in a market of zone `zone`: a bar or event stamped at or before it counts. */
+export function asOfMs(a: AsOf, zone: Zone): number {
+  return 'ms' in a ? a.ms : zone.midnightUtc(a.day + 1) - 1
+}
+
+/** The local day of `a` in zone `zone`, as `YYYY-MM-DD`: a dated thing (an announcement) counts when on or before it. */
+export function asOfDate(a: AsOf, zone: Zone): string {
+  return formatCivil(civilFromDays('ms' in a ? zone.localDay(a.ms) : a.day))
+}
+
+/** Whether an instant is the last millisecond of its local day: nothing of that day is cut off. */
+export function endsLocalDay(ms: number, zone: Zone): boolean {
+  return zone.midnightUtc(zone.localDay(ms) + 1) - 1 === ms
+}
