@@ -16,18 +16,34 @@ const MAX_MS = Date.UTC(LAST_YEAR + 1, 0, 1)
 /** Fewer digits are not taken as epoch milliseconds: they would be 1970-1973, and are mostly epoch seconds or YYYYMMDD. */
 const MIN_MS = 1e11
 
+/** A `YYYY-MM-DD` parameter checked to be a calendar date of 1970-2099; a BAD_PARAM naming `param` otherwise. */
+export function parseDateParam(text: string, param: string): string {
+  const bad = (why: string) => new MdqError('BAD_PARAM', `Parameter '${param}' ${why}; give a date YYYY-MM-DD.`)
+  const shown = text.length > 30 ? `${text.slice(0, 30)}...` : text
+  if (/^\d{8}$/.test(text))
+    throw bad(`'${text}' looks like YYYYMMDD: write it ${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}`)
+  if (calendarDay(text) === undefined) throw bad(`'${shown}' is not a calendar date of ${FIRST_YEAR}-${LAST_YEAR}`)
+  return text
+}
+
+/** The day number of a `YYYY-MM-DD` of 1970-2099, or undefined. */
+function calendarDay(text: string): number | undefined {
+  const m = DATE.exec(text)
+  if (!m) return undefined
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const day = daysFromCivil(y, mo, d)
+  const back = civilFromDays(day)
+  return back.month === mo && back.day === d && y >= FIRST_YEAR && y <= LAST_YEAR ? day : undefined
+}
+
 /** Parses an `as_of` value; a BAD_PARAM naming `param` (and a hint for the usual mistakes) when it is neither form. */
 export function parseAsOf(text: string, param = 'as_of'): AsOf {
   const bad = (why: string) =>
     new MdqError('BAD_PARAM', `Parameter '${param}' ${why}; give a date YYYY-MM-DD or epoch milliseconds.`)
   const shown = text.length > 30 ? `${text.slice(0, 30)}...` : text
-  const m = DATE.exec(text)
-  if (m) {
-    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-    const day = daysFromCivil(y, mo, d)
-    const back = civilFromDays(day)
-    if (back.month !== mo || back.day !== d) throw bad(`'${shown}' is not a calendar date`)
-    if (y < FIRST_YEAR || y > LAST_YEAR) throw bad(`'${shown}' is outside ${FIRST_YEAR}-${LAST_YEAR}`)
+  if (DATE.test(text)) {
+    const day = calendarDay(text)
+    if (day === undefined) throw bad(`'${shown}' is not a calendar date of ${FIRST_YEAR}-${LAST_YEAR}`)
     return { day }
   }
   if (!/^\d{1,16}$/.test(text)) throw bad(`'${shown}' is neither a date nor a whole number of milliseconds`)

@@ -1,4 +1,5 @@
 /** @module Batches of klines: /v1/klines/batch and the intraday routes, each symbol through readKlines. */
+import { asOfMs, type AsOf } from '../domain/as-of.js'
 import { allocBars, barCount, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol } from '../domain/market.js'
@@ -40,6 +41,8 @@ export interface IntradayQuery {
   readonly period: MinutePeriod
   /** The latest `count` bars of the day; absent = all. */
   readonly count?: number
+  /** The latest trading day with 1m bars up to then, and its bars up to then. */
+  readonly asOf?: AsOf
 }
 
 /** Enough for every bar of one trading day at 1m (US: 390). */
@@ -50,9 +53,10 @@ export async function readIntraday(store: MarketStore, contexts: SymbolContexts,
   const { symbol, exchange } = parseSymbol(q.symbol)
   if (!(await contexts.get(symbol)))
     throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
-  const last = await store.readBars({ symbol, period: '1m', limit: 1 })
-  if (barCount(last) === 0) return allocBars(0)
   const zone = MARKETS[exchange].zone
+  const cutoff = q.asOf ? asOfMs(q.asOf, zone) : undefined
+  const last = await store.readBars({ symbol, period: '1m', ...(cutoff !== undefined && { toMs: cutoff }), limit: 1 })
+  if (barCount(last) === 0) return allocBars(0)
   const day = zone.localDay(last.timestamp[0])
   return readKlines(store, contexts, {
     symbol,
@@ -61,6 +65,7 @@ export async function readIntraday(store: MarketStore, contexts: SymbolContexts,
     startTime: zone.midnightUtc(day),
     endTime: zone.midnightUtc(day + 1) - 1,
     adjust: 'none',
+    ...(q.asOf && { asOf: q.asOf }),
   })
 }
 

@@ -1,5 +1,6 @@
 /** @module readKlines: the klines use case: select base bars, fill prev_close, adjust, aggregate, trim to count. */
 import { adjustBars, isAdditive } from '../domain/adjust.js'
+import { asOfMs, endsLocalDay } from '../domain/as-of.js'
 import { aggregate } from '../domain/aggregate.js'
 import { barCount, lowerBound, sliceBars, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
@@ -13,7 +14,7 @@ import type { MarketStore } from '../store/market-store.js'
 import { readRollupKlines } from './rollup-klines.js'
 import { dayPrevCloses, type DailyPrevCloses } from './daily-prev-close.js'
 import type { KlinesQuery } from './klines-query.js'
-import type { SymbolContexts } from './symbol-context.js'
+import { knownAsOf, type SymbolContexts } from './symbol-context.js'
 
 /** Base bars per derived bar, a first guess for how many to read (then doubled until enough). */
 const BASE_PER_BAR: Record<Period, number> = {
@@ -68,16 +69,21 @@ export async function readKlines(store: MarketStore, contexts: SymbolContexts, q
 
 async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
-  const ctx = await contexts.get(symbol)
-  if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
+  const known = await contexts.get(symbol)
+  if (!known) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
   const market = MARKETS[exchange]
+  // As of a moment: nothing stamped after it exists, and only the events up to it (symbol-context.ts).
+  const cutoff = q.asOf ? asOfMs(q.asOf, market.zone) : Infinity
+  const ctx = q.asOf ? knownAsOf(known, cutoff) : known
   const base = basePeriodOf(q.period)
   const from = q.startTime ?? -8.64e15
-  const to = q.endTime ?? 8.64e15
+  const to = Math.min(q.endTime ?? 8.64e15, cutoff)
   const derived = q.period !== base
   if (
     isRollupPeriod(q.period) &&
     store.capabilities.storedRollups &&
+    // A rollup holds its whole bucket: only a cutoff at a day's end cuts none.
+    (cutoff === Infinity || endsLocalDay(cutoff, market.zone)) &&
     rollupsAdjustExactly(ctx.events, market.zone, q.adjust)
   ) {
     const fill = (raw: Bars) =>
@@ -88,7 +94,7 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
       q.period,
       market,
       { events: ctx.events, gaps: ctx.gaps, fill },
-      q,
+      { ...q, endTime: to },
     )
     if (fromRollups) return fromRollups
   }
@@ -102,7 +108,8 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
       symbol,
       period: base,
       fromMs: from,
-      toMs: derived ? to + SPAN_MS[q.period] : to,
+      // A derived bar holds base bars after its stamp, never past the cutoff.
+      toMs: derived ? Math.min(to + SPAN_MS[q.period], cutoff) : to,
       limit: limit + 1,
     })
     const extra = barCount(read) > limit

@@ -203,7 +203,7 @@ describe('corrections through the CLI', () => {
   it('delete instruments: the instruments with all their bars and ex-factors', async () => {
     assert.equal(
       ok('delete', 'instruments', '000001.SZ'),
-      'deleted 1 instruments with 10 bars and 1 ex-factor events\n',
+      'deleted 1 instruments with 10 bars, 1 ex-factor events and 0 statement versions\n',
     )
     assert.deepEqual(await timestamps('000001.SZ', '1d'), [])
     assert.deepEqual(
