@@ -1,10 +1,12 @@
 /**
  * @module `as_of`: an answer as it was known at a past moment. A date is the end of that day in the
  * exchange's own zone (a day's bars, ex-dates and announcements all count); epoch milliseconds are
- * that instant. Dated things (ex-dates, announce dates, membership dates) count from local midnight.
+ * that instant. A bar counts once it is complete (a 1m bar a minute after its stamp, a daily bar at
+ * its session's close); dated things (ex-dates, announce dates, membership dates) from local midnight.
  */
 import { MdqError } from './errors.js'
-import { civilFromDays, daysFromCivil, formatCivil, type Zone } from './time-zone.js'
+import type { Market } from './market.js'
+import { MINUTE_MS, civilFromDays, daysFromCivil, formatCivil, type Zone } from './time-zone.js'
 
 /** Plain data (it crosses to query workers): a local calendar day, or an instant. */
 export type AsOf = { readonly day: number } | { readonly ms: number }
@@ -59,17 +61,40 @@ export function parseAsOf(text: string, param = 'as_of'): AsOf {
   return { ms }
 }
 
-/** The last millisecond known as of `a` in a market of zone `zone`: a bar or event stamped at or before it counts. */
+/** The moment `a` stands for in a market of zone `zone`: an event (ex-date midnight) at or before it is known. */
 export function asOfMs(a: AsOf, zone: Zone): number {
   return 'ms' in a ? a.ms : zone.midnightUtc(a.day + 1) - 1
+}
+
+/** The stamps known as of a moment in one market: a thing stamped at or before its cutoff counts. */
+export interface Cutoffs {
+  /** Ex-factor events (stamped at local midnight of the ex-date). */
+  readonly events: number
+  /** 1m bars: complete a minute after their stamp. */
+  readonly minute: number
+  /** Daily bars (stamped at local midnight): complete once the day's last session has closed. */
+  readonly daily: number
+  /** No session is cut: each day with a bar up to the cutoffs is complete (no bucket of a day is partial). */
+  readonly wholeDays: boolean
+}
+
+export function cutoffsOf(a: AsOf, market: Market): Cutoffs {
+  const zone = market.zone
+  const ms = asOfMs(a, zone)
+  const day = zone.localDay(ms)
+  const civil = civilFromDays(day)
+  const at = (minute: number) => zone.utcOf(civil.year, civil.month, civil.day, minute)
+  const closed = ms >= at(market.sessions[market.sessions.length - 1].close)
+  const minute = ms - MINUTE_MS
+  return {
+    events: ms,
+    minute,
+    daily: closed ? ms : zone.midnightUtc(day) - 1,
+    wholeDays: closed || minute < at(market.sessions[0].open),
+  }
 }
 
 /** The local day of `a` in zone `zone`, as `YYYY-MM-DD`: a dated thing (an announcement) counts when on or before it. */
 export function asOfDate(a: AsOf, zone: Zone): string {
   return formatCivil(civilFromDays('ms' in a ? zone.localDay(a.ms) : a.day))
-}
-
-/** Whether an instant is the last millisecond of its local day: nothing of that day is cut off. */
-export function endsLocalDay(ms: number, zone: Zone): boolean {
-  return zone.midnightUtc(zone.localDay(ms) + 1) - 1 === ms
 }

@@ -1,5 +1,5 @@
 /** @module Batches of klines: /v1/klines/batch and the intraday routes, each symbol through readKlines. */
-import { asOfMs, type AsOf } from '../domain/as-of.js'
+import { cutoffsOf, type AsOf } from '../domain/as-of.js'
 import { allocBars, barCount, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol } from '../domain/market.js'
@@ -53,9 +53,10 @@ export async function readIntraday(store: MarketStore, contexts: SymbolContexts,
   const { symbol, exchange } = parseSymbol(q.symbol)
   if (!(await contexts.get(symbol)))
     throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
-  const zone = MARKETS[exchange].zone
-  const cutoff = q.asOf ? asOfMs(q.asOf, zone) : undefined
-  const last = await store.readBars({ symbol, period: '1m', ...(cutoff !== undefined && { toMs: cutoff }), limit: 1 })
+  const market = MARKETS[exchange]
+  const zone = market.zone
+  const upTo = q.asOf ? { toMs: cutoffsOf(q.asOf, market).minute } : {}
+  const last = await store.readBars({ symbol, period: '1m', ...upTo, limit: 1 })
   if (barCount(last) === 0) return allocBars(0)
   const day = zone.localDay(last.timestamp[0])
   return readKlines(store, contexts, {

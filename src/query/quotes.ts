@@ -1,5 +1,5 @@
 /** @module Quotes from stored bars: the latest trading day of each symbol, raw prices. */
-import { asOfMs, type AsOf } from '../domain/as-of.js'
+import { cutoffsOf, type AsOf } from '../domain/as-of.js'
 import { allocBars, barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS } from '../domain/market.js'
@@ -52,10 +52,10 @@ export async function readQuotes(
     const { symbol } = instrument
     const market = MARKETS[instrument.exchange]
     const zone = market.zone
-    const upTo = asOf ? { toMs: asOfMs(asOf, zone) } : {}
+    const cut = asOf && cutoffsOf(asOf, market)
     const [lastDaily, lastMinute] = await Promise.all([
-      store.readBars({ symbol, period: '1d', ...upTo, limit: 1 }),
-      store.readBars({ symbol, period: '1m', ...upTo, limit: 1 }),
+      store.readBars({ symbol, period: '1d', ...(cut && { toMs: cut.daily }), limit: 1 }),
+      store.readBars({ symbol, period: '1m', ...(cut && { toMs: cut.minute }), limit: 1 }),
     ])
     const days = [...lastDaily.timestamp, ...lastMinute.timestamp].map((t) => zone.localDay(t))
     if (days.length === 0) continue
