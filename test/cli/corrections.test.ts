@@ -177,7 +177,7 @@ describe('corrections through the CLI', () => {
       ],
       [['delete', 'instruments', '000001.SZ', '999999.SH'], /^mdq: unknown instrument 999999\.SH: nothing deleted/],
       [['delete', 'instruments'], /missing required argument 'symbols'/],
-      [['import', 'ex-factors', join(dir, 'events.csv'), '--replace'], /--replace applies to bars only/],
+      [['import', 'ex-factors', join(dir, 'events.csv'), '--replace'], /--replace applies to bars and financials only/],
     ]
     for (const [args, expected] of cases) {
       const r = mdq(...args)

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { MARKETS } from '../../src/domain/market.js'
+import { importFile } from '../../src/ingest/import-file.js'
+import { DAILY } from '../helpers/day-by-day.js'
 import { demoDb, getJson, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 

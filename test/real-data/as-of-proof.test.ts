@@ -1,8 +1,8 @@
 // The as_of proof on real data: history imported day by day (and one day minute by minute) into a
 // store that grows, asked the same requests at every step, byte for byte what the store holding the
 // whole history answers with as_of that step, in every adjust mode; CN (Baostock, ex-factors derived
-// from the exchange's prev_close) and US (LEAN daily and minutes around AAPL's 2014 7:1 split, events
-// from LEAN's factor file).
+// from the exchange's prev_close; on SQLite, and a shorter window on ClickHouse) and US (LEAN daily
+// and minutes around AAPL's 2014 7:1 split, events from LEAN's factor file).
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, describe } from 'node:test'
@@ -15,7 +15,9 @@ import type { AnswerTask } from '../../src/runner/query-runner.js'
 import { openStores } from '../../src/store/backends.js'
 import type { Stores } from '../../src/store/backend.js'
 import { importRows, proveDayByDay, type CsvImport, type Step } from '../helpers/day-by-day.js'
-import { data, requires } from '../helpers/requirements.js'
+import { clickhouseServer, data, requires } from '../helpers/requirements.js'
+import { ClickHouseServer } from '../helpers/clickhouse.js'
+import { ClickHouseStores, parseClickHouseUrl } from '../../src/store/clickhouse/clickhouse-stores.js'
 import { tempDir } from '../helpers/store-files.js'
 import { readBaostock } from '../reference/cn.js'
 import { LEAN, dayOfYmd, factorFileEvents, readFactorFile, readLeanMinuteDay } from '../reference/lean.js'
@@ -28,12 +30,11 @@ const INSTRUMENTS: CsvImport = {
   header: 'symbol,name,type',
   rows: [...CN.map((s) => `${s},,stock`), 'AAPL.US,Apple Inc.,stock'],
 }
-/** Through the end of 2021: two years of each symbol's dividends (600519 each June, 600000 each July, 601318 twice a year). */
-const CN_LAST_DAY = '2021-12-31'
 
 const { dir, cleanup } = tempDir('mdq-as-of-')
 after(cleanup)
 const need = requires(data('cn/baostock_raw_daily'), data(LEAN))
+const clickhouse = requires(data('cn/baostock_raw_daily'), clickhouseServer())
 const dayOf = (date: string) =>
   daysFromCivil(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)))
 const iso = (day: number) => formatCivil(civilFromDays(day))
@@ -50,56 +51,30 @@ describe('as_of proof: day by day = as_of on the whole history', () => {
   need.it(
     'CN daily 2020-2021, three symbols, 1d/1w/1M in every adjust mode (Baostock, derived ex-factors)',
     async () => {
-      const rows = new Map<string, string[]>()
-      const closes = new Map<string, number>()
-      for (const symbol of CN)
-        for (const r of readBaostock(symbol.slice(0, 6))) {
-          if (!r.traded || r.date > CN_LAST_DAY) continue
-          const list = rows.get(r.date) ?? []
-          list.push(
-            `${symbol},${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`,
-          )
-          rows.set(r.date, list)
-          closes.set(`${symbol} ${r.date}`, r.close)
-        }
-      const days = [...rows.keys()].sort()
-      const derive = { deriveExFactors: true }
-      const whole = await open('cn-whole')
-      const growing = await open('cn-growing')
+      const { days, compared, events } = await proveCn(open, '2020-01-01', '2021-12-31')
+      assert.ok(events >= 8, `the window holds ${events} ex-factor events`)
+      console.log(`CN: ${days} days, ${compared} answers compared, ${events} events`)
+    },
+  )
+
+  clickhouse.it(
+    'CN daily on a ClickHouse store, June-July 2020 (the dividends of 600519 and 600000), every adjust mode',
+    async () => {
+      const server = await ClickHouseServer.start()
       try {
-        await importRows(whole.market, dir, {
-          kind: 'bars',
-          header: BARS,
-          rows: days.flatMap((d) => rows.get(d)!),
-          options: derive,
-        })
-        const events = (await whole.market.readExFactors([...CN])).values()
-        const eventCount = [...events].reduce((n, l) => n + l.length, 0)
-        assert.ok(eventCount >= 8, `the window holds ${eventCount} ex-factor events`)
-        const tasks = CN.flatMap((s) => [...klines(s, '1d', 250), ...klines(s, '1w', 60), ...klines(s, '1M', 24)])
-        const steps = days.map((date): Step => ({
-          label: date,
-          imports: [{ kind: 'bars', header: BARS, rows: rows.get(date)!, options: derive }],
-          asOf: { day: dayOf(date) },
-          tasks,
-        }))
-        // A real-data anchor besides the equivalence: forward-adjusted as of a day, that day's close is its raw close.
-        let anchored = 0
-        const compared = await proveDayByDay(growing.market, whole.market, dir, steps, (step, task, answer) => {
-          if (task.kind !== 'klines' || task.period !== '1d' || task.range.adjust !== 'forward') return
-          const raw = closes.get(`${task.symbol} ${step.label}`)
-          if (raw === undefined) return
-          const close = (JSON.parse(answer.toString()) as { data: { close: number[] } }).data.close
-          assert.equal(close.at(-1), raw, `${task.symbol} ${step.label}`)
-          anchored++
-        })
-        assert.equal(compared, days.length * tasks.length)
-        assert.ok(anchored > 3 * days.length * 0.9, `${anchored} anchors`)
-        console.log(
-          `CN: ${days.length} days, ${compared} answers compared, ${eventCount} events, ${anchored} raw-close anchors`,
+        const { days, compared, events } = await proveCn(
+          async (name) => {
+            const stores = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl(name.replace('-', '_'))))
+            await importRows(stores.market, dir, INSTRUMENTS)
+            return stores
+          },
+          '2020-06-01',
+          '2020-07-31',
         )
+        assert.ok(events >= 2, `the window holds ${events} ex-factor events`)
+        console.log(`CN on ClickHouse: ${days} days, ${compared} answers compared, ${events} events`)
       } finally {
-        await Promise.all([whole.market.close(), whole.keys.close(), growing.market.close(), growing.keys.close()])
+        await server.destroy()
       }
     },
   )
@@ -217,4 +192,62 @@ describe('as_of proof: day by day = as_of on the whole history', () => {
 
 function ymdOf(day: number): string {
   return iso(day).replaceAll('-', '')
+}
+
+/**
+ * The CN proof over [first, last]: the three symbols' Baostock days imported one at a time (ex-factors
+ * derived as each day arrives) beside the whole window imported at once; besides the equivalence, as
+ * of each day the forward close of that day is its raw close in the Baostock file.
+ */
+async function proveCn(
+  open: (name: string) => Promise<Stores>,
+  first: string,
+  last: string,
+): Promise<{ days: number; compared: number; events: number }> {
+  const rows = new Map<string, string[]>()
+  const closes = new Map<string, number>()
+  for (const symbol of CN)
+    for (const r of readBaostock(symbol.slice(0, 6))) {
+      if (!r.traded || r.date < first || r.date > last) continue
+      const list = rows.get(r.date) ?? []
+      list.push(
+        `${symbol},${r.date},${r.open},${r.high},${r.low},${r.close},${r.volumeShares},${r.amount},${r.preclose}`,
+      )
+      rows.set(r.date, list)
+      closes.set(`${symbol} ${r.date}`, r.close)
+    }
+  const days = [...rows.keys()].sort()
+  const derive = { deriveExFactors: true }
+  const whole = await open('cn-whole')
+  const growing = await open('cn-growing')
+  try {
+    await importRows(whole.market, dir, {
+      kind: 'bars',
+      header: BARS,
+      rows: days.flatMap((d) => rows.get(d)!),
+      options: derive,
+    })
+    const events = [...(await whole.market.readExFactors([...CN])).values()].reduce((n, l) => n + l.length, 0)
+    const tasks = CN.flatMap((s) => [...klines(s, '1d', 250), ...klines(s, '1w', 60), ...klines(s, '1M', 24)])
+    const steps = days.map((date): Step => ({
+      label: date,
+      imports: [{ kind: 'bars', header: BARS, rows: rows.get(date)!, options: derive }],
+      asOf: { day: dayOf(date) },
+      tasks,
+    }))
+    let anchored = 0
+    const compared = await proveDayByDay(growing.market, whole.market, dir, steps, (step, task, answer) => {
+      if (task.kind !== 'klines' || task.period !== '1d' || task.range.adjust !== 'forward') return
+      const raw = closes.get(`${task.symbol} ${step.label}`)
+      if (raw === undefined) return
+      const close = (JSON.parse(answer.toString()) as { data: { close: number[] } }).data.close
+      assert.equal(close.at(-1), raw, `${task.symbol} ${step.label}`)
+      anchored++
+    })
+    assert.equal(compared, days.length * tasks.length)
+    assert.equal(anchored, closes.size)
+    return { days: days.length, compared, events }
+  } finally {
+    await Promise.all([whole.market.close(), whole.keys.close(), growing.market.close(), growing.keys.close()])
+  }
 }
