@@ -120,6 +120,34 @@ describe('as_of on klines', () => {
     assert.equal(dayBefore.length, then.length - 1)
   })
 
+  it("a minute bar takes its day's daily prev_close only once that daily bar is complete", async () => {
+    // 300750.SZ: the daily bar of 2024-03-12 carries the exchange's reference price 9.5; its 1m bars none.
+    const bars = 'symbol,time,open,high,low,close,volume,amount,prev_close'
+    const csv = (name: string, rows: string[]) => writeCsv(join(dir, name), bars, rows)
+    await importFile(server.store, 'instruments', writeCsv(join(dir, 'i.csv'), 'symbol', ['300750.SZ']), DAILY)
+    await importFile(
+      server.store,
+      'bars',
+      csv('d.csv', ['300750.SZ,2024-03-11,10,10,10,10,1,,', '300750.SZ,2024-03-12,9.6,9.7,9.5,9.6,1,,9.5']),
+      DAILY,
+    )
+    await importFile(
+      server.store,
+      'bars',
+      csv('m.csv', [
+        '300750.SZ,2024-03-11 14:59,10,10,10,10,1,,',
+        '300750.SZ,2024-03-12 09:30,9.6,9.6,9.6,9.6,1,,',
+        '300750.SZ,2024-03-12 09:31,9.6,9.6,9.6,9.6,1,,',
+      ]),
+      { ...DAILY, period: '1m' },
+    )
+    const firstPrevClose = async (asOf: string) =>
+      (await get(`/v1/klines?symbol=300750.SZ&period=1m&adjust=none&as_of=${asOf}`)).body.data.prev_close.at(-2)
+    // At 10:00 the day's daily bar is not complete: the first minute's prev_close is the previous minute's close.
+    assert.equal(await firstPrevClose(String(SH.utcOf(2024, 3, 12, 10 * 60))), 10)
+    assert.equal(await firstPrevClose('2024-03-12'), 9.5)
+  })
+
   it("quotes as of a day: that day's bar", async () => {
     type Q = { data: { timestamp: number; last_price: number }[] }
     const q = (await get<Q>(`/v1/quotes?symbols=600519.SH&as_of=${DAY_BEFORE}`)).body.data[0]
