@@ -24,13 +24,14 @@ after(async () => {
 
 const SH = MARKETS.SH.zone
 type ErrorBody = { code: number; message: string }
+// Connection: close: CLI imports between requests can outlast the server's keep-alive on a loaded machine.
 const get = <T = { data: KlinesData }>(path: string, headers: Record<string, string> = {}) =>
-  getJson<T>(`${server.url}${path}`, { headers: { 'X-API-Key': server.key, ...headers } })
+  getJson<T>(`${server.url}${path}`, { headers: { 'X-API-Key': server.key, Connection: 'close', ...headers } })
 const post = <T>(path: string, body: unknown) =>
   getJson<T>(`${server.url}${path}`, {
     method: 'POST',
     body: JSON.stringify(body),
-    headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' },
+    headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json', Connection: 'close' },
   })
 const endOf = (y: number, m: number, d: number) => SH.utcOf(y, m, d) + 86_400_000 - 1
 /** 600519.SH goes ex-dividend every 24 June in the demo (2020-06-24 a Wednesday). */

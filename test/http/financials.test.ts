@@ -22,7 +22,9 @@ after(async () => {
 type Rec = Record<string, string | number | null>
 type Answer = { data: Record<string, Rec[]> }
 type ErrorBody = { code: number; message: string }
-const get = <T = Answer>(path: string) => getJson<T>(`${server.url}${path}`, { headers: { 'X-API-Key': server.key } })
+// Connection: close: CLI imports between requests can outlast the server's keep-alive on a loaded machine.
+const get = <T = Answer>(path: string) =>
+  getJson<T>(`${server.url}${path}`, { headers: { 'X-API-Key': server.key, Connection: 'close' } })
 const mdq = (...args: string[]) => runMdq(['--db', db, ...args])
 function ok(...args: string[]): string {
   const r = mdq(...args)
@@ -67,7 +69,9 @@ describe('financial statements', () => {
     assert.deepEqual(r.body.data, { '600519.SH': [FY19R, Q120, FY20], '600000.SH': [] })
     assert.deepEqual(Object.keys(r.body.data), ['600519.SH', '600000.SH'])
     const text = await (
-      await fetch(`${server.url}/v1/financials/income?symbols=600519.SH`, { headers: { 'X-API-Key': server.key } })
+      await fetch(`${server.url}/v1/financials/income?symbols=600519.SH`, {
+        headers: { 'X-API-Key': server.key, Connection: 'close' },
+      })
     ).text()
     assert.match(text, /"net_income":44000000000\.0,/, 'values are written with a fraction part')
     assert.match(text, /"revenue":88854338485\.11,/)
