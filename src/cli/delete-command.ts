@@ -1,8 +1,17 @@
-/** @module `mdq delete bars|ex-factors|instruments`: corrections, each all or nothing, with a one-line summary. */
-import { Option, type Command } from 'commander'
+/** @module `mdq delete bars|ex-factors|financials|instruments`: corrections, each all or nothing, with a one-line summary. */
+import { Argument, Option, type Command } from 'commander'
+import { STATEMENTS, type Statement } from '../domain/financials.js'
 import type { StoredPeriod } from '../domain/period.js'
 import type { MarketStore } from '../store/market-store.js'
-import { deleteBars, deleteExFactors, deleteInstruments, rangeOf, type RangeArgs } from '../ingest/corrections.js'
+import {
+  deleteBars,
+  deleteExFactors,
+  deleteFinancials,
+  deleteInstruments,
+  periodRangeOf,
+  rangeOf,
+  type RangeArgs,
+} from '../ingest/corrections.js'
 import { withStores } from '../store/backends.js'
 import { storeFlags } from './store-flags.js'
 
@@ -12,7 +21,7 @@ const between = (o: RangeArgs) =>
 export function registerCorrections(program: Command): void {
   const del = program
     .command('delete')
-    .description('correct the store: delete bars, ex-factors or instruments (each all or nothing)')
+    .description('correct the store: delete bars, ex-factors, statements or instruments (each all or nothing)')
   const market = <T>(fn: (m: MarketStore) => Promise<T>) =>
     withStores({ ...storeFlags(program), create: false }, (s) => fn(s.market))
   const ranged = (cmd: Command) =>
@@ -45,13 +54,28 @@ export function registerCorrections(program: Command): void {
   )
 
   del
+    .command('financials')
+    .description("delete every version of one symbol's statement with a period_end in a range")
+    .addArgument(new Argument('<statement>', 'the statement').choices(STATEMENTS))
+    .requiredOption('--symbol <symbol>', 'the symbol, e.g. 600000.SH')
+    .option('--from <date>', 'first period_end deleted (inclusive): YYYY-MM-DD; default: the first')
+    .option('--to <date>', 'last period_end deleted (inclusive); default: the last')
+    .action(async (statement: Statement, o: RangeArgs) => {
+      const range = { ...periodRangeOf(o), statement }
+      const n = await market((m) => deleteFinancials(m, range))
+      process.stdout.write(
+        `deleted ${n.toLocaleString('en-US')} ${statement} versions of ${range.symbol} (${between(o)})\n`,
+      )
+    })
+
+  del
     .command('instruments')
-    .description('delete instruments with all their bars and ex-factors')
+    .description('delete instruments with all their bars, ex-factors and statements')
     .argument('<symbols...>', 'the symbols, e.g. 600000.SH AAPL.US')
     .action(async (symbols: string[]) => {
       const d = await market((m) => deleteInstruments(m, symbols))
       process.stdout.write(
-        `deleted ${d.instruments} instruments with ${d.bars.toLocaleString('en-US')} bars and ${d.events.toLocaleString('en-US')} ex-factor events\n`,
+        `deleted ${d.instruments} instruments with ${d.bars.toLocaleString('en-US')} bars, ${d.events.toLocaleString('en-US')} ex-factor events and ${d.statements.toLocaleString('en-US')} statement versions\n`,
       )
     })
 }

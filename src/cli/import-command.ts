@@ -1,9 +1,10 @@
-/** @module `mdq import instruments|bars|ex-factors|actions|universes FILE.csv [options]`. */
+/** @module `mdq import instruments|bars|ex-factors|actions|universes FILE.csv [options]`, `mdq import financials STATEMENT FILE.csv`. */
 import { SingleBar } from 'cli-progress'
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
 import { formatSummary, importFile, IMPORT_KINDS, type ImportKind, type ImportProgress } from '../ingest/import-file.js'
 import { SECURITY_TYPES } from '../domain/instrument.js'
 import { describeLayout, LAYOUTS } from '../ingest/columns.js'
+import { isStatement, STATEMENTS, type Statement } from '../domain/financials.js'
 import { withStores } from '../store/backends.js'
 import { pauseAt } from './pause-at.js'
 import { storeFlags } from './store-flags.js'
@@ -32,23 +33,41 @@ const NOTES: Record<ImportKind, string> = {
   bars: 'time: epoch ms, or local YYYY-MM-DD / YYYYMMDD [HH:MM[:SS]]; no symbol column: give --symbol',
   'ex-factors': 'ex_factor: the per-event ratio P/R; ex_date: YYYY-MM-DD or YYYYMMDD',
   actions: 'per share, at least one action column (10送3派1.6 = cash_dividend 0.16, bonus_ratio 0.3)',
-  universes: 'a file replaces the members of each universe it lists',
+  universes: 'a file replaces the members of each universe it lists; in_date/out_date date its members',
+  financials: `mdq import financials STATEMENT FILE: symbol,period_end,announce_date and the statement's fields (${STATEMENTS.join(', ')})`,
 }
 
 function columnsHelp(): string {
   const width = Math.max(...IMPORT_KINDS.map((k) => k.length)) + 2
-  const rows = IMPORT_KINDS.map(
-    (k) => `  ${k.padEnd(width)}${describeLayout(LAYOUTS[k])}\n  ${' '.repeat(width)}${NOTES[k]}`,
+  const rows = IMPORT_KINDS.map((k) =>
+    k === 'financials'
+      ? `  ${k.padEnd(width)}${NOTES[k]}`
+      : `  ${k.padEnd(width)}${describeLayout(LAYOUTS[k])}\n  ${' '.repeat(width)}${NOTES[k]}`,
   )
   return `\nColumns of each kind (a header row first, in any order; a column the kind does not know is refused):\n${rows.join('\n')}\nEvery format, option and rule: docs/importing.md`
+}
+
+/** The file (and for financials the statement) of the positional arguments. */
+function fileOf(kind: ImportKind, first: string, second: string | undefined): { file: string; statement?: Statement } {
+  if (kind !== 'financials') {
+    if (second !== undefined) throw new InvalidArgumentError(`import ${kind} takes one file (got also '${second}')`)
+    return { file: first }
+  }
+  if (!isStatement(first))
+    throw new InvalidArgumentError(`import financials: '${first}' is not a statement; one of ${STATEMENTS.join(', ')}`)
+  if (second === undefined)
+    throw new InvalidArgumentError(`import financials ${first}: give the CSV file after the statement`)
+  return { file: second, statement: first }
 }
 
 export function registerImport(program: Command): void {
   program
     .command('import')
     .description('import a CSV file into the store, all or nothing')
+    .usage(`<kind> <file> [options], or financials <${STATEMENTS.join('|')}> <file> [options]`)
     .addArgument(new Argument('<kind>', 'what the file holds').choices(IMPORT_KINDS))
-    .argument('<file>', 'CSV file with a header row')
+    .argument('<file>', 'CSV file with a header row (financials: the statement, then the file)')
+    .argument('[statementFile]', "financials: the statement's CSV file")
     .addOption(new Option('--period <period>', 'bars: the base period of the file').choices(['1m', '1d']).default('1d'))
     .option('--symbol <symbol>', 'bars: the symbol, for files without a symbol column')
     .addOption(
@@ -65,14 +84,15 @@ export function registerImport(program: Command): void {
     .option('--derive-ex-factors', 'bars: record an ex-factor where prev_close differs from the previous close', false)
     .option(
       '--replace',
-      "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol",
+      "bars: the file's bars replace the stored bars of each of its symbols (and this period) in the file's time range of that symbol; financials: every stored version of its symbols' periods in the file's period range",
       false,
     )
     .addHelpText('after', columnsHelp)
     .action(
       async (
         kind: ImportKind,
-        file: string,
+        first: string,
+        second: string | undefined,
         o: {
           period: '1m' | '1d'
           symbol?: string
@@ -83,10 +103,20 @@ export function registerImport(program: Command): void {
           replace: boolean
         },
       ) => {
-        if (o.replace && kind !== 'bars')
-          throw new InvalidArgumentError('--replace applies to bars only (correct other data with mdq delete)')
+        const { file, statement } = fileOf(kind, first, second)
+        if (o.replace && kind !== 'bars' && kind !== 'financials')
+          throw new InvalidArgumentError(
+            '--replace applies to bars and financials only (correct other data with mdq delete)',
+          )
         const summary = await withStores({ ...storeFlags(program), create: true }, ({ market }) =>
-          importFile(market, kind, file, o, terminalProgress(), pauseAt(process.env.MDQ_IMPORT_PAUSE_AT, 'import')),
+          importFile(
+            market,
+            kind,
+            file,
+            { ...o, ...(statement && { statement }) },
+            terminalProgress(),
+            pauseAt(process.env.MDQ_IMPORT_PAUSE_AT, 'import'),
+          ),
         )
         process.stdout.write(formatSummary(summary) + '\n')
       },

@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'LIMITER_UNAVAILABLE',
   'BAD_IMPORT',
   'UNKNOWN_UNIVERSE',
+  'UNKNOWN_STATEMENT',
   'NOT_SERVED',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]

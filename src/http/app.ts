@@ -30,6 +30,7 @@ import { ResponseCache } from '../runner/response-cache.js'
 import { perTurn, type PerTurn } from '../lib/per-turn.js'
 import { dataRoutes } from './routes.js'
 import { sdkRoutes } from './sdk-routes.js'
+import { financialsRoutes } from './financials-routes.js'
 import { pagesPlugin } from './pages.js'
 import { withDocTags } from './doc-tags.js'
 
@@ -217,6 +218,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       }
       await v1.register(dataRoutes, routeOptions)
       await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
+      await v1.register(financialsRoutes, routeOptions)
     },
     { prefix: '/v1' },
   )

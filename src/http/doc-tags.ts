@@ -3,6 +3,7 @@
 export const DOC_TAGS = [
   { name: 'klines', description: 'Kline series and ex-rights factors, one instrument or a batch (rate-limited)' },
   { name: 'reference', description: 'Instruments, exchanges and universes' },
+  { name: 'financials', description: 'Financial statements: every version kept, the latest (or as of a date) served' },
   {
     name: 'SDK extras',
     description:

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
+import { parseAsOf, type AsOf } from '../domain/as-of.js'
 import { readExFactors, readInstruments } from '../query/reference.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
@@ -12,6 +13,7 @@ import type { AnswerUse, QueryRunner } from '../runner/query-runner.js'
 import type { ResponseCache } from '../runner/response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import {
+  AsOfQuery,
   ErrorResponse,
   ExFactorsQuery,
   ExFactorsResponse,
@@ -49,6 +51,10 @@ export const QUERY_PARAMS = [
   'limit',
   'type',
   'universes',
+  'start_date',
+  'end_date',
+  'latest',
+  'as_of',
 ]
 
 export const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse }
@@ -66,6 +72,11 @@ export function symbolList(value: string | readonly string[], max: number): stri
   if (list.length === 0) throw badParam(`Parameter 'symbols' must name at least one symbol.`)
   if (list.length > max) throw badParam(`Parameter 'symbols' must name at most ${max} symbols (got ${list.length}).`)
   return list
+}
+
+/** The `as_of` of a request, checked (a 400 naming it), as `{ asOf }` to spread into a query; `{}` without one. */
+export function asOfOf(q: { readonly as_of?: string }): { asOf?: AsOf } {
+  return q.as_of === undefined ? {} : { asOf: parseAsOf(q.as_of) }
 }
 
 export function checkRange(start?: number, end?: number): void {
@@ -112,6 +123,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
+      const asOf = asOfOf(q)
       return sendWithEtag(req, reply, store, cache, () =>
         uncachedAnswer(req, reply, cache, (use) =>
           runner.answer(
@@ -119,7 +131,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
               kind: 'klines',
               symbol: q.symbol,
               period: q.period,
-              range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust },
+              range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
             },
             use,
           ),
@@ -143,8 +155,9 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const symbols = symbolList(q.symbols, 100)
+      const { asOf } = asOfOf(q)
       return sendWithEtag(req, reply, store, cache, async () => {
-        const events = await readExFactors(store, symbols, q.start_time, q.end_time)
+        const events = await readExFactors(store, symbols, q.start_time, q.end_time, asOf)
         const data: Record<string, { timestamp: number; ex_factor: number }[]> = {}
         for (const [symbol, list] of events)
           data[symbol] = list.map((e) => ({ timestamp: e.timestamp, ex_factor: e.exFactor }))
@@ -153,8 +166,8 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     },
   )
 
-  const instruments = async (symbols: string[]) =>
-    wireJson({ data: (await readInstruments(store, symbols)).map(instrumentWire) })
+  const instruments = async (symbols: string[], asOf?: AsOf) =>
+    wireJson({ data: (await readInstruments(store, symbols, asOf)).map(instrumentWire) })
   app.get(
     '/instruments',
     {
@@ -167,7 +180,8 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     },
     async (req, reply) => {
       const symbols = symbolList(req.query.symbols, 1000)
-      return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
+      const { asOf } = asOfOf(req.query)
+      return sendWithEtag(req, reply, store, cache, () => instruments(symbols, asOf))
     },
   )
   app.get(
@@ -192,13 +206,15 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       schema: {
         ...docTag('reference'),
         summary: 'Instrument metadata (body form, used by the TickFlow SDK)',
+        querystring: AsOfQuery,
         body: InstrumentsBody,
         response: { 200: InstrumentsResponse, ...errors },
       },
     },
     async (req, reply) => {
       const symbols = symbolList(req.body.symbols, 1000)
-      return sendWithEtag(req, reply, store, cache, () => instruments(symbols))
+      const { asOf } = asOfOf(req.query)
+      return sendWithEtag(req, reply, store, cache, () => instruments(symbols, asOf))
     },
   )
 }

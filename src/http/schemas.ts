@@ -13,6 +13,14 @@ export const epochMs = (description: string) =>
     }),
   )
 
+/** `as_of` (an mdq extension): every stored-data route answers as it was known then. */
+export const asOfParam = Type.Optional(
+  Type.String({
+    description:
+      'The answer as known then (an mdq extension): YYYY-MM-DD (through the end of that day in the exchange zone) or epoch ms',
+  }),
+)
+
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ description: 'Instrument, `<code>.<exchange>`, e.g. 600000.SH, AAPL.US, 00700.HK' }),
   period: Type.Unsafe<Period>({ type: 'string', enum: [...PERIODS], default: '1d', description: 'Kline period' }),
@@ -30,6 +38,7 @@ export const KlinesQuery = Type.Object({
     default: 'forward',
     description: 'Price adjustment',
   }),
+  as_of: asOfParam,
 })
 export type KlinesQuery = Static<typeof KlinesQuery>
 
@@ -54,12 +63,17 @@ export const KlinesResponse = Type.Object({ data: KlinesColumns })
 export const SymbolsQuery = (max: number) =>
   Type.Object({
     symbols: Type.String({ description: `Comma-separated symbols, 1..${max}` }),
+    as_of: asOfParam,
   })
+
+/** Only `as_of`: the listing routes and the body forms take it in the query string. */
+export const AsOfQuery = Type.Object({ as_of: asOfParam })
 
 export const ExFactorsQuery = Type.Object({
   symbols: Type.String({ description: 'Comma-separated symbols, 1..100' }),
   start_time: epochMs('Lower bound on the event timestamp, inclusive'),
   end_time: epochMs('Upper bound on the event timestamp, inclusive'),
+  as_of: asOfParam,
 })
 export type ExFactorsQuery = Static<typeof ExFactorsQuery>
 

@@ -12,8 +12,8 @@ import { sendJson, sendWithEtag } from './etag.js'
 import { gzipStream } from '../encode/gzip-member.js'
 import { gzipOnSend, wantsGzip } from './compression.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
-import { checkRange, errors, uncachedAnswer, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
-import { RateLimitResponse } from './schemas.js'
+import { asOfOf, checkRange, errors, uncachedAnswer, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
+import { AsOfQuery, RateLimitResponse } from './schemas.js'
 import {
   ExchangeInstrumentsQuery,
   ExchangeInstrumentsResponse,
@@ -107,10 +107,6 @@ const commaList = (value: string | undefined) =>
 export const NOT_SERVED: readonly { readonly url: string; readonly why: string }[] = [
   { url: '/depth', why: 'Order book depth needs a live market feed; mdq serves stored bars only.' },
   {
-    url: '/financials/*',
-    why: 'Financial statements are a data set mdq does not hold; it serves klines, ex-factors and instruments.',
-  },
-  {
     url: '/ws/*',
     why: 'WebSocket streams need a live market feed; mdq serves stored bars only (poll /v1/quotes instead).',
   },
@@ -142,7 +138,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const { known, unknown } = await knownSymbols(contexts, symbolList(q.symbols, 100))
-      const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust }
+      const range = { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOfOf(q) }
       return sendWithEtag(req, reply, store, cache, async () =>
         batchStream(
           req,
@@ -168,9 +164,10 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     },
     async (req, reply) => {
       const q = req.query
+      const asOf = asOfOf(q)
       return sendWithEtag(req, reply, store, cache, () =>
         uncachedAnswer(req, reply, cache, (use) =>
-          runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use),
+          runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count, ...asOf }, use),
         ),
       )
     },
@@ -189,13 +186,14 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     },
     async (req, reply) => {
       const q = req.query
+      const asOf = asOfOf(q)
       const { known, unknown } = await knownSymbols(contexts, symbolList(q.symbols, 100))
       return sendWithEtag(req, reply, store, cache, async () =>
         batchStream(
           req,
           runner,
           cache.memory,
-          { kind: 'intraday-batch', symbols: known, period: q.period, count: q.count },
+          { kind: 'intraday-batch', symbols: known, period: q.period, count: q.count, ...asOf },
           unknown,
         ),
       )
@@ -227,7 +225,8 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       },
     },
     async (req, reply) => {
-      const { exchange, instruments } = await exchangeInstruments(store, req.params.exchange, req.query.type)
+      const { asOf } = asOfOf(req.query)
+      const { exchange, instruments } = await exchangeInstruments(store, req.params.exchange, req.query.type, asOf)
       return sendWithEtag(req, reply, store, cache, async () =>
         wireJson({ exchange, count: instruments.length, data: instruments.map(instrumentWire) }),
       )
@@ -240,13 +239,16 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       schema: {
         ...docTag('reference'),
         summary: 'Universes: the four built-in ones and the imported ones',
+        querystring: AsOfQuery,
         response: { 200: UniversesResponse, ...errors },
       },
     },
-    async (req, reply) =>
-      sendWithEtag(req, reply, store, cache, async () =>
-        wireJson({ data: (await listUniverses(store)).map(summaryWire) }),
-      ),
+    async (req, reply) => {
+      const { asOf } = asOfOf(req.query)
+      return sendWithEtag(req, reply, store, cache, async () =>
+        wireJson({ data: (await listUniverses(store, asOf)).map(summaryWire) }),
+      )
+    },
   )
 
   app.get(
@@ -256,11 +258,12 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
         ...docTag('reference'),
         summary: 'One universe with its symbols',
         params: UniverseParams,
+        querystring: AsOfQuery,
         response: { 200: UniverseResponse, ...errors },
       },
     },
     async (req, reply) => {
-      const [universe] = await readUniverses(store, [req.params.id])
+      const [universe] = await readUniverses(store, [req.params.id], asOfOf(req.query).asOf)
       if (!universe)
         throw new MdqError(
           'UNKNOWN_UNIVERSE',
@@ -276,18 +279,21 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       schema: {
         ...docTag('reference'),
         summary: 'Several universes with their symbols; unknown ids left out',
+        querystring: AsOfQuery,
         body: UniverseBatchBody,
         response: { 200: UniverseBatchResponse, ...errors },
       },
     },
     async (req, reply) => {
-      const found = await readUniverses(store, req.body.ids)
+      const found = await readUniverses(store, req.body.ids, asOfOf(req.query).asOf)
       return sendJson(reply, wireJson({ data: Object.fromEntries(found.map((u) => [u.id, detailWire(u)])) }))
     },
   )
 
   const quotes = async (request: QuotesRequest) =>
-    wireJson({ data: (await readQuotes(store, contexts, await quoteSymbols(store, request), now())).map(quoteWire) })
+    wireJson({
+      data: (await readQuotes(store, contexts, await quoteSymbols(store, request), now(), request.asOf)).map(quoteWire),
+    })
   app.get(
     '/quotes',
     {
@@ -302,7 +308,11 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     async (req, reply) =>
       sendJson(
         reply,
-        await quotes({ symbols: commaList(req.query.symbols), universes: commaList(req.query.universes) }),
+        await quotes({
+          symbols: commaList(req.query.symbols),
+          universes: commaList(req.query.universes),
+          ...asOfOf(req.query),
+        }),
       ),
   )
   app.post(
@@ -312,12 +322,16 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
       schema: {
         ...docTag('SDK extras'),
         summary: 'Quotes (body form, for long lists)',
+        querystring: AsOfQuery,
         body: QuotesBody,
         response: { 200: QuotesResponse, ...limitedErrors },
       },
     },
     async (req, reply) =>
-      sendJson(reply, await quotes({ symbols: req.body.symbols ?? [], universes: req.body.universes ?? [] })),
+      sendJson(
+        reply,
+        await quotes({ symbols: req.body.symbols ?? [], universes: req.body.universes ?? [], ...asOfOf(req.query) }),
+      ),
   )
 
   for (const { url, why } of NOT_SERVED) {

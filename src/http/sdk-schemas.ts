@@ -4,7 +4,7 @@ import { ADJUSTS, type Adjust } from '../domain/adjust.js'
 import { SECURITY_TYPES } from '../domain/instrument.js'
 import { EXCHANGES } from '../domain/market.js'
 import { PERIODS, type MinutePeriod, type Period } from '../domain/period.js'
-import { epochMs, InstrumentRecord, KlinesColumns } from './schemas.js'
+import { asOfParam, epochMs, InstrumentRecord, KlinesColumns } from './schemas.js'
 
 const symbols = Type.String({
   description: 'Comma-separated symbols, 1..100; unknown ones are left out of `data` and listed in `unknown_symbols`',
@@ -28,6 +28,7 @@ export const KlinesBatchQuery = Type.Object({
     default: 'forward',
     description: 'Price adjustment',
   }),
+  as_of: asOfParam,
 })
 export type KlinesBatchQuery = Static<typeof KlinesBatchQuery>
 
@@ -44,8 +45,14 @@ export const IntradayQuery = Type.Object({
   symbol: Type.String({ description: 'Instrument, `<code>.<exchange>`' }),
   period: intradayPeriod,
   count: intradayCount,
+  as_of: asOfParam,
 })
-export const IntradayBatchQuery = Type.Object({ symbols, period: intradayPeriod, count: intradayCount })
+export const IntradayBatchQuery = Type.Object({
+  symbols,
+  period: intradayPeriod,
+  count: intradayCount,
+  as_of: asOfParam,
+})
 
 export const KlinesBatchResponse = Type.Object({
   unknown_symbols: Type.Optional(
@@ -71,6 +78,7 @@ export const ExchangeParams = Type.Object({
 })
 export const ExchangeInstrumentsQuery = Type.Object({
   type: Type.Optional(Type.String({ description: `Security class: ${SECURITY_TYPES.join(', ')}` })),
+  as_of: asOfParam,
 })
 export const ExchangeInstrumentsResponse = Type.Object({
   exchange: Type.String(),
@@ -102,6 +110,7 @@ export const QuotesQuery = Type.Object({
   universes: Type.Optional(
     Type.String({ description: 'Comma-separated universe ids; their members are quoted too (1..1000 symbols in all)' }),
   ),
+  as_of: asOfParam,
 })
 export const QuotesBody = Type.Object({
   symbols: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),

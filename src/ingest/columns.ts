@@ -4,9 +4,12 @@ import type { CsvFile } from './csv-reader.js'
 import { ImportError } from './import-error.js'
 import type { ImportKind } from './import-file.js'
 
+/** The kinds of one fixed layout (a financials file's columns depend on its statement: ingest/financials-import.ts). */
+export type CsvKind = Exclude<ImportKind, 'financials'>
+
 /** The columns of one kind of import file: `C` every column it knows, `R` those it requires. */
 export interface ColumnLayout<C extends string = string, R extends C = C> {
-  readonly kind: ImportKind
+  readonly kind: CsvKind
   /** Every column the kind knows, in the order help and errors show them. */
   readonly columns: readonly C[]
   readonly required: readonly R[]
@@ -17,7 +20,7 @@ export interface ColumnLayout<C extends string = string, R extends C = C> {
 }
 
 function layout<const C extends string, const R extends C>(
-  kind: ImportKind,
+  kind: CsvKind,
   columns: readonly C[],
   required: readonly R[],
   more: Pick<ColumnLayout<C, R>, 'flags' | 'anyOf'> = {},
@@ -58,10 +61,10 @@ export const LAYOUTS = {
   }),
   universes: layout(
     'universes',
-    ['universe_id', 'symbol', 'name', 'region', 'category', 'description'],
+    ['universe_id', 'symbol', 'name', 'region', 'category', 'description', 'in_date', 'out_date'],
     ['universe_id', 'symbol'],
   ),
-} as const satisfies Record<ImportKind, ColumnLayout>
+} as const satisfies Record<CsvKind, ColumnLayout>
 
 /** Separators of other CSV dialects: a header split on none of its commas holds one of them. */
 const SEPARATORS = [

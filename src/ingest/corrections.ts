@@ -2,8 +2,10 @@
 import { barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { parseSymbol, type Market } from '../domain/market.js'
+import { STATEMENTS } from '../domain/financials.js'
 import { STORED_PERIODS } from '../domain/period.js'
-import type { BarRange, EventRange, MarketStore } from '../store/market-store.js'
+import { civilFromDays, formatCivil } from '../domain/time-zone.js'
+import type { BarRange, EventRange, MarketStore, StatementRange } from '../store/market-store.js'
 import { batchOfFields, type CsvFile } from './csv-reader.js'
 import { FieldReader, marketOfParts } from './fields.js'
 import { ImportError } from './import-error.js'
@@ -16,6 +18,19 @@ const ALL = Number.MAX_SAFE_INTEGER
  * through the end of that day, so `--to 2024-01-05` includes that day's minute bars.
  */
 export function parseTimeArg(text: string, market: Market, flag: '--from' | '--to'): number {
+  const r = argReader(text, flag)
+  try {
+    const t = r.time(0, market)
+    const dateOnly = !/^\d+$/.test(text.trim()) && !/[ T]\d/.test(text.trim())
+    return flag === '--to' && dateOnly ? market.zone.midnightUtc(market.zone.localDay(t) + 1) - 1 : t
+  } catch (err) {
+    if (err instanceof ImportError) throw new MdqError('BAD_PARAM', `${flag}: ${err.reason}`)
+    throw err
+  }
+}
+
+/** A FieldReader over one command-line value, so it is read exactly as the files' fields are. */
+function argReader(text: string, flag: string): FieldReader {
   const file: CsvFile = {
     path: flag,
     header: [flag],
@@ -26,10 +41,13 @@ export function parseTimeArg(text: string, market: Market, flag: '--from' | '--t
   }
   const r = new FieldReader(file)
   r.at(batchOfFields([text]), 0)
+  return r
+}
+
+/** A --from / --to period end: `YYYY-MM-DD` or `YYYYMMDD`, as `YYYY-MM-DD`. */
+export function parseDateArg(text: string, flag: '--from' | '--to'): string {
   try {
-    const t = r.time(0, market)
-    const dateOnly = !/^\d+$/.test(text.trim()) && !/[ T]\d/.test(text.trim())
-    return flag === '--to' && dateOnly ? market.zone.midnightUtc(market.zone.localDay(t) + 1) - 1 : t
+    return formatCivil(civilFromDays(argReader(text, flag).date(0, 'the date')))
   } catch (err) {
     if (err instanceof ImportError) throw new MdqError('BAD_PARAM', `${flag}: ${err.reason}`)
     throw err
@@ -75,13 +93,32 @@ export async function deleteExFactors(store: MarketStore, range: EventRange): Pr
   return n
 }
 
+/** The statement versions of one symbol in a period_end range of --from / --to (inclusive, absent = open). */
+export function periodRangeOf(a: RangeArgs): { symbol: string; fromPeriod?: string; toPeriod?: string } {
+  const { symbol } = parseSymbol(a.symbol, '--symbol')
+  const fromPeriod = a.from === undefined ? undefined : parseDateArg(a.from, '--from')
+  const toPeriod = a.to === undefined ? undefined : parseDateArg(a.to, '--to')
+  if (fromPeriod !== undefined && toPeriod !== undefined && fromPeriod > toPeriod)
+    throw new MdqError('BAD_PARAM', `--from ${a.from} is after --to ${a.to}`)
+  return { symbol, ...(fromPeriod && { fromPeriod }), ...(toPeriod && { toPeriod }) }
+}
+
+/** Deletes every version of one symbol's statement with a period_end in range; returns how many there were. */
+export async function deleteFinancials(store: MarketStore, range: StatementRange): Promise<number> {
+  const n = (await store.readFinancials(range.statement, [range.symbol], range)).get(range.symbol)?.length ?? 0
+  if (n > 0) await store.write({ deleteFinancials: [range] })
+  return n
+}
+
 export interface InstrumentDeletion {
   readonly instruments: number
   readonly bars: number
   readonly events: number
+  /** Statement versions, of every statement. */
+  readonly statements: number
 }
 
-/** Deletes instruments with everything stored under them (bars of every period, ex-factors); unknown symbols refuse the whole delete. */
+/** Deletes instruments with everything stored under them (bars of every period, ex-factors, statements); unknown symbols refuse the whole delete. */
 export async function deleteInstruments(store: MarketStore, inputs: readonly string[]): Promise<InstrumentDeletion> {
   const symbols = [...new Set(inputs.map((s) => parseSymbol(s, 'symbols').symbol))]
   const known = new Set((await store.readInstruments(symbols)).map((i) => i.symbol))
@@ -93,15 +130,19 @@ export async function deleteInstruments(store: MarketStore, inputs: readonly str
     )
   let bars = 0
   let events = 0
+  let statements = 0
   const periods = STORED_PERIODS
   for (const symbol of symbols) {
     for (const period of periods) bars += barCount(await store.readBars({ symbol, period, limit: ALL }))
     events += (await store.readExFactors([symbol])).get(symbol)?.length ?? 0
   }
+  for (const statement of STATEMENTS)
+    for (const list of (await store.readFinancials(statement, symbols)).values()) statements += list.length
   await store.write({
     deleteBars: symbols.flatMap((symbol) => periods.map((period) => ({ symbol, period }))),
     deleteExFactors: symbols.map((symbol) => ({ symbol })),
+    deleteFinancials: symbols.flatMap((symbol) => STATEMENTS.map((statement) => ({ statement, symbol }))),
     deleteInstruments: symbols,
   })
-  return { instruments: symbols.length, bars, events }
+  return { instruments: symbols.length, bars, events, statements }
 }

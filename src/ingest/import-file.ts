@@ -7,12 +7,20 @@ export type { ImportCheckpoint, ImportProgress } from './import-target.js'
 import { openCsv, type CsvFile } from './csv-reader.js'
 import { importActions, importExFactors, importInstruments } from './reference-import.js'
 import { importUniverses } from './universe-import.js'
+import { importFinancials } from './financials-import.js'
+import type { Statement } from '../domain/financials.js'
 
-export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions', 'universes'] as const
+export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions', 'universes', 'financials'] as const
 export type ImportKind = (typeof IMPORT_KINDS)[number]
+
+/** The options of every kind: the bars' (whose `replace` financials take too), and which statement a financials file holds. */
+export interface ImportOptions extends BarImportOptions {
+  readonly statement?: Statement
+}
 
 export interface ImportSummary extends ImportCounts {
   readonly kind: ImportKind
+  readonly statement?: Statement
   readonly file: string
   readonly seconds: number
 }
@@ -23,7 +31,7 @@ export async function importFile(
   store: MarketStore,
   kind: ImportKind,
   path: string,
-  bars: BarImportOptions,
+  options: ImportOptions,
   progress?: ImportProgress,
   checkpoint?: ImportCheckpoint,
 ): Promise<ImportSummary> {
@@ -35,16 +43,18 @@ export async function importFile(
   try {
     const counts =
       kind === 'bars'
-        ? await importBars(tracked, { store, writer }, bars, progress)
+        ? await importBars(tracked, { store, writer }, options, progress)
         : kind === 'instruments'
           ? await importInstruments(tracked, writer)
           : kind === 'ex-factors'
             ? await importExFactors(tracked, { store, writer })
             : kind === 'universes'
               ? await importUniverses(tracked, writer)
-              : await importActions(tracked, { store, writer })
+              : kind === 'financials'
+                ? await importFinancials(tracked, { store, writer }, { ...options, statement: statementOf(options) })
+                : await importActions(tracked, { store, writer })
     await writer.commit()
-    return { kind, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
+    return { kind, statement: options.statement, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
   } catch (err) {
     await writer.rollback()
     throw err
@@ -52,6 +62,11 @@ export async function importFile(
     progress?.stop()
     await file.close()
   }
+}
+
+function statementOf(options: ImportOptions): Statement {
+  if (!options.statement) throw new Error('import financials: no statement given')
+  return options.statement
 }
 
 function withProgress(file: CsvFile, progress: ImportProgress): CsvFile {
@@ -67,6 +82,7 @@ function withProgress(file: CsvFile, progress: ImportProgress): CsvFile {
 
 export function formatSummary(s: ImportSummary): string {
   const perSecond = s.seconds > 0 ? Math.round(s.rows / s.seconds) : s.rows
+  const what = s.statement ? `${s.kind} ${s.statement}` : s.kind
   const extra = [
     s.skipped ? `${s.skipped.toLocaleString('en-US')} skipped outside sessions` : '',
     s.events ? `${s.events} ex-factor events` : '',
@@ -74,5 +90,5 @@ export function formatSummary(s: ImportSummary): string {
   ]
     .filter(Boolean)
     .join(', ')
-  return `imported ${s.kind}: ${s.rows.toLocaleString('en-US')} rows${extra ? ` (${extra})` : ''}, ${s.symbols} symbols, from ${s.file} in ${s.seconds.toFixed(2)} s (${perSecond.toLocaleString('en-US')} rows/s)`
+  return `imported ${what}: ${s.rows.toLocaleString('en-US')} rows${extra ? ` (${extra})` : ''}, ${s.symbols} symbols, from ${s.file} in ${s.seconds.toFixed(2)} s (${perSecond.toLocaleString('en-US')} rows/s)`
 }

@@ -36,6 +36,8 @@ export function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint):
   return {
     deleteBars: (range) => writer.deleteBars(range),
     deleteExFactors: (range) => writer.deleteExFactors(range),
+    deleteFinancials: (range) => writer.deleteFinancials(range),
+    putFinancials: (batch) => writer.putFinancials(batch),
     deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
     putUniverses: (list) => writer.putUniverses(list),
     rollback: () => writer.rollback(),

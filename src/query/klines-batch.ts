@@ -1,4 +1,5 @@
 /** @module Batches of klines: /v1/klines/batch and the intraday routes, each symbol through readKlines. */
+import { cutoffsOf, type AsOf } from '../domain/as-of.js'
 import { allocBars, barCount, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol } from '../domain/market.js'
@@ -40,6 +41,8 @@ export interface IntradayQuery {
   readonly period: MinutePeriod
   /** The latest `count` bars of the day; absent = all. */
   readonly count?: number
+  /** The latest trading day with 1m bars up to then, and its bars up to then. */
+  readonly asOf?: AsOf
 }
 
 /** Enough for every bar of one trading day at 1m (US: 390). */
@@ -50,9 +53,11 @@ export async function readIntraday(store: MarketStore, contexts: SymbolContexts,
   const { symbol, exchange } = parseSymbol(q.symbol)
   if (!(await contexts.get(symbol)))
     throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
-  const last = await store.readBars({ symbol, period: '1m', limit: 1 })
+  const market = MARKETS[exchange]
+  const zone = market.zone
+  const upTo = q.asOf ? { toMs: cutoffsOf(q.asOf, market).minute } : {}
+  const last = await store.readBars({ symbol, period: '1m', ...upTo, limit: 1 })
   if (barCount(last) === 0) return allocBars(0)
-  const zone = MARKETS[exchange].zone
   const day = zone.localDay(last.timestamp[0])
   return readKlines(store, contexts, {
     symbol,
@@ -61,6 +66,7 @@ export async function readIntraday(store: MarketStore, contexts: SymbolContexts,
     startTime: zone.midnightUtc(day),
     endTime: zone.midnightUtc(day + 1) - 1,
     adjust: 'none',
+    ...(q.asOf && { asOf: q.asOf }),
   })
 }
 

@@ -1,5 +1,6 @@
 /** @module readKlines: the klines use case: select base bars, fill prev_close, adjust, aggregate, trim to count. */
 import { adjustBars, isAdditive } from '../domain/adjust.js'
+import { cutoffsOf } from '../domain/as-of.js'
 import { aggregate } from '../domain/aggregate.js'
 import { barCount, lowerBound, sliceBars, type Bars } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
@@ -13,7 +14,7 @@ import type { MarketStore } from '../store/market-store.js'
 import { readRollupKlines } from './rollup-klines.js'
 import { dayPrevCloses, type DailyPrevCloses } from './daily-prev-close.js'
 import type { KlinesQuery } from './klines-query.js'
-import type { SymbolContexts } from './symbol-context.js'
+import { knownAsOf, type SymbolContexts } from './symbol-context.js'
 
 /** Base bars per derived bar, a first guess for how many to read (then doubled until enough). */
 const BASE_PER_BAR: Record<Period, number> = {
@@ -68,27 +69,34 @@ export async function readKlines(store: MarketStore, contexts: SymbolContexts, q
 
 async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   const { symbol, exchange } = parseSymbol(q.symbol)
-  const ctx = await contexts.get(symbol)
-  if (!ctx) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
+  const known = await contexts.get(symbol)
+  if (!known) throw new MdqError('UNKNOWN_SYMBOL', `Unknown symbol '${symbol}': no such instrument in this store.`)
   const market = MARKETS[exchange]
+  // As of a moment: only the bars complete by then exist, and only the events up to it (symbol-context.ts).
+  const cut = q.asOf ? cutoffsOf(q.asOf, market) : undefined
+  const ctx = cut ? knownAsOf(known, cut.events) : known
   const base = basePeriodOf(q.period)
+  const cutoff = cut ? (base === '1d' ? cut.daily : cut.minute) : Infinity
+  const dailyCutoff = cut?.daily ?? Infinity
   const from = q.startTime ?? -8.64e15
-  const to = q.endTime ?? 8.64e15
+  const to = Math.min(q.endTime ?? 8.64e15, cutoff)
   const derived = q.period !== base
   if (
     isRollupPeriod(q.period) &&
     store.capabilities.storedRollups &&
+    // A rollup holds its whole bucket: a cutoff inside a session would cut one.
+    (cut === undefined || cut.wholeDays) &&
     rollupsAdjustExactly(ctx.events, market.zone, q.adjust)
   ) {
     const fill = (raw: Bars) =>
-      fillPrevClose(store, symbol, '1m', raw, ctx.events, market, undefined, ctx.dailyPrevCloses)
+      fillPrevClose(store, symbol, '1m', raw, ctx.events, market, undefined, ctx.dailyPrevCloses, dailyCutoff)
     const fromRollups = await readRollupKlines(
       store,
       symbol,
       q.period,
       market,
       { events: ctx.events, gaps: ctx.gaps, fill },
-      q,
+      { ...q, endTime: to },
     )
     if (fromRollups) return fromRollups
   }
@@ -102,13 +110,24 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
       symbol,
       period: base,
       fromMs: from,
-      toMs: derived ? to + SPAN_MS[q.period] : to,
+      // A derived bar holds base bars after its stamp, never past the cutoff.
+      toMs: derived ? Math.min(to + SPAN_MS[q.period], cutoff) : to,
       limit: limit + 1,
     })
     const extra = barCount(read) > limit
     const raw = extra ? sliceBars(read, 1, barCount(read)) : read
     const before = extra ? { timestamp: read.timestamp[0], close: read.close[0] } : undefined
-    const filled = await fillPrevClose(store, symbol, base, raw, ctx.events, market, before, ctx.dailyPrevCloses)
+    const filled = await fillPrevClose(
+      store,
+      symbol,
+      base,
+      raw,
+      ctx.events,
+      market,
+      before,
+      ctx.dailyPrevCloses,
+      dailyCutoff,
+    )
     const adjusted = adjustBars(
       filled,
       ctx.events,
@@ -127,7 +146,10 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
   return sliceBars(bars, Math.max(lowerBound(bars.timestamp, from, 0, end), end - q.count), end)
 }
 
-/** Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store. */
+/**
+ * Raw prev_close where none was imported (domain/prev-close.ts), looking one bar back in the store;
+ * a minute bar takes its day's daily prev_close only from a daily bar stamped by `dailyCutoff`.
+ */
 async function fillPrevClose(
   store: MarketStore,
   symbol: string,
@@ -137,6 +159,7 @@ async function fillPrevClose(
   market: Market,
   known?: { timestamp: number; close: number },
   daily?: () => Promise<DailyPrevCloses>,
+  dailyCutoff = Infinity,
 ): Promise<Bars> {
   const n = barCount(raw)
   if (n === 0) return raw
@@ -158,15 +181,10 @@ async function fillPrevClose(
   // fewer than `days + 1` bars means there is no bar before them to read.
   const firstDay = zone.localDay(raw.timestamp[0])
   const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
+  const lastDaily = Math.min(raw.timestamp[n - 1], dailyCutoff)
   if (daily)
-    return fillMinutePrevClose(
-      raw,
-      events,
-      zone,
-      dayPrevCloses(await daily(), zone, raw.timestamp[n - 1], days + 1),
-      before,
-    )
-  const dailyBars = await store.readBars({ symbol, period: '1d', toMs: raw.timestamp[n - 1], limit: days + 1 })
+    return fillMinutePrevClose(raw, events, zone, dayPrevCloses(await daily(), zone, lastDaily, days + 1), before)
+  const dailyBars = await store.readBars({ symbol, period: '1d', toMs: lastDaily, limit: days + 1 })
   const dayPrevClose = new Map<number, number>()
   if (barCount(dailyBars)) {
     const dailyFilled = fillDailyPrevClose(dailyBars, events, undefined, true)

@@ -1,9 +1,11 @@
 /** @module Exchanges and universes: listings derived from the instruments, plus the imported universes. */
+import { asOfDate, type AsOf } from '../domain/as-of.js'
 import { MdqError } from '../domain/errors.js'
 import { isSecurityType, SECURITY_TYPES, type Instrument } from '../domain/instrument.js'
-import { EXCHANGES, isExchange, MARKETS, type Exchange, type Region } from '../domain/market.js'
-import { builtInUniverses, type StoredUniverse } from '../domain/universe.js'
+import { EXCHANGES, isExchange, MARKETS, parseSymbol, type Exchange, type Region } from '../domain/market.js'
+import { builtInUniverses, membersOn, type StoredUniverse } from '../domain/universe.js'
 import type { MarketStore } from '../store/market-store.js'
+import { withSharesAsOf } from './reference.js'
 
 export interface ExchangeSummary {
   readonly exchange: Exchange
@@ -20,11 +22,12 @@ export async function listExchanges(store: MarketStore): Promise<ExchangeSummary
     .map(([exchange, count]) => ({ exchange, region: MARKETS[exchange].region, count }))
 }
 
-/** The instruments of one exchange (code matched case-insensitively), optionally of one security type. */
+/** The instruments of one exchange (code matched case-insensitively), optionally of one security type; shares as of `asOf` (reference.ts). */
 export async function exchangeInstruments(
   store: MarketStore,
   exchangeParam: string,
   type?: string,
+  asOf?: AsOf,
 ): Promise<{ exchange: Exchange; instruments: Instrument[] }> {
   const exchange = exchangeParam.toUpperCase()
   if (!isExchange(exchange))
@@ -34,16 +37,29 @@ export async function exchangeInstruments(
     )
   if (type !== undefined && !isSecurityType(type))
     throw new MdqError('BAD_PARAM', `Parameter 'type' must be one of ${SECURITY_TYPES.join(', ')}.`)
-  return { exchange, instruments: await store.listInstruments({ exchange, ...(type === undefined ? {} : { type }) }) }
+  const instruments = await store.listInstruments({ exchange, ...(type === undefined ? {} : { type }) })
+  return { exchange, instruments: asOf ? await withSharesAsOf(store, instruments, asOf) : instruments }
 }
 
-/** Every universe: the four built-in ones (always current), then the imported ones by id. */
-export async function listUniverses(store: MarketStore): Promise<StoredUniverse[]> {
-  return [...builtInUniverses(await store.listInstruments()), ...(await store.readUniverses())]
+/**
+ * Every universe: the four built-in ones (always current), then the imported ones by id; with
+ * `asOf`, a universe imported with dates has the members of that day (each symbol's own zone).
+ */
+export async function listUniverses(store: MarketStore, asOf?: AsOf): Promise<StoredUniverse[]> {
+  const imported = await store.readUniverses()
+  const dateOf = (symbol: string) => asOfDate(asOf!, MARKETS[parseSymbol(symbol).exchange].zone)
+  return [
+    ...builtInUniverses(await store.listInstruments()),
+    ...(asOf ? imported.map((u) => (u.spells ? { ...u, symbols: membersOn(u, dateOf) } : u)) : imported),
+  ]
 }
 
 /** The universes among `ids` (in the order asked, duplicates once), unknown ones left out. */
-export async function readUniverses(store: MarketStore, ids: readonly string[]): Promise<StoredUniverse[]> {
-  const all = new Map((await listUniverses(store)).map((u) => [u.id, u]))
+export async function readUniverses(
+  store: MarketStore,
+  ids: readonly string[],
+  asOf?: AsOf,
+): Promise<StoredUniverse[]> {
+  const all = new Map((await listUniverses(store, asOf)).map((u) => [u.id, u]))
   return [...new Set(ids)].flatMap((id) => all.get(id) ?? [])
 }

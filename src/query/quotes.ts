@@ -1,4 +1,5 @@
 /** @module Quotes from stored bars: the latest trading day of each symbol, raw prices. */
+import { cutoffsOf, type AsOf } from '../domain/as-of.js'
 import { allocBars, barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS } from '../domain/market.js'
@@ -12,13 +13,15 @@ import type { SymbolContexts } from './symbol-context.js'
 export interface QuotesRequest {
   readonly symbols: readonly string[]
   readonly universes: readonly string[]
+  /** Universe members, and the bars quoted, as of then. */
+  readonly asOf?: AsOf
 }
 
 export const MAX_QUOTE_SYMBOLS = 1000
 
 /** The symbols asked for, then the members of the universes asked for: canonical, duplicates once, 1..1000 in all. */
 export async function quoteSymbols(store: MarketStore, req: QuotesRequest): Promise<string[]> {
-  const found = await readUniverses(store, req.universes)
+  const found = await readUniverses(store, req.universes, req.asOf)
   const missing = req.universes.filter((id) => !found.some((u) => u.id === id))
   if (missing.length)
     throw new MdqError(
@@ -36,26 +39,33 @@ export async function quoteSymbols(store: MarketStore, req: QuotesRequest): Prom
   return symbols
 }
 
-/** Quotes of the known symbols with bars, in order; `nowMs` only decides `session`. */
+/** Quotes of the known symbols with bars (up to `asOf`), in order; `nowMs` only decides `session`. */
 export async function readQuotes(
   store: MarketStore,
   contexts: SymbolContexts,
   symbols: readonly string[],
   nowMs: number,
+  asOf?: AsOf,
 ): Promise<Quote[]> {
   const out: Quote[] = []
   for (const instrument of await store.readInstruments(symbols)) {
     const { symbol } = instrument
     const market = MARKETS[instrument.exchange]
     const zone = market.zone
+    const cut = asOf && cutoffsOf(asOf, market)
     const [lastDaily, lastMinute] = await Promise.all([
-      store.readBars({ symbol, period: '1d', limit: 1 }),
-      store.readBars({ symbol, period: '1m', limit: 1 }),
+      store.readBars({ symbol, period: '1d', ...(cut && { toMs: cut.daily }), limit: 1 }),
+      store.readBars({ symbol, period: '1m', ...(cut && { toMs: cut.minute }), limit: 1 }),
     ])
     const days = [...lastDaily.timestamp, ...lastMinute.timestamp].map((t) => zone.localDay(t))
     if (days.length === 0) continue
     const day = Math.max(...days)
-    const range = { startTime: zone.midnightUtc(day), endTime: zone.midnightUtc(day + 1) - 1, adjust: 'none' as const }
+    const range = {
+      startTime: zone.midnightUtc(day),
+      endTime: zone.midnightUtc(day + 1) - 1,
+      adjust: 'none' as const,
+      ...(asOf && { asOf }),
+    }
     const daily =
       barCount(lastDaily) && zone.localDay(lastDaily.timestamp[0]) === day
         ? await readKlines(store, contexts, { symbol, period: '1d', count: 1, ...range })

@@ -12,6 +12,22 @@ export interface SymbolContext {
   dailyPrevCloses(): Promise<DailyPrevCloses>
 }
 
+/**
+ * The context as known at `cutoffMs`: the events with an ex-date at or before it. Each event's gap
+ * comes from the close before its ex-date, and a daily prev_close from the events of its own day,
+ * so both are the same for the days up to the cutoff whatever happened after it.
+ */
+export function knownAsOf(ctx: SymbolContext, cutoffMs: number): SymbolContext {
+  let n = ctx.events.length
+  while (n > 0 && ctx.events[n - 1].timestamp > cutoffMs) n--
+  if (n === ctx.events.length) return ctx
+  return {
+    events: ctx.events.slice(0, n),
+    gaps: async () => (await ctx.gaps()).subarray(0, n),
+    dailyPrevCloses: ctx.dailyPrevCloses,
+  }
+}
+
 /** Bytes of daily prev_close histories held per SymbolContexts (per thread): 20 years of 250 days is 120 KB a symbol. */
 const DAILY_CACHE_BYTES = 32 << 20
 

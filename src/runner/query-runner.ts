@@ -1,4 +1,5 @@
 /** @module Uncached klines work as tasks (read, fill, adjust, aggregate, serialize to bytes): run here, or in a worker pool (runner/query-pool.ts). */
+import type { AsOf } from '../domain/as-of.js'
 import { MdqError, type ErrorCode } from '../domain/errors.js'
 import type { MinutePeriod, Period } from '../domain/period.js'
 import { readIntraday, readIntradayBatch, readKlinesBatch } from '../query/klines-batch.js'
@@ -13,7 +14,13 @@ import { klinesFormat } from '../encode/wire.js'
 /** Plain data only: a task crosses to a worker by structured clone. */
 export type AnswerTask =
   | { readonly kind: 'klines'; readonly symbol: string; readonly period: Period; readonly range: KlinesRange }
-  | { readonly kind: 'intraday'; readonly symbol: string; readonly period: MinutePeriod; readonly count?: number }
+  | {
+      readonly kind: 'intraday'
+      readonly symbol: string
+      readonly period: MinutePeriod
+      readonly count?: number
+      readonly asOf?: AsOf
+    }
 export type BatchTask =
   | {
       readonly kind: 'klines-batch'
@@ -26,6 +33,7 @@ export type BatchTask =
       readonly symbols: readonly string[]
       readonly period: MinutePeriod
       readonly count?: number
+      readonly asOf?: AsOf
     }
 
 /** Whether a task is a batch group (its bytes stream, and their memory can be used again once written). */
@@ -97,7 +105,12 @@ async function answerPieces(
   const bars =
     task.kind === 'klines'
       ? await readKlines(store, contexts, { symbol: task.symbol, period: task.period, ...task.range })
-      : await readIntraday(store, contexts, { symbol: task.symbol, period: task.period, count: task.count })
+      : await readIntraday(store, contexts, {
+          symbol: task.symbol,
+          period: task.period,
+          count: task.count,
+          asOf: task.asOf,
+        })
   const out = new JsonBytes(false, chunks)
   out.ascii('{"data":')
   writeKlinesColumns(out, bars, klinesFormat(task.period, task.kind === 'klines' ? task.range.adjust : 'none'))
@@ -118,7 +131,7 @@ export async function* batchPieces<T extends Buffer | string>(
   const entries =
     task.kind === 'klines-batch'
       ? readKlinesBatch(store, contexts, task.symbols, { period: task.period, ...task.range })
-      : readIntradayBatch(store, contexts, task.symbols, { period: task.period, count: task.count })
+      : readIntradayBatch(store, contexts, task.symbols, { period: task.period, count: task.count, asOf: task.asOf })
   const format = klinesFormat(task.period, task.kind === 'klines-batch' ? task.range.adjust : 'none')
   let first = true
   for await (const { symbol, bars } of entries) {

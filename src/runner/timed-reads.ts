@@ -18,6 +18,7 @@ export function withTimedReads(store: MarketStore, record: (operation: string, s
     readBars: time('bars', store.readBars.bind(store)),
     readInstruments: time('instruments', store.readInstruments.bind(store)),
     readExFactors: time('ex_factors', store.readExFactors.bind(store)),
+    readFinancials: time('financials', store.readFinancials.bind(store)),
   }
   return new Proxy(store, {
     get(target, prop, receiver) {

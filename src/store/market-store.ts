@@ -1,6 +1,7 @@
 /** @module The MarketStore interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
 import type { Bars } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
+import type { PeriodRange, Statement, StatementRecord } from '../domain/financials.js'
 import type { Instrument } from '../domain/instrument.js'
 import type { StoredPeriod } from '../domain/period.js'
 import type { RollupPeriod } from '../domain/rollups.js'
@@ -37,6 +38,19 @@ export interface EventRange {
   readonly toMs?: number
 }
 
+/** The versions of one symbol's statement with fromPeriod <= period_end <= toPeriod (`YYYY-MM-DD`, inclusive; absent = open). */
+export interface StatementRange extends PeriodRange {
+  readonly statement: Statement
+  readonly symbol: string
+}
+
+/** Statement versions of one symbol, each keyed by (period_end, announce_date). */
+export interface StatementBatch {
+  readonly statement: Statement
+  readonly symbol: string
+  readonly records: readonly StatementRecord[]
+}
+
 /** One all-or-nothing write: deletes are applied first, then puts; readers see all of it or none. */
 export interface WriteBatch {
   readonly instruments?: readonly Instrument[]
@@ -44,8 +58,11 @@ export interface WriteBatch {
   readonly bars?: readonly { readonly symbol: string; readonly period: StoredPeriod; readonly bars: Bars }[]
   /** Events keyed by (symbol, ex-date timestamp); a newer value replaces an older one. */
   readonly exFactors?: readonly { readonly symbol: string; readonly events: readonly ExFactorEvent[] }[]
+  /** Statement versions; a version at an existing (period_end, announce_date) replaces it, other versions stay. */
+  readonly financials?: readonly StatementBatch[]
   readonly deleteBars?: readonly BarRange[]
   readonly deleteExFactors?: readonly EventRange[]
+  readonly deleteFinancials?: readonly StatementRange[]
   /** The instruments' metadata rows only; their bars and events go with deleteBars / deleteExFactors. */
   readonly deleteInstruments?: readonly string[]
 }
@@ -87,6 +104,15 @@ export interface MarketStore {
   /** Events ascending per known symbol (possibly []), with fromMs <= timestamp <= toMs; unknown symbols absent. */
   readExFactors(symbols: readonly string[], fromMs?: number, toMs?: number): Promise<Map<string, ExFactorEvent[]>>
   /**
+   * Every stored version of `statement` of each of `symbols` with a period_end in `range`, ascending
+   * by period_end, then announce_date; a symbol without any is absent (known or not).
+   */
+  readFinancials(
+    statement: Statement,
+    symbols: readonly string[],
+    range?: PeriodRange,
+  ): Promise<Map<string, StatementRecord[]>>
+  /**
    * An opaque token that changes whenever committed market data changes (also when another process
    * imports), unique to this store: for caches and ETags. Cheap: no round trip per call on a remote
    * backend (poll or cache it, at most 1 s stale).
@@ -123,8 +149,11 @@ export interface StoreWriter {
   /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
   putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
   putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
+  /** Versions of one symbol's statement; a version at an existing (period_end, announce_date) is replaced. */
+  putFinancials(batch: StatementBatch): Promise<void>
   deleteBars(range: BarRange): Promise<void>
   deleteExFactors(range: EventRange): Promise<void>
+  deleteFinancials(range: StatementRange): Promise<void>
   deleteInstruments(symbols: readonly string[]): Promise<void>
   // Universes.
   /** Replaces each listed universe (its fields and its members) as a whole. */
@@ -138,10 +167,12 @@ export async function writeBatchWith(writer: StoreWriter, batch: WriteBatch): Pr
   try {
     for (const r of batch.deleteBars ?? []) await writer.deleteBars(r)
     for (const r of batch.deleteExFactors ?? []) await writer.deleteExFactors(r)
+    for (const r of batch.deleteFinancials ?? []) await writer.deleteFinancials(r)
     if (batch.deleteInstruments?.length) await writer.deleteInstruments(batch.deleteInstruments)
     if (batch.instruments) await writer.putInstruments(batch.instruments)
     for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars)
     for (const e of batch.exFactors ?? []) await writer.putExFactors(e.symbol, e.events)
+    for (const f of batch.financials ?? []) await writer.putFinancials(f)
     await writer.commit()
   } catch (err) {
     await writer.rollback()

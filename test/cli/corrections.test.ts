@@ -182,7 +182,7 @@ describe('corrections through the CLI', () => {
       ],
       [['delete', 'instruments', '000001.SZ', '999999.SH'], /^mdq: unknown instrument 999999\.SH: nothing deleted/],
       [['delete', 'instruments'], /missing required argument 'symbols'/],
-      [['import', 'ex-factors', join(dir, 'events.csv'), '--replace'], /--replace applies to bars only/],
+      [['import', 'ex-factors', join(dir, 'events.csv'), '--replace'], /--replace applies to bars and financials only/],
     ]
     for (const [args, expected] of cases) {
       const r = mdq(...args)
@@ -208,7 +208,7 @@ describe('corrections through the CLI', () => {
   it('delete instruments: the instruments with all their bars and ex-factors', async () => {
     assert.equal(
       ok('delete', 'instruments', '000001.SZ'),
-      'deleted 1 instruments with 10 bars and 1 ex-factor events\n',
+      'deleted 1 instruments with 10 bars, 1 ex-factor events and 0 statement versions\n',
     )
     assert.deepEqual(await timestamps('000001.SZ', '1d'), [])
     assert.deepEqual(

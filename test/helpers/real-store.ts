@@ -1,6 +1,7 @@
-/** @module A store of real data from ../shared/data, built through the `mdq import` CLI: CN daily, US daily and minutes, instruments, a universe. */
+/** @module A store of real data from ../shared/data, built through the `mdq import` CLI: CN daily, US daily and minutes, instruments, a universe, test statements. */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
+import { STATEMENTS, type Statement } from '../../src/domain/financials.js'
 import { readBaostock } from '../reference/cn.js'
 import { LEAN, LEAN_MINUTE_DAYS } from '../reference/lean.js'
 import { data } from './requirements.js'
@@ -12,6 +13,33 @@ export const CN_SYMBOLS = ['600000.SH', '600519.SH', '601318.SH'] as const
 /** Symbols with bars: three CN daily, AAPL daily with ex-factors, SPY minutes only. */
 export const REAL_SYMBOLS = [...CN_SYMBOLS, 'AAPL.US', 'SPY.US'] as const
 export const WATCH_UNIVERSE = 'MY_WATCH'
+
+/**
+ * Statements for the SDK tests, one file per statement: made-up figures (../shared/data holds no
+ * statements), 600519.SH's FY2019 income restated a year later, 600000.SH with cash flow and shares.
+ */
+export const STATEMENT_FILES: Readonly<Record<Statement, readonly string[]>> = {
+  income: [
+    'symbol,period_end,announce_date,revenue,net_income,basic_eps',
+    '600519.SH,2019-12-31,2020-03-28,88854338485.11,41206471014.43,32.8',
+    '600519.SH,2019-12-31,2021-03-30,88854338485.11,41406471014.43,32.96',
+    '600519.SH,2020-12-31,2021-03-30,97993240000,46697000000.78,37.17',
+    '600000.SH,2020-12-31,2021-03-30,196384000000,,1.88',
+  ],
+  'balance-sheet': [
+    'symbol,period_end,announce_date,total_assets,total_liabilities,total_equity',
+    '600519.SH,2020-12-31,2021-03-30,213395810000.5,45675000000,167720810000.5',
+  ],
+  'cash-flow': [
+    'symbol,period_end,announce_date,net_operating_cash_flow,capex',
+    '600000.SH,2020-12-31,2021-03-30,-12000000000.25,3500000000',
+  ],
+  metrics: ['symbol,period_end,announce_date,roe,gross_margin', '600519.SH,2020-12-31,2021-03-30,0.3141,0.9141'],
+  shares: [
+    'symbol,period_end,announce_date,total_shares,float_shares',
+    '600000.SH,2020-12-31,2021-01-05,29352177375,29352177375',
+  ],
+}
 
 const ymd = (s: string) => `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}`
 
@@ -102,5 +130,9 @@ export function buildRealStore(dir: string): string {
       `${WATCH_UNIVERSE},SPY.US,,,,`,
     ]),
   ])
+  for (const statement of STATEMENTS) {
+    const [header, ...rows] = STATEMENT_FILES[statement]
+    mdq(db, ['import', 'financials', statement, writeCsv(join(dir, `${statement}.csv`), header, rows)])
+  }
   return db
 }

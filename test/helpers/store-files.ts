@@ -24,6 +24,9 @@ export function dumpStore(path: string, { withMeta = true } = {}): string {
       ['chunks', '1, 2, 3'],
       ['instruments', '1'],
       ['ex_factors', '1, 2'],
+      ['financials', '1, 2, 3, 4'],
+      ['universes', '1'],
+      ['universe_members', '1, 2'],
       ...(withMeta ? [['meta', '1'] as [string, string]] : []),
     ]
     return tables

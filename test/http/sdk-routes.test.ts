@@ -547,10 +547,8 @@ describe('wire numbers and routes not served', () => {
     integers(await text('/v1/universes'), ['symbol_count'])
   })
 
-  it('/v1/depth, /v1/financials/*, /v1/ws/* answer 404 saying why; other methods 405', async () => {
+  it('/v1/depth, /v1/ws/* answer 404 saying why; other methods 405', async () => {
     await refused('/v1/depth?symbol=600519.SH', 404, /live market feed/)
-    await refused('/v1/financials/income?symbols=600519.SH', 404, /financial statements/i)
-    await refused('/v1/financials/balance-sheet', 404, /financial statements/i)
     await refused('/v1/ws/stream', 404, /WebSocket streams need a live market feed/)
     await refused('/v1/ws/quotes', 404, /WebSocket/)
     const r = await rawRequest(`${server.url}/v1/depth`, { 'X-API-Key': server.key }, 'POST')

@@ -11,10 +11,20 @@ from tickflow import AsyncTickFlow, TickFlow
 from tickflow._exceptions import NotFoundError
 
 PRICES = ["open", "high", "low", "close", "amount"]
+STATEMENTS = ["income", "balance_sheet", "cash_flow", "metrics", "shares"]
 
 
 def dtypes(df):
     return {c: str(df[c].dtype) for c in ["timestamp", *PRICES, "volume"]}
+
+
+def frame(df):
+    """A financials DataFrame as JSON: its columns, their dtypes and its rows (NaN as None)."""
+    return {
+        "columns": list(df.columns),
+        "dtypes": {c: str(df[c].dtype) for c in df.columns},
+        "rows": [{c: (None if v != v else v) for c, v in row.items()} for row in df.to_dict(orient="records")],
+    }
 
 
 def not_found(call):
@@ -73,8 +83,10 @@ def run_sync(base, key, sc):
     qdf = tf.quotes.get(symbols=syms, as_dataframe=True)
     out["quotes_df_dtypes"] = {c: str(qdf[c].dtype) for c in ["last_price", "prev_close", "open", "high", "low", "amount", "ext.change_pct"]}
     out["not_served"] = {"depth": not_found(lambda: tf.depth.get(syms[0]))}
-    for name in ["income", "balance_sheet", "cash_flow", "metrics", "shares"]:
-        out["not_served"][name] = not_found(lambda: getattr(tf.financials, name)([syms[0]]))
+    out["financials"] = {name: getattr(tf.financials, name)(syms, batch_size=2) for name in STATEMENTS}
+    out["financials_df"] = {name: frame(getattr(tf.financials, name)(syms, as_dataframe=True)) for name in STATEMENTS}
+    out["income_range"] = tf.financials.income(["600519.SH"], start_date="2020-01-01", end_date="2020-12-31")
+    out["income_latest"] = tf.financials.income(["600519.SH", "600000.SH"], latest=True)
     return out
 
 
@@ -102,6 +114,8 @@ async def run_async(base, key, sc):
         out["quotes_by_symbols"] = await tf.quotes.get_by_symbols(syms)
         out["quotes_by_universes"] = await tf.quotes.get_by_universes([sc["universe"]])
         out["not_served"] = {"depth": await not_found_async(lambda: tf.depth.get(syms[0]))}
+        out["financials"] = {name: await getattr(tf.financials, name)(syms, batch_size=2) for name in STATEMENTS}
+        out["financials_df"] = {name: frame(await getattr(tf.financials, name)(syms, as_dataframe=True)) for name in STATEMENTS}
     return out
 
 

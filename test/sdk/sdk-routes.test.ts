@@ -10,7 +10,6 @@ import { tempDir } from '../helpers/store-files.js'
 /** Routes mdq does not serve on purpose, each with the reason; they answer 404 with a message saying why. */
 const EXCEPTIONS: readonly { readonly prefix: string; readonly reason: string }[] = [
   { prefix: '/v1/depth', reason: 'order book depth needs a live feed; mdq holds stored bars only' },
-  { prefix: '/v1/financials/', reason: 'financial statements are a data set mdq does not hold' },
   { prefix: '/v1/ws/', reason: 'WebSocket streams need a live feed' },
 ]
 /** Values for the SDK's f-string placeholders. */

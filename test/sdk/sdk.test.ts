@@ -1,6 +1,7 @@
 // The official TickFlow Python SDK (sync and async clients) against a running mdq over real data: every REST method.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { STATEMENT_FIELDS } from '../../src/domain/financials.js'
 import { MARKETS } from '../../src/domain/market.js'
 import { runSdkScript, sdkSkip } from '../helpers/python-sdk.js'
 import { buildRealStore, CN_SYMBOLS, REAL_STORE_SKIP, REAL_SYMBOLS, WATCH_UNIVERSE } from '../helpers/real-store.js'
@@ -46,7 +47,40 @@ interface Report {
   quotes_by_universes: Quote[]
   quotes_df_dtypes?: Record<string, string>
   not_served: Record<string, string | null>
+  financials: Record<string, Record<string, Statement[]>>
+  financials_df: Record<string, { columns: string[]; dtypes: Record<string, string>; rows: Statement[] }>
+  income_range?: Record<string, Statement[]>
+  income_latest?: Record<string, Statement[]>
 }
+type Statement = Record<string, string | number | null>
+/** A record as the SDK returns it: every field of its statement, null where the file had none. */
+function statement(kind: keyof typeof STATEMENT_FIELDS, values: Statement): Statement {
+  return Object.fromEntries([
+    ['period_end', values.period_end],
+    ['announce_date', values.announce_date],
+    ...STATEMENT_FIELDS[kind].map((f) => [f, values[f] ?? null]),
+  ])
+}
+const FY2019 = statement('income', {
+  period_end: '2019-12-31',
+  announce_date: '2021-03-30',
+  revenue: 88854338485.11,
+  net_income: 41406471014.43,
+  basic_eps: 32.96,
+})
+const FY2020 = statement('income', {
+  period_end: '2020-12-31',
+  announce_date: '2021-03-30',
+  revenue: 97993240000,
+  net_income: 46697000000.78,
+  basic_eps: 37.17,
+})
+const PUDONG_FY2020 = statement('income', {
+  period_end: '2020-12-31',
+  announce_date: '2021-03-30',
+  revenue: 196384000000,
+  basic_eps: 1.88,
+})
 
 const skip = REAL_STORE_SKIP || sdkSkip()
 const SH = MARKETS.SH.zone
@@ -231,13 +265,88 @@ describe('TickFlow Python SDK against mdq (real data)', () => {
       },
     )
 
-    it(`${mode}: depth (and financials) raise NotFoundError saying why mdq does not serve them`, { skip }, async () => {
+    it(`${mode}: depth raises NotFoundError saying why mdq does not serve it`, { skip }, async () => {
       const r = await report(mode)
       assert.match(r.not_served.depth ?? '', /live market feed/)
-      if (mode === 'sync')
-        for (const name of ['income', 'balance_sheet', 'cash_flow', 'metrics', 'shares'])
-          assert.match(r.not_served[name] ?? '', /financial/i, name)
     })
+
+    it(
+      `${mode}: financials.income, .balance_sheet, .cash_flow, .metrics, .shares in chunks of 2: the latest version of each period`,
+      { skip },
+      async () => {
+        const f = (await report(mode)).financials
+        const none = { '601318.SH': [], 'AAPL.US': [], 'SPY.US': [] }
+        assert.deepEqual(f.income, { '600519.SH': [FY2019, FY2020], '600000.SH': [PUDONG_FY2020], ...none })
+        assert.deepEqual(f.balance_sheet, {
+          '600519.SH': [
+            statement('balance-sheet', {
+              period_end: '2020-12-31',
+              announce_date: '2021-03-30',
+              total_assets: 213395810000.5,
+              total_liabilities: 45675000000,
+              total_equity: 167720810000.5,
+            }),
+          ],
+          '600000.SH': [],
+          ...none,
+        })
+        assert.deepEqual(f.cash_flow['600000.SH'], [
+          statement('cash-flow', {
+            period_end: '2020-12-31',
+            announce_date: '2021-03-30',
+            net_operating_cash_flow: -12000000000.25,
+            capex: 3500000000,
+          }),
+        ])
+        assert.deepEqual(f.metrics['600519.SH'], [
+          statement('metrics', {
+            period_end: '2020-12-31',
+            announce_date: '2021-03-30',
+            roe: 0.3141,
+            gross_margin: 0.9141,
+          }),
+        ])
+        assert.deepEqual(f.shares, {
+          '600000.SH': [
+            {
+              period_end: '2020-12-31',
+              announce_date: '2021-01-05',
+              float_shares: 29352177375,
+              total_shares: 29352177375,
+            },
+          ],
+          '600519.SH': [],
+          ...none,
+        })
+      },
+    )
+
+    it(
+      `${mode}: financials as_dataframe: one row per record with its symbol; fields with values float64, wholly empty ones object`,
+      { skip },
+      async () => {
+        const df = (await report(mode)).financials_df
+        const income = df.income
+        assert.deepEqual(income.columns, ['symbol', 'period_end', 'announce_date', ...STATEMENT_FIELDS.income])
+        // Symbols in the order asked (600000.SH first), then records by period.
+        assert.deepEqual(income.rows, [
+          { symbol: '600000.SH', ...PUDONG_FY2020 },
+          { symbol: '600519.SH', ...FY2019 },
+          { symbol: '600519.SH', ...FY2020 },
+        ])
+        for (const f of STATEMENT_FIELDS.income)
+          assert.equal(
+            income.dtypes[f],
+            f === 'revenue' || f === 'net_income' || f === 'basic_eps' ? 'float64' : 'object',
+            f,
+          )
+        assert.equal(df.shares.dtypes.total_shares, 'float64')
+        assert.deepEqual(
+          df.metrics.rows.map((r) => [r.symbol, r.roe]),
+          [['600519.SH', 0.3141]],
+        )
+      },
+    )
   }
 
   it(
@@ -267,6 +376,8 @@ describe('TickFlow Python SDK against mdq (real data)', () => {
       assert.equal(r.sh_stocks!.length, 3)
       for (const c of Object.keys(r.quotes_df_dtypes!)) assert.equal(r.quotes_df_dtypes![c], 'float64', c)
       checkQuotes(r.quotes_universe!, ['600519.SH', 'AAPL.US', 'SPY.US'])
+      assert.deepEqual(r.income_range, { '600519.SH': [FY2020] })
+      assert.deepEqual(r.income_latest, { '600519.SH': [FY2020], '600000.SH': [PUDONG_FY2020] })
     },
   )
 })

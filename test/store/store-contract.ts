@@ -11,6 +11,7 @@ import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore, StoreCapabilities } from '../../src/store/market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { itRequiring } from '../helpers/requirements.js'
+import { financialsContract } from './financials-contract.js'
 
 export type Capability = keyof StoreCapabilities
 
@@ -502,6 +503,7 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
         )
       },
     )
+    financialsContract(test, () => store)
     test('check() passes on a healthy store', [], async () => {
       await store.check()
       await keys.check()

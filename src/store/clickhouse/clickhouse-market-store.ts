@@ -5,7 +5,8 @@ import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
-import type { StoredUniverse } from '../../domain/universe.js'
+import type { PeriodRange, Statement, StatementRecord } from '../../domain/financials.js'
+import { universeOfRows, type StoredUniverse } from '../../domain/universe.js'
 import type { BarQuery, MarketStore, StoreCapabilities, WriteBatch } from '../market-store.js'
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { decodeBars } from './row-binary.js'
@@ -25,6 +26,7 @@ import {
 import { Poller } from './poller.js'
 import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
 import { compact, type CompactionReport } from './compaction.js'
+import { FinancialReads, readUniverseDates, spellsOf } from './financials-reads.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -74,9 +76,11 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #intervals = new LRUCache<string, Promise<Interval[]>>({ max: 20_000 })
   /** Whole daily histories per `${version}|${symbol}`; concurrent misses share one query. */
   readonly #daily: LRUCache<string, Bars, { s: Snapshot; symbol: string }> | undefined
+  readonly #financials: FinancialReads
 
   private constructor(t: Topology, dailyCacheBytes: number) {
     this.#t = t
+    this.#financials = new FinancialReads(t.meta)
     this.#daily =
       dailyCacheBytes > 0
         ? new LRUCache({
@@ -251,13 +255,29 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async readUniverses(): Promise<StoredUniverse[]> {
     const s = await this.#snap()
-    const rows = await this.#t.meta.json<{
-      id: string
-      r: [string, string | null, string | null, string | null, string[]]
-    }>(
-      `SELECT id, argMax((name, region, category, description, symbols), (import_id, seq)) AS r FROM universes WHERE ${s.committedSql} GROUP BY id ORDER BY id`,
-    )
-    return rows.map(({ id, r }) => ({ id, name: r[0], region: r[1], category: r[2], description: r[3], symbols: r[4] }))
+    const [rows, dates] = await Promise.all([
+      this.#t.meta.json<{
+        id: string
+        r: [string, string | null, string | null, string | null, string[]]
+        v: [string, number]
+      }>(
+        `SELECT id, argMax((name, region, category, description, symbols), (import_id, seq)) AS r, max((import_id, seq)) AS v FROM universes WHERE ${s.committedSql} GROUP BY id ORDER BY id`,
+      ),
+      readUniverseDates(this.#t.meta, s),
+    ])
+    return rows.map(({ id, r, v }) => {
+      const fields = { id, name: r[0], region: r[1], category: r[2], description: r[3] }
+      const dated = dates.get(`${id}|${v[0]}|${v[1]}`)
+      return dated ? universeOfRows(fields, spellsOf(r[4], dated)) : { ...fields, symbols: r[4] }
+    })
+  }
+
+  async readFinancials(
+    statement: Statement,
+    symbols: readonly string[],
+    range: PeriodRange = {},
+  ): Promise<Map<string, StatementRecord[]>> {
+    return this.#financials.read(await this.#snap(), statement, symbols, range)
   }
 
   /** Runs `read`: each read here is all of one commit or of another (the commit protocol), but two reads may see two. */
@@ -284,10 +304,12 @@ export class ClickHouseMarketStore implements MarketStore {
     try {
       for (const r of batch.deleteBars ?? []) await w.deleteBars(r)
       for (const r of batch.deleteExFactors ?? []) await w.deleteExFactors(r)
+      for (const r of batch.deleteFinancials ?? []) await w.deleteFinancials(r)
       if (batch.deleteInstruments?.length) await w.deleteInstruments(batch.deleteInstruments)
       if (batch.instruments?.length) await w.putInstruments(batch.instruments)
       for (const b of batch.bars ?? []) await w.putBars(b.symbol, b.period, b.bars)
       for (const e of batch.exFactors ?? []) await w.putExFactors(e.symbol, e.events)
+      for (const f of batch.financials ?? []) await w.putFinancials(f)
       await w.commit()
     } catch (err) {
       await w.rollback().catch(() => undefined)

@@ -5,11 +5,13 @@ import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument } from '../../domain/instrument.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
-import type { BarRange, EventRange, StoreWriter } from '../market-store.js'
+import { valuesJson } from '../../domain/financials.js'
+import type { BarRange, EventRange, StatementBatch, StatementRange, StoreWriter } from '../market-store.js'
 import { tsv } from './connection.js'
 import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
+import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 
 /** Bar INSERTs sent at once by one putBars. */
 const INSERTS_IN_FLIGHT = 2
@@ -189,20 +191,21 @@ export class ClickHouseWriter implements StoreWriter {
   async putUniverses(list: readonly StoredUniverse[]): Promise<void> {
     this.#live()
     if (list.length === 0) return
-    const array = (symbols: readonly string[]) =>
-      `[${symbols.map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(',')}]`
+    const array = (items: readonly string[]) =>
+      `[${items.map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(',')}]`
+    const rows = list.map((u) => ({ u, seq: ++this.#seq }))
+    const tail = (seq: number) => [String(this.#id), String(seq)]
     const body =
-      list
-        .map((u) =>
+      rows
+        .map(({ u, seq }) =>
           [
             tsv(u.id),
             tsv(u.name),
             tsv(u.region),
             tsv(u.category),
             tsv(u.description),
-            tsv(array(u.symbols)),
-            String(this.#id),
-            String(++this.#seq),
+            tsv(array(u.spells ? u.spells.map((s) => s.symbol) : u.symbols)),
+            ...tail(seq),
           ].join('\t'),
         )
         .join('\n') + '\n'
@@ -211,6 +214,41 @@ export class ClickHouseWriter implements StoreWriter {
       ['id', 'name', 'region', 'category', 'description', 'symbols', 'import_id', 'seq'],
       'TabSeparated',
       body,
+    )
+    // A dated version's dates go beside it, under the same (import_id, seq) (financials-schema.ts).
+    const dated = rows.filter(({ u }) => u.spells)
+    if (dated.length)
+      await this.#t.metaWriter.insert(
+        'universe_dates',
+        ['id', 'in_dates', 'out_dates', 'import_id', 'seq'],
+        'TabSeparated',
+        dated
+          .map(({ u, seq }) =>
+            [
+              tsv(u.id),
+              tsv(array(u.spells!.map((s) => s.inDate ?? ''))),
+              tsv(array(u.spells!.map((s) => s.outDate ?? ''))),
+              ...tail(seq),
+            ].join('\t'),
+          )
+          .join('\n') + '\n',
+      )
+  }
+
+  /** Values as JSON text (never parsed by the server, so no float is read inexactly). */
+  async putFinancials(b: StatementBatch): Promise<void> {
+    await this.#insertMeta(
+      'financials',
+      ['statement', 'symbol', 'period_end', 'announce_date', 'data'],
+      b.records.map((r) => [b.statement, b.symbol, r.periodEnd, r.announceDate, valuesJson(r.values)]),
+    )
+  }
+
+  async deleteFinancials(r: StatementRange): Promise<void> {
+    await this.#insertMeta(
+      'financial_deletes',
+      ['statement', 'symbol', 'from_period', 'to_period'],
+      [[r.statement, r.symbol, r.fromPeriod ?? FIRST_PERIOD, r.toPeriod ?? LAST_PERIOD]],
     )
   }
 

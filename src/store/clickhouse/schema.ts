@@ -2,6 +2,7 @@
 import { MdqError } from '../../domain/errors.js'
 import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { ClickHouseConfig } from './config.js'
+import { FINANCIAL_TABLES, FINANCIAL_VERSIONED_TABLES } from './financials-schema.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
 const VERSION = 'import_id UInt64, seq UInt32'
@@ -44,10 +45,18 @@ const META_TABLES: readonly string[] = [
    description Nullable(String), symbols Array(String), ${VERSION}) ENGINE = MergeTree ORDER BY id`,
   `CREATE TABLE IF NOT EXISTS api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64),
    rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64) ENGINE = MergeTree ORDER BY id`,
+  ...FINANCIAL_TABLES,
 ]
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
-export const META_VERSIONED_TABLES = ['series', 'instruments', 'ex_factors', 'deletes', 'universes'] as const
+export const META_VERSIONED_TABLES = [
+  'series',
+  'instruments',
+  'ex_factors',
+  'deletes',
+  'universes',
+  ...FINANCIAL_VERSIONED_TABLES,
+] as const
 
 /** The servers a store talks to. */
 export interface Topology {

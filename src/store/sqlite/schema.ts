@@ -28,6 +28,13 @@ export const MIGRATIONS: readonly string[] = [
   // 5: intraday rollups (5m..60m chunks in the chunks table). SQL cannot fold bars: this marks the
   // store as needing them and SqliteMarketStore.open builds them (rollups.ts) in one transaction.
   `INSERT INTO meta (key, value) VALUES ('rollups_pending', 1);`,
+  // 6: financial statements, every version of each period (values as a JSON object, FORMAT.md);
+  // universe memberships with dates.
+  `CREATE TABLE financials (
+     statement TEXT NOT NULL, symbol TEXT NOT NULL, period_end TEXT NOT NULL, announce_date TEXT NOT NULL, data TEXT NOT NULL,
+     PRIMARY KEY (statement, symbol, period_end, announce_date)) WITHOUT ROWID;
+   ALTER TABLE universe_members ADD COLUMN in_date TEXT;
+   ALTER TABLE universe_members ADD COLUMN out_date TEXT;`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */

@@ -6,7 +6,8 @@ import { MdqError } from '../../domain/errors.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
-import type { StoredUniverse } from '../../domain/universe.js'
+import type { PeriodRange, Statement, StatementRecord } from '../../domain/financials.js'
+import { universeOfRows, type StoredUniverse, type UniverseSpell } from '../../domain/universe.js'
 import {
   writeBatchWith,
   type BarQuery,
@@ -17,6 +18,7 @@ import {
 } from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
 import { chunkStatements } from './chunk-statements.js'
+import { deleteFinancialsWith, financialStatements, putFinancialsWith, readFinancialsWith } from './financials.js'
 import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
 import { buildPendingRollups, TouchedDays } from './rollups.js'
 import { WrittenChunks } from './written-chunks.js'
@@ -45,6 +47,7 @@ interface InstrumentRow {
 function statements(db: Db) {
   return {
     ...chunkStatements(db),
+    financials: financialStatements(db),
     instrument: db.prepare<[string], InstrumentRow>('SELECT * FROM instruments WHERE symbol = ?'),
     search: db.prepare<[{ p: string; limit: number }], InstrumentRow>(
       "SELECT * FROM instruments WHERE symbol LIKE @p ESCAPE '\\' OR name LIKE @p ESCAPE '\\' OR code LIKE @p ESCAPE '\\' OR name_en LIKE @p ESCAPE '\\' ORDER BY symbol LIMIT @limit",
@@ -103,14 +106,14 @@ function listInstrumentsWith(db: Db, filter: { exchange?: string; type?: string 
 }
 
 function readUniversesWith(db: Db): StoredUniverse[] {
-  const members = new Map<string, string[]>()
+  const members = new Map<string, UniverseSpell[]>()
   for (const m of db
-    .prepare<[], { universe_id: string; symbol: string }>(
-      'SELECT universe_id, symbol FROM universe_members ORDER BY universe_id, position',
+    .prepare<[], { universe_id: string; symbol: string; in_date: string | null; out_date: string | null }>(
+      'SELECT universe_id, symbol, in_date, out_date FROM universe_members ORDER BY universe_id, position',
     )
     .all()) {
     const list = members.get(m.universe_id) ?? []
-    list.push(m.symbol)
+    list.push({ symbol: m.symbol, inDate: m.in_date, outDate: m.out_date })
     members.set(m.universe_id, list)
   }
   return db
@@ -119,7 +122,7 @@ function readUniversesWith(db: Db): StoredUniverse[] {
       { id: string; name: string; region: string | null; category: string | null; description: string | null }
     >('SELECT * FROM universes ORDER BY id')
     .all()
-    .map((u) => ({ ...u, symbols: members.get(u.id) ?? [] }))
+    .map((u) => universeOfRows(u, members.get(u.id) ?? []))
 }
 
 function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
@@ -127,13 +130,14 @@ function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
     'INSERT OR REPLACE INTO universes (id, name, region, category, description) VALUES (@id, @name, @region, @category, @description)',
   )
   const clear = db.prepare<[string]>('DELETE FROM universe_members WHERE universe_id = ?')
-  const member = db.prepare<[string, number, string]>(
-    'INSERT INTO universe_members (universe_id, position, symbol) VALUES (?, ?, ?)',
+  const member = db.prepare<[string, number, string, string | null, string | null]>(
+    'INSERT INTO universe_members (universe_id, position, symbol, in_date, out_date) VALUES (?, ?, ?, ?, ?)',
   )
   for (const u of list) {
     put.run({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description })
     clear.run(u.id)
-    u.symbols.forEach((symbol, i) => member.run(u.id, i, symbol))
+    const rows = u.spells ?? u.symbols.map((symbol) => ({ symbol, inDate: null, outDate: null }))
+    rows.forEach((r, i) => member.run(u.id, i, r.symbol, r.inDate, r.outDate))
   }
 }
 
@@ -311,6 +315,14 @@ export class SqliteMarketStore implements MarketStore {
     })
   }
 
+  async readFinancials(
+    statement: Statement,
+    symbols: readonly string[],
+    range: PeriodRange = {},
+  ): Promise<Map<string, StatementRecord[]>> {
+    return this.#read(() => readFinancialsWith(this.#st.financials, statement, symbols, range))
+  }
+
   async check(): Promise<void> {
     if (this.#damage && this.#damage.counter === this.#st.changeCounter.get()) throw damaged(this.#damage.reason)
     this.#damage = undefined
@@ -423,6 +435,14 @@ export class SqliteMarketStore implements MarketStore {
         deleteExFactors: async (range) => {
           live()
           st.deleteEvents.run(range.symbol, range.fromMs ?? -MAX_MS, range.toMs ?? MAX_MS)
+        },
+        putFinancials: async (batch) => {
+          live()
+          putFinancialsWith(st.financials, batch)
+        },
+        deleteFinancials: async (range) => {
+          live()
+          deleteFinancialsWith(st.financials, range)
         },
         deleteInstruments: async (symbols) => {
           live()
