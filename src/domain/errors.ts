@@ -5,12 +5,14 @@ export const ERROR_CODES = [
   'BAD_SYMBOL',
   'UNKNOWN_SYMBOL',
   'BAD_KEY',
+  'FORBIDDEN',
   'RATE_LIMITED',
   'STORE_UNAVAILABLE',
   'LIMITER_UNAVAILABLE',
   'BAD_IMPORT',
   'UNKNOWN_UNIVERSE',
   'NOT_SERVED',
+  'TOO_LARGE',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 

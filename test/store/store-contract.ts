@@ -531,6 +531,20 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
         ['ci'],
       )
     })
+    test('API keys carry a scope: read unless given, kept through revocation and quota changes', [], async () => {
+      const reader = await keys.createKey({ name: 'reader', hash: '1a'.repeat(32) })
+      const pusher = await keys.createKey({ name: 'pusher', hash: '1b'.repeat(32), scope: 'ingest' })
+      const boss = await keys.createKey({ name: 'boss', hash: '1c'.repeat(32), scope: 'admin' })
+      assert.deepEqual([reader.scope, pusher.scope, boss.scope], ['read', 'ingest', 'admin'])
+      assert.equal((await keys.findKey('1b'.repeat(32)))?.scope, 'ingest')
+      assert.ok(await keys.setKeyRate(pusher.id, 60, 5))
+      assert.ok(await keys.revokeKey(boss.id))
+      const listed = new Map((await keys.listKeys()).map((k) => [k.name, k.scope]))
+      assert.deepEqual(
+        ['reader', 'pusher', 'boss'].map((n) => listed.get(n)),
+        ['read', 'ingest', 'admin'],
+      )
+    })
     test(
       'keys created at the same time by two instances get distinct ids, each finding its own key',
       ['liveImport'],

@@ -42,7 +42,16 @@ const META_TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS universes (id String, name String, region Nullable(String), category Nullable(String),
    description Nullable(String), symbols Array(String), ${VERSION}) ENGINE = MergeTree ORDER BY id`,
   `CREATE TABLE IF NOT EXISTS api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64),
-   rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64) ENGINE = MergeTree ORDER BY id`,
+   rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64, scope String DEFAULT 'read') ENGINE = MergeTree ORDER BY id`,
+]
+
+/**
+ * Columns added to tables of an existing store (neither 18.16 nor ClickHouse's ALTER before 19 takes
+ * `ADD COLUMN IF NOT EXISTS`): added where `system.columns` lacks them, in order.
+ */
+const META_COLUMNS: readonly { readonly table: string; readonly column: string; readonly definition: string }[] = [
+  // Scopes: every key made before them reads only.
+  { table: 'api_keys', column: 'scope', definition: "scope String DEFAULT 'read'" },
 ]
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
@@ -142,6 +151,7 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<vo
     try {
       await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
       for (const s of statements) await c.command(s)
+      if (ep === t.barHosts[0]) await addMissingColumns(c, config.database)
     } finally {
       await Promise.all([admin.close(), c.close()])
     }
@@ -158,6 +168,24 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<vo
       `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`,
       distributed,
     ])
+  }
+}
+
+/** META_COLUMNS missing on the metadata server, added; another instance adding one at the same time is no failure. */
+async function addMissingColumns(c: Connection, database: string): Promise<void> {
+  for (const { table, column, definition } of META_COLUMNS) {
+    const has = async () =>
+      (
+        await c.rows(
+          `SELECT count() FROM system.columns WHERE database = ${sql.str(database)} AND table = ${sql.str(table)} AND name = ${sql.str(column)}`,
+        )
+      )[0][0] === '1'
+    if (await has()) continue
+    try {
+      await c.command(`ALTER TABLE ${table} ADD COLUMN ${definition}`)
+    } catch (err) {
+      if (!(await has())) throw err
+    }
   }
 }
 

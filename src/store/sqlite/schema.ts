@@ -35,6 +35,8 @@ export const KEY_MIGRATIONS: readonly string[] = [
   `CREATE TABLE api_keys (
      id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
      created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
+  // 2: scopes; every key made before them reads only.
+  `ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'read';`,
 ]
 
 /** Span of one chunk per stored period (FORMAT.md, "Chunks"). */
