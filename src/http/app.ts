@@ -6,7 +6,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { randomUUID } from 'node:crypto'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { KeyStore } from '../store/key-store.js'
-import type { MarketStore } from '../store/market-store.js'
+import type { DataVersions, MarketStore } from '../store/market-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
 import { FastAnswers, serverWithFastPath } from './fast-answers.js'
 import { fastifyCompressOptions } from './compression.js'
@@ -65,10 +65,12 @@ export const MAX_URL_LENGTH = 15_000
 const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.json'
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
-/** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
-function sharedVersion(store: MarketStore, dataVersion: PerTurn<string>): MarketStore {
+/** The store with its versions read once per event-loop turn (every request reads them, for ETags and caches). */
+function sharedVersions(store: MarketStore, versions: PerTurn<DataVersions>): MarketStore {
+  const dataVersion = async () => (await versions()).data
   return new Proxy(store, {
-    get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)),
+    get: (target, prop, receiver) =>
+      prop === 'readVersions' ? versions : prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver),
   })
 }
 
@@ -175,8 +177,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   }
   const metrics = new Metrics()
   const timed = timedStore(opts.store, metrics)
-  const dataVersion = perTurn(() => timed.dataVersion())
-  const store = sharedVersion(timed, dataVersion)
+  const versions = perTurn(() => timed.readVersions())
+  const store = sharedVersions(timed, versions)
   const contexts = new SymbolContexts(store)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, { memory: new AnswerMemory(runner.written) })
@@ -195,7 +197,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
   if (opts.fastPath !== false) {
     fast = new FastAnswers({
-      dataVersion,
+      versions,
       cache,
       authenticator,
       rateLimit,

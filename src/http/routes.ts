@@ -112,18 +112,24 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     async (req, reply) => {
       const q = req.query
       checkRange(q.start_time, q.end_time)
-      return sendWithEtag(req, reply, store, cache, () =>
-        uncachedAnswer(req, reply, cache, (use) =>
-          runner.answer(
-            {
-              kind: 'klines',
-              symbol: q.symbol,
-              period: q.period,
-              range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust },
-            },
-            use,
+      return sendWithEtag(
+        req,
+        reply,
+        store,
+        cache,
+        () =>
+          uncachedAnswer(req, reply, cache, (use) =>
+            runner.answer(
+              {
+                kind: 'klines',
+                symbol: q.symbol,
+                period: q.period,
+                range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust },
+              },
+              use,
+            ),
           ),
-        ),
+        q.symbol,
       )
     },
   )

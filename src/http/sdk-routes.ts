@@ -168,10 +168,16 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     },
     async (req, reply) => {
       const q = req.query
-      return sendWithEtag(req, reply, store, cache, () =>
-        uncachedAnswer(req, reply, cache, (use) =>
-          runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use),
-        ),
+      return sendWithEtag(
+        req,
+        reply,
+        store,
+        cache,
+        () =>
+          uncachedAnswer(req, reply, cache, (use) =>
+            runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count }, use),
+          ),
+        q.symbol,
       )
     },
   )

@@ -63,6 +63,8 @@ function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint): StoreW
     deleteExFactors: (range) => writer.deleteExFactors(range),
     deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
     putUniverses: (list) => writer.putUniverses(list),
+    putLiveQuotes: (list) => writer.putLiveQuotes(list),
+    putDepth: (list) => writer.putDepth(list),
     rollback: () => writer.rollback(),
     putBars: async (symbol, period, b) => {
       await writer.putBars(symbol, period, b)

@@ -40,6 +40,12 @@ async function httpQuery(base: string, query: string): Promise<string> {
   return text
 }
 
+/** A statement that writes (GET queries are read-only on the server). */
+async function httpCommand(base: string, statement: string): Promise<void> {
+  const res = await fetch(`${base}/`, { method: 'POST', body: statement })
+  if (!res.ok) throw new Error(await res.text())
+}
+
 const open = (url: string) => ClickHouseStores.open(parseClickHouseUrl(url))
 
 describe('clickhouse store on one server', () => {
@@ -249,12 +255,12 @@ describe('clickhouse store on one server', () => {
   })
 
   need.it("a store's api_keys from before scopes gains the scope column on open; its keys read only", async () => {
-    await httpQuery(server.httpUrl, 'CREATE DATABASE IF NOT EXISTS old_keys')
-    await httpQuery(
+    await httpCommand(server.httpUrl, 'CREATE DATABASE IF NOT EXISTS old_keys')
+    await httpCommand(
       server.httpUrl,
       'CREATE TABLE old_keys.api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64), rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64) ENGINE = MergeTree ORDER BY id',
     )
-    await httpQuery(
+    await httpCommand(
       server.httpUrl,
       `INSERT INTO old_keys.api_keys VALUES (5, 'old', '${'ee'.repeat(32)}', 1000, NULL, NULL, NULL, 1)`,
     )

@@ -362,7 +362,9 @@ describe('stored rollups equal aggregate-on-read', () => {
       // What a store of schema 4 holds: no rollup chunks; migration 5 sets the mark.
       const raw = new Database(path)
       raw.exec(
-        `DELETE FROM chunks WHERE period <> '1m' AND period <> '1d'; INSERT INTO meta (key, value) VALUES ('rollups_pending', 1); PRAGMA user_version = 5;`,
+        `DELETE FROM chunks WHERE period <> '1m' AND period <> '1d'; INSERT INTO meta (key, value) VALUES ('rollups_pending', 1);
+         DROP TABLE tail; DROP TABLE live_symbols; DROP TABLE live_quotes; DROP TABLE live_depth; DELETE FROM meta WHERE key = 'live_seq';
+         PRAGMA user_version = 5;`,
       )
       assert.equal(raw.prepare("SELECT count(*) FROM chunks WHERE period = '60m'").pluck().get(), 0)
       raw.close()

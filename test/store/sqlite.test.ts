@@ -62,7 +62,7 @@ describe('sqlite store specifics', () => {
       ],
     )
     assert.equal((await first.keys.createKey({ name: 'new', hash: 'cc'.repeat(32) })).id, 8)
-    assert.equal(await first.market.dataVersion(), '42.3')
+    assert.equal(await first.market.dataVersion(), '42.3.0')
     await Promise.all([first.market.close(), first.keys.close()])
     const raw = new Database(path, { readonly: true })
     assert.deepEqual(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'api_keys'").all(), [])

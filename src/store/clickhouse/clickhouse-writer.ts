@@ -5,7 +5,9 @@ import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument } from '../../domain/instrument.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
-import type { BarRange, EventRange, StoreWriter } from '../market-store.js'
+import type { MarketDepth } from '../../domain/depth.js'
+import type { BarRange, EventRange, LiveQuote, StoreWriter } from '../market-store.js'
+import { depthRow, liveQuoteRow } from './live-tables.js'
 import { tsv } from './connection.js'
 import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, type Topology } from './schema.js'
@@ -212,6 +214,14 @@ export class ClickHouseWriter implements StoreWriter {
       'TabSeparated',
       body,
     )
+  }
+
+  async putLiveQuotes(list: readonly LiveQuote[]): Promise<void> {
+    await this.#insertMeta('live_quotes', ['symbol', 'ts', 'quote'], list.map(liveQuoteRow))
+  }
+
+  async putDepth(list: readonly MarketDepth[]): Promise<void> {
+    await this.#insertMeta('live_depth', ['symbol', 'ts', 'depth'], list.map(depthRow))
   }
 
   async #tombstone(

@@ -1,6 +1,7 @@
 /** @module The ClickHouse tables (FORMAT.md) and where they live: one server, or bars sharded over a cluster. */
 import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { ClickHouseConfig } from './config.js'
+import { LIVE_TABLES, LIVE_VERSIONED_TABLES } from './live-tables.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
 const VERSION = 'import_id UInt64, seq UInt32'
@@ -43,6 +44,7 @@ const META_TABLES: readonly string[] = [
    description Nullable(String), symbols Array(String), ${VERSION}) ENGINE = MergeTree ORDER BY id`,
   `CREATE TABLE IF NOT EXISTS api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64),
    rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64, scope String DEFAULT 'read') ENGINE = MergeTree ORDER BY id`,
+  ...LIVE_TABLES,
 ]
 
 /**
@@ -55,7 +57,14 @@ const META_COLUMNS: readonly { readonly table: string; readonly column: string; 
 ]
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
-export const META_VERSIONED_TABLES = ['series', 'instruments', 'ex_factors', 'deletes', 'universes'] as const
+export const META_VERSIONED_TABLES = [
+  'series',
+  'instruments',
+  'ex_factors',
+  'deletes',
+  'universes',
+  ...LIVE_VERSIONED_TABLES,
+] as const
 
 /** The servers a store talks to. */
 export interface Topology {

@@ -28,6 +28,18 @@ export const MIGRATIONS: readonly string[] = [
   // 5: intraday rollups (5m..60m chunks in the chunks table). SQL cannot fold bars: this marks the
   // store as needing them and SqliteMarketStore.open builds them (rollups.ts) in one transaction.
   `INSERT INTO meta (key, value) VALUES ('rollups_pending', 1);`,
+  // 6: live data (FORMAT.md "Tail"): appended bars as rows until folded into chunks; which symbols
+  // live commits changed (per-symbol versions); the latest pushed quote and depth per symbol.
+  `CREATE TABLE tail (
+     symbol TEXT NOT NULL, period TEXT NOT NULL, ts INTEGER NOT NULL,
+     open REAL NOT NULL, high REAL NOT NULL, low REAL NOT NULL, close REAL NOT NULL,
+     volume REAL NOT NULL, amount REAL NOT NULL, prev_close REAL,
+     PRIMARY KEY (symbol, period, ts)) WITHOUT ROWID;
+   CREATE TABLE live_symbols (symbol TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE INDEX live_symbols_by_seq ON live_symbols (seq);
+   INSERT INTO meta (key, value) VALUES ('live_seq', 0);
+   CREATE TABLE live_quotes (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, quote TEXT NOT NULL) WITHOUT ROWID;
+   CREATE TABLE live_depth (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, depth TEXT NOT NULL) WITHOUT ROWID;`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */
