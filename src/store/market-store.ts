@@ -136,6 +136,11 @@ export interface MarketStore {
   write(batch: WriteBatch): Promise<void>
   /** Write-only transaction for imports too large for one batch: nothing visible until commit. */
   beginWrite(): Promise<StoreWriter>
+  /**
+   * One step of background upkeep after live appends, a short transaction that changes no answer
+   * (SQLite folds grown tails into chunks); true while there is more to do. Absent: none needed.
+   */
+  foldAppends?(): Promise<boolean>
   close(): Promise<void>
 }
 

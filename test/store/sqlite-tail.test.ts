@@ -134,7 +134,7 @@ describe('sqlite tail', () => {
             if (c.folds.includes(piece)) {
               version = (await live.readVersions()).of(symbol)
               const before = await answers(live, symbol, ts)
-              while (await live.foldTail()) {
+              while (await live.foldAppends()) {
                 /* the whole walk */
               }
               assert.deepEqual(await answers(live, symbol, ts), before)
@@ -181,7 +181,7 @@ describe('sqlite tail', () => {
     const versions = await store.readVersions()
     const before = await Promise.all(symbols.map((s) => answers(store, s, ts)))
     const tailBefore = tailRows(path)
-    while (await store.foldTail()) {
+    while (await store.foldAppends()) {
       /* the whole walk */
     }
     assert.equal(tailRows(path), 1 + 1 + (TAIL_FOLD_ROWS - 2))

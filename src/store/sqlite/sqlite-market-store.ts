@@ -368,10 +368,10 @@ export class SqliteMarketStore implements MarketStore {
   #writerConnection: WriterConnection | undefined
 
   /**
-   * Folds the next slice of tail series that have grown (a transaction of its own, no version moves);
-   * false when a write is open or nothing was there to fold. Run in the background by the server.
+   * Folds the next slice of tail series that have grown (a transaction of its own, no version moves):
+   * true while the walk over the tail is under way; false when it is done or a write is open.
    */
-  async foldTail(): Promise<boolean> {
+  async foldAppends(): Promise<boolean> {
     if (this.#writing) return false
     const w = this.#writer()
     this.#writing = true

@@ -151,6 +151,9 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
   }
 }
 
+/** Tail series one fold step looks at: a step folds at most these many (about 0.5 ms each), holding the main thread that long. */
+const FOLD_STEP_SERIES = 16
+
 /** Where the background fold's walk over the tail's series stands (key order, wrapping around). */
 export interface FoldCursor {
   symbol: string
@@ -162,7 +165,7 @@ export interface FoldCursor {
  * the next `series` tail series in key order are looked at, and those holding TAIL_FOLD_ROWS rows or
  * more are folded into their chunks but for their newest row. Returns how many rows moved.
  */
-export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = 64): number {
+export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = FOLD_STEP_SERIES): number {
   const { db, st } = w
   db.exec('BEGIN IMMEDIATE')
   try {
