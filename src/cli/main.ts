@@ -8,6 +8,7 @@ import { registerServe } from './serve-command.js'
 import { registerCorrections } from './delete-command.js'
 import { registerMigrate } from './migrate-command.js'
 import { registerVacuum } from './vacuum-command.js'
+import { registerReplay } from './replay-command.js'
 import { addStoreFlags } from './store-flags.js'
 
 const program = addStoreFlags(
@@ -21,6 +22,7 @@ registerServe(program)
 registerCorrections(program)
 registerMigrate(program)
 registerVacuum(program)
+registerReplay(program)
 
 try {
   await program.parseAsync(process.argv)
