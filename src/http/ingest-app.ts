@@ -9,6 +9,7 @@ import type { LiveIngest } from '../ingest/live-ingest.js'
 import type { KeyStore } from '../store/key-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
 import { createApp, limitsOf } from './base-app.js'
+import { withDocTags } from './doc-tags.js'
 import { ingestRoutes } from './ingest-routes.js'
 import type { HttpLimits } from './limits.js'
 import { requestLogPlugin, type Metrics } from './observability.js'
@@ -60,6 +61,7 @@ export async function buildIngestApp(opts: IngestAppOptions): Promise<FastifyIns
       components: { securitySchemes: { ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
       security: [{ ApiKeyHeader: [] }],
     },
+    transformObject: (doc) => ('openapiObject' in doc ? withDocTags(doc.openapiObject) : doc.swaggerObject),
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(requestLogPlugin, { metrics: opts.metrics })

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync, FastifySchemaCompiler } from 'fastify'
 import type { LiveIngest, PushOutcome } from '../ingest/live-ingest.js'
 import { checkBars, checkDepth, checkQuotes, pushedRows } from '../ingest/pushed-rows.js'
+import { docTag } from './doc-tags.js'
 import { ErrorResponse } from './schemas.js'
 import { BarsBody, DepthBody, PushResponse, QuotesBody } from './ingest-schemas.js'
 
@@ -28,6 +29,7 @@ export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: LiveIngest }> =
     {
       validatorCompiler: documentsOnly,
       schema: {
+        ...docTag('ingest'),
         summary: 'Push quote snapshots: minute and day bars are built from them, session by session',
         body: QuotesBody,
         response: answers,
@@ -40,6 +42,7 @@ export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: LiveIngest }> =
     {
       validatorCompiler: documentsOnly,
       schema: {
+        ...docTag('ingest'),
         summary: 'Push 1m or 1d bars, stored as an import stores them',
         body: BarsBody,
         response: answers,
@@ -51,7 +54,12 @@ export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: LiveIngest }> =
     '/ingest/depth',
     {
       validatorCompiler: documentsOnly,
-      schema: { summary: 'Push order book depth: the latest per symbol is kept', body: DepthBody, response: answers },
+      schema: {
+        ...docTag('ingest'),
+        summary: 'Push order book depth: the latest per symbol is kept',
+        body: DepthBody,
+        response: answers,
+      },
     },
     async (req) => answer(await ingest.pushDepth(checkDepth(pushedRows(req.body)))),
   )
