@@ -36,6 +36,8 @@ export class LiveIngest {
   readonly #depthAt = new Map<string, number>()
   /** One batch at a time: the store takes one write at a time, and states advance in commit order. */
   #queue: Promise<unknown> = Promise.resolve()
+  /** The data version after this ingest's last commit: when it has moved, another writer may have moved states on. */
+  #ownVersion: string | undefined
 
   constructor(
     private readonly store: MarketStore,
@@ -64,9 +66,15 @@ export class LiveIngest {
       throw err
     }
     for (const s of unknown) this.#known.add(s)
+    this.#ownVersion = await this.store.dataVersion()
   }
 
+  /**
+   * The states of `symbols` as the store has them, unless nothing but this ingest has written since
+   * they were loaded: another instance (after a failover) or an import may have moved them on.
+   */
   async #loadStates(symbols: readonly string[]): Promise<void> {
+    if ((await this.store.dataVersion()) !== this.#ownVersion) this.#states.clear()
     const missing = [...new Set(symbols)].filter((s) => !this.#states.has(s))
     if (missing.length === 0) return
     const stored = await this.store.readLiveQuotes(missing)
