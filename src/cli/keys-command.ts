@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MdqError } from '../domain/errors.js'
-import type { KeyStore } from '../store/key-store.js'
+import { KEY_SCOPES, isKeyScope, type KeyScope, type KeyStore } from '../store/key-store.js'
 import { openKeyStore } from '../store/backends.js'
 import { storeFlags } from './store-flags.js'
 
@@ -26,6 +26,11 @@ export function positiveInt(value: string): number {
   return n
 }
 
+function scopeOf(value: string): KeyScope {
+  if (!isKeyScope(value)) throw new InvalidArgumentError(`must be one of ${KEY_SCOPES.join(', ')}`)
+  return value
+}
+
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('manage API keys')
   const withStore = async (fn: (store: KeyStore) => Promise<void>) => {
@@ -44,25 +49,41 @@ export function registerKeys(program: Command): void {
     .requiredOption('--name <name>', 'who or what the key is for')
     .option('--rate <rate>', 'own quota for the limited routes, e.g. 600/min', positiveRate)
     .option('--burst <n>', 'own burst size', positiveInt)
-    .action(async (o: { name: string; rate?: number; burst?: number }) => {
+    .option(
+      '--scope <scope>',
+      'read: the data routes; ingest: also push on the ingest listener; admin: everything',
+      scopeOf,
+      'read',
+    )
+    .action(async (o: { name: string; rate?: number; burst?: number; scope: KeyScope }) => {
       await withStore(async (store) => {
         const key = generateKey()
-        await store.createKey({ name: o.name, hash: hashKey(key), ratePerMin: o.rate ?? null, burst: o.burst ?? null })
+        await store.createKey({
+          name: o.name,
+          hash: hashKey(key),
+          ratePerMin: o.rate ?? null,
+          burst: o.burst ?? null,
+          scope: o.scope,
+        })
         process.stdout.write(key + '\n')
       })
     })
 
   keys
     .command('list')
-    .description('list keys (never their plaintext): id, name, status, quota, created, tab-separated under a header')
+    .description(
+      'list keys (never their plaintext): id, name, scope, status, quota, created, tab-separated under a header',
+    )
     .action(async () => {
       await withStore(async (store) => {
         const list = await store.listKeys()
-        process.stdout.write('id\tname\tstatus\tquota\tcreated\n')
+        process.stdout.write('id\tname\tscope\tstatus\tquota\tcreated\n')
         for (const k of list) {
           const status = k.revokedMs ? `revoked ${new Date(k.revokedMs).toISOString()}` : 'active'
           const quota = k.ratePerMin ? `${k.ratePerMin}/min burst ${k.burst ?? 'default'}` : 'default quota'
-          process.stdout.write(`${k.id}\t${k.name}\t${status}\t${quota}\t${new Date(k.createdMs).toISOString()}\n`)
+          process.stdout.write(
+            `${k.id}\t${k.name}\t${k.scope}\t${status}\t${quota}\t${new Date(k.createdMs).toISOString()}\n`,
+          )
         }
         if (list.length === 0) process.stderr.write('no keys yet: create one with mdq keys create --name NAME\n')
       })

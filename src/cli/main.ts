@@ -12,6 +12,7 @@ import { registerCorrections } from './delete-command.js'
 import { registerMigrate } from './migrate-command.js'
 import { registerVacuum } from './vacuum-command.js'
 import { registerCopy } from './copy-command.js'
+import { registerReplay } from './replay-command.js'
 import { addStoreFlags, oneLineErrors } from './store-flags.js'
 
 const { version } = JSON.parse(
@@ -29,8 +30,9 @@ registerServe(program)
 registerCorrections(program)
 registerMigrate(program)
 registerVacuum(program)
-oneLineErrors(program)
 registerCopy(program)
+registerReplay(program)
+oneLineErrors(program)
 
 try {
   await program.parseAsync(process.argv)

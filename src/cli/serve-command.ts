@@ -1,6 +1,9 @@
 /** @module `mdq serve` and `mdq start`: open the store, build the app, listen, shut down gracefully. */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { buildApp } from '../http/app.js'
+import { Metrics } from '../http/observability.js'
+import { InProcessLiveFeed } from '../live/live-feed.js'
+import { ingestApp, keepFoldingAppends } from './ingest-listener.js'
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MemoryRateLimiter, REDIS_COMMAND_TIMEOUT_MS, RedisRateLimiter } from '../auth/rate-limiter.js'
 import { parseRate, positiveInt } from './keys-command.js'
@@ -32,6 +35,9 @@ export interface ServeConfig {
   readonly redisTimeout: number
   /** Worker threads for uncached klines queries; 0 = in the main thread. */
   readonly workers: number
+  /** The ingest listener's port (absent: no ingest) and address. */
+  readonly ingestPort?: number
+  readonly ingestHost: string
 }
 
 /**
@@ -93,11 +99,15 @@ export async function serve(config: ServeConfig): Promise<void> {
           store.capabilities,
         )
       : undefined
+  const logger = { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream.stream }
+  // One registry for both listeners: /metrics shows the pushes too.
+  const metrics = new Metrics()
   const app = await buildApp({
     runner,
     store,
     keys,
-    logger: { level: config.logLevel, redact: ['req.headers["x-api-key"]'], stream: logStream.stream },
+    metrics,
+    logger,
     responseCacheBytes: config.cacheMb * 1024 * 1024,
     rateLimit:
       config.rateLimit === 0
@@ -110,29 +120,42 @@ export async function serve(config: ServeConfig): Promise<void> {
     now: Date.now, // the wall clock, read only for a quote's session
     ...(bench.brotliQuality !== undefined && { brotliQuality: bench.brotliQuality }),
   })
+  const feed = new InProcessLiveFeed((err) => app.log.error({ err }, 'a live feed listener failed'))
+  const ingest = config.ingestPort === undefined ? undefined : await ingestApp({ store, keys, feed, metrics, logger })
+  const stopFolding = keepFoldingAppends(store, app.log)
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     // Each connection closes once its answers are written (src/http/connections.ts); in-flight
-    // requests get at most SHUTDOWN_GRACE_MS.
-    const hard = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS)
-    await app.close() // also closes the limiter
+    // requests get at most SHUTDOWN_GRACE_MS. Pushes in flight finish (answered once durable)
+    // before the store closes.
+    const listeners = ingest ? [app, ingest] : [app]
+    const hard = setTimeout(() => listeners.forEach((l) => l.server.closeAllConnections()), SHUTDOWN_GRACE_MS)
+    await Promise.all(listeners.map((l) => l.close())) // the app's close also closes the limiter
     clearTimeout(hard)
+    await stopFolding()
     await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
     process.exit(0)
   }
   process.on('SIGINT', () => void shutdown('SIGINT'))
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  let listening = { host: config.host, port: config.port }
   try {
-    await app.listen({ port: config.port, host: config.host })
+    await app.listen(listening)
+    if (ingest && config.ingestPort !== undefined) {
+      listening = { host: config.ingestHost, port: config.ingestPort }
+      await ingest.listen(listening)
+    }
   } catch (err) {
     // Nothing may keep the process alive after this (the Redis client reconnects forever): close
     // everything, and exit even if something was missed.
     setTimeout(() => process.exit(1), 2000).unref()
+    await stopFolding()
     await app.close().catch(() => {})
+    await ingest?.close().catch(() => {})
     await limiter.close()
     await Promise.all([store.close(), keys.close(), runner?.close()])
     logStream.flushSync()
@@ -143,14 +166,18 @@ export async function serve(config: ServeConfig): Promise<void> {
         : code === 'EACCES'
           ? 'permission denied'
           : (err as Error).message
-    throw Object.assign(new Error(`cannot listen on ${config.host}:${config.port}: ${reason}`), { code })
+    throw Object.assign(new Error(`cannot listen on ${listening.host}:${listening.port}: ${reason}`), { code })
   }
   const shown = displayLocation(config.store)
   app.log.info(
     { store: shown },
     `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`,
   )
-  logStream.flush() // the address line, at once: scripts wait for it
+  if (ingest)
+    app.log.info(
+      `mdq ingest listening on http://${config.ingestHost}:${(ingest.server.address() as { port: number }).port} (keys of scope ingest)`,
+    )
+  logStream.flush() // the address lines, at once: scripts wait for them
 }
 
 export function registerServe(program: Command): void {
@@ -188,6 +215,16 @@ export function registerServe(program: Command): void {
       .addOption(new Option('--burst <n>', 'default burst per key').env('MDQ_BURST').default(60).argParser(positiveInt))
       .addOption(new Option('--redis-url <url>', 'share rate limits between instances through Redis').env('REDIS_URL'))
       .addOption(
+        new Option('--ingest-port <n>', 'also listen here for pushed quotes, bars and depth (keys of scope ingest)')
+          .env('MDQ_INGEST_PORT')
+          .argParser(port),
+      )
+      .addOption(
+        new Option('--ingest-host <host>', 'address of the ingest listener')
+          .env('MDQ_INGEST_HOST')
+          .default('127.0.0.1'),
+      )
+      .addOption(
         new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)')
           .env('MDQ_WORKERS')
           .default(defaultWorkers(), 'one per core')
@@ -217,6 +254,8 @@ export function registerServe(program: Command): void {
     redisFailure: 'open' | 'closed'
     redisTimeout: number
     workers: number
+    ingestPort?: number
+    ingestHost: string
   }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {

@@ -98,6 +98,15 @@ export function rowsOfBars(bars: Bars): BarRow[] {
   return rows
 }
 
+/** Bars of plain rows (ascending, as given): the inverse of rowsOfBars. */
+export function barsOfRows(rows: readonly BarRow[]): Bars {
+  const bars = allocBars(rows.length)
+  rows.forEach((r, i) => {
+    for (const f of BAR_FIELDS) bars[f][i] = r[f]
+  })
+  return bars
+}
+
 /** Runs of up to this many bars are copied element by element: eight subarray views cost more than such a copy. */
 const SHORT_RUN = 16
 

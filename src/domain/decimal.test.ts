@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { exactExponent, scale, unscale } from './decimal.js'
+import { exactDifference, exactExponent, scale, unscale } from './decimal.js'
 
 /** The definition, value by value through scale and unscale: the oracle for the inlined loop. */
 function byDefinition(values: Float64Array, minExp: number, maxExp: number, maxScaled: number): number | undefined {
@@ -50,5 +50,16 @@ describe('exactExponent', () => {
     assert.equal(exactExponent(values, 0, 9, Number.MAX_SAFE_INTEGER, scaled), 2)
     assert.deepEqual(Array.from(scaled), [7935095951023010, -7935095951023010, 8089710874289167, 7634674877964400])
     assert.equal(scale(79350959510230.1, 2), 7935095951023010)
+  })
+})
+
+describe('exactDifference', () => {
+  it('subtracts decimals without float noise, and other doubles as doubles', () => {
+    assert.equal(12345.67 - 12000.01, 345.65999999999985)
+    assert.equal(exactDifference(12345.67, 12000.01), 345.66)
+    assert.equal(exactDifference(1234913.56, 1234567.89), 345.67)
+    assert.equal(exactDifference(0.3, 0.1), 0.2)
+    assert.equal(exactDifference(100, 100), 0)
+    assert.equal(exactDifference(Math.PI, 1), Math.PI - 1)
   })
 })

@@ -86,3 +86,15 @@ export function exactExponent(
   }
   return undefined
 }
+
+/**
+ * a - b, exact for decimals: both as integers at the smallest exponent (0..9) at which they are
+ * exact, subtracted as integers (12345.67 - 12000.01 is 345.66, not 345.6599999999999). Doubles
+ * that are no such decimals are subtracted as doubles.
+ */
+export function exactDifference(a: number, b: number): number {
+  const pair = new Float64Array([a, b])
+  const scaled = new Float64Array(2)
+  const e = exactExponent(pair, 0, 9, MAX_SCALED, scaled)
+  return e === undefined ? a - b : unscale(scaled[0] - scaled[1], e)
+}

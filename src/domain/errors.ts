@@ -5,6 +5,7 @@ export const ERROR_CODES = [
   'BAD_SYMBOL',
   'UNKNOWN_SYMBOL',
   'BAD_KEY',
+  'FORBIDDEN',
   'RATE_LIMITED',
   'STORE_UNAVAILABLE',
   'LIMITER_UNAVAILABLE',
@@ -12,6 +13,7 @@ export const ERROR_CODES = [
   'UNKNOWN_UNIVERSE',
   'UNKNOWN_STATEMENT',
   'NOT_SERVED',
+  'TOO_LARGE',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 

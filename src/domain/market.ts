@@ -19,6 +19,18 @@ export interface Market {
   readonly region: Region
   readonly zone: Zone
   readonly sessions: readonly Session[]
+  /**
+   * Minutes before the first open whose trades belong to the day's first minute bar (the opening
+   * call auction: CN matches at 09:25, HK at 09:20); 0 where trades before the open (US pre-market)
+   * are in no bar.
+   */
+  readonly openAuctionMinutes: number
+  /**
+   * Minutes after the last close whose trades belong to the day's last minute bar (the closing
+   * auction's print: CN 15:00, HK's random close 16:08-16:10, the US closing cross at 16:00); trades
+   * after them (CN's after-hours fixed-price trading from 15:05, US after hours) are in no bar.
+   */
+  readonly closeAuctionMinutes: number
   readonly kind: InstrumentKind
   readonly codePattern: RegExp
   readonly codeRule: string
@@ -35,6 +47,8 @@ function cn(exchange: Exchange): Market {
     region: 'CN',
     zone: zoneOf('Asia/Shanghai'),
     sessions: CN_SESSIONS,
+    openAuctionMinutes: 15,
+    closeAuctionMinutes: 5,
     kind: 'cn_equity',
     codePattern: /^\d{6}$/,
     codeRule: '6 digits',
@@ -53,6 +67,8 @@ export const MARKETS: Readonly<Record<Exchange, Market>> = {
       { open: hm(9, 30), close: hm(12, 0) },
       { open: hm(13, 0), close: hm(16, 0) },
     ],
+    openAuctionMinutes: 30,
+    closeAuctionMinutes: 15,
     kind: 'hk_equity',
     codePattern: /^\d{5}$/,
     codeRule: '5 digits',
@@ -62,6 +78,8 @@ export const MARKETS: Readonly<Record<Exchange, Market>> = {
     region: 'US',
     zone: zoneOf('America/New_York'),
     sessions: [{ open: hm(9, 30), close: hm(16, 0) }],
+    openAuctionMinutes: 0,
+    closeAuctionMinutes: 1,
     kind: 'us_equity',
     codePattern: /^[A-Z0-9](?:[A-Z0-9.-]{0,10}[A-Z0-9])?$/,
     codeRule: 'letters and digits, possibly with "." or "-" (e.g. BRK.B)',

@@ -1,27 +1,16 @@
 /** @module The Fastify app: plugins for compression, OpenAPI, auth and the /v1 routes; JSON for every answer. */
 import compress from '@fastify/compress'
 import swagger from '@fastify/swagger'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { KeyStore } from '../store/key-store.js'
-import type { MarketStore } from '../store/market-store.js'
+import type { DataVersions, MarketStore } from '../store/market-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
 import { FastAnswers, serverWithFastPath } from './fast-answers.js'
 import { fastifyCompressOptions } from './compression.js'
 import { Metrics, observabilityPlugin, timedStore } from './observability.js'
-import {
-  clientErrorHandler,
-  errorHandler,
-  frameworkErrorHandler,
-  notFoundHandler,
-  schemaErrorFormatter,
-  sendError,
-} from './errors.js'
-import { DEFAULT_HTTP_LIMITS, connectionsCheckingIntervalMs, type HttpLimits } from './limits.js'
-import { guardIntegerParams } from './integer-params.js'
-import { parseQueryString } from './query-string.js'
+import { createApp, limitsOf } from './base-app.js'
+import type { HttpLimits } from './limits.js'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import { rateLimitHook, type RateLimitOptions } from './rate-limit.js'
 import { inThreadRunner, type QueryRunner } from '../runner/query-runner.js'
@@ -50,100 +39,31 @@ export interface AppOptions {
   readonly now?: () => number
   /** Where uncached klines answers are computed (runner/query-pool.ts); default: the main thread. Its owner closes it. */
   readonly runner?: QueryRunner
+  /** The metrics to count into (one registry for every listener of a server); default: the app's own. */
+  readonly metrics?: Metrics
   /** Cached answers sent before Fastify's routing and hooks (fast-answers.ts); default on. Off: every request takes the full path (tests compare the two). */
   readonly fastPath?: boolean
   /** Brotli's quality for the answers @fastify/compress compresses; default BROTLI_QUALITY (the compression bench compares others). */
   readonly brotliQuality?: number
 }
 
-/** Every route of an app, as registered (method and URL): the fuzz tests walk them all. */
-export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; url: string; schema?: unknown }[]>()
+export { MAX_URL_LENGTH, registeredRoutes } from './base-app.js'
 
-/** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
-export const MAX_URL_LENGTH = 15_000
-
-/** On these paths a method without a route is a 405 with `Allow` (the API's own paths). */
-const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.json'
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-
-/** The store with its data version read once per event-loop turn (every request reads it, for ETags and caches). */
-function sharedVersion(store: MarketStore, dataVersion: PerTurn<string>): MarketStore {
+/** The store with its versions read once per event-loop turn (every request reads them, for ETags and caches). */
+function sharedVersions(store: MarketStore, versions: PerTurn<DataVersions>): MarketStore {
+  const dataVersion = async () => (await versions()).data
   return new Proxy(store, {
-    get: (target, prop, receiver) => (prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver)),
+    get: (target, prop, receiver) =>
+      prop === 'readVersions' ? versions : prop === 'dataVersion' ? dataVersion : Reflect.get(target, prop, receiver),
   })
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
-  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits }
   let fast: FastAnswers | undefined
-  const http = {
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: connectionsCheckingIntervalMs(limits),
-  }
-  const app = Fastify({
-    serverFactory: serverWithFastPath(http, limits, () => fast),
-    logger: opts.logger ?? false,
-    // One line per request comes from the onResponse hook below (with the key id, URL redacted).
-    logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
-    routerOptions: { querystringParser: parseQueryString, ignoreTrailingSlash: true },
-    schemaErrorFormatter,
-    clientErrorHandler,
-    frameworkErrors: frameworkErrorHandler,
-    bodyLimit: limits.bodyLimitBytes,
-    connectionTimeout: limits.idleTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    http,
-    // Our own 503 below: Fastify's has a body of its own shape.
-    return503OnClosing: false,
-  }).withTypeProvider<TypeBoxTypeProvider>()
-
-  // Clients (the Python SDK) send Content-Type: application/json on GET with no body.
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    if (body === '') return done(null, undefined)
-    try {
-      done(null, JSON.parse(body as string))
-    } catch {
-      done(
-        Object.assign(new Error('The request body is not valid JSON.'), {
-          statusCode: 400,
-          code: 'FST_ERR_CTP_INVALID_JSON',
-        }),
-        undefined,
-      )
-    }
-  })
-
-  // The methods each API path answers, as routes are registered: the 405s below follow from them.
-  const allowed = new Map<string, string[]>()
-  const routes: { method: string; url: string; schema?: unknown }[] = []
-  registeredRoutes.set(app, routes)
-  app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema })
-    guardIntegerParams(route)
-    if (!isApiPath(route.url)) return
-    const methods = allowed.get(route.url) ?? []
-    allowed.set(route.url, [...methods, ...[route.method].flat()])
-  })
-  app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler(notFoundHandler)
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-  })
-  app.addHook('onRequest', async (req, reply) => {
-    // Requests that reach a closing server (on kept-alive connections) are turned away, and the connection with them.
-    if (closing)
-      return sendError(
-        reply.header('Connection', 'close'),
-        503,
-        'The server is shutting down; retry on another instance or shortly.',
-      )
-    if (req.url.length > MAX_URL_LENGTH)
-      return sendError(reply, 414, `The URL is longer than ${MAX_URL_LENGTH} characters.`)
+  const { app, closing, finish } = createApp({
+    logger: opts.logger,
+    limits: limitsOf(opts.limits),
+    serverFactory: (http, limits) => serverWithFastPath(http, limits, () => fast),
   })
 
   await app.register(compress, fastifyCompressOptions(opts.brotliQuality))
@@ -173,10 +93,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const { limiter } = opts.rateLimit
     app.addHook('onClose', async () => limiter.close())
   }
-  const metrics = new Metrics()
+  const metrics = opts.metrics ?? new Metrics()
   const timed = timedStore(opts.store, metrics)
-  const dataVersion = perTurn(() => timed.dataVersion())
-  const store = sharedVersion(timed, dataVersion)
+  const versions = perTurn(() => timed.readVersions())
+  const store = sharedVersions(timed, versions)
   const contexts = new SymbolContexts(store)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, { memory: new AnswerMemory(runner.written) })
@@ -195,13 +115,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
   if (opts.fastPath !== false) {
     fast = new FastAnswers({
-      dataVersion,
+      versions,
       cache,
       authenticator,
       rateLimit,
       metrics,
       log: app.log,
-      closing: () => closing,
+      closing,
     })
     app.decorate('fastAnswers', fast)
   }
@@ -223,19 +143,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     { prefix: '/v1' },
   )
 
-  for (const [url, methods] of [...allowed]) {
-    const allow = ALL_METHODS.filter((m) => methods.includes(m))
-    app.route({
-      method: ALL_METHODS.filter((m) => !methods.includes(m)),
-      url,
-      schema: { hide: true },
-      handler: async (req, reply) =>
-        sendError(
-          reply.header('Allow', allow.join(', ')),
-          405,
-          `Method ${req.method} is not allowed on ${url}; allowed: ${allow.join(', ')}.`,
-        ),
-    })
-  }
+  finish()
   return app
 }

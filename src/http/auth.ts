@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { hashKey, sameHash } from '../auth/api-keys.js'
 import { MdqError } from '../domain/errors.js'
-import type { ApiKeyRecord, KeyStore } from '../store/key-store.js'
+import { scopeAllows, type ApiKeyRecord, type KeyScope, type KeyStore } from '../store/key-store.js'
 import { perTurn } from '../lib/per-turn.js'
 
 declare module 'fastify' {
@@ -75,10 +75,22 @@ export function keyAuthenticator(keys: KeyStore): KeyAuthenticator {
   }
 }
 
-const auth: FastifyPluginAsync<{ authenticator: KeyAuthenticator }> = async (app, { authenticator }) => {
+export interface AuthOptions {
+  readonly authenticator: KeyAuthenticator
+  /** The scope every route of the scope needs (default `read`: any key); a key without it is a 403 naming both. */
+  readonly scope?: KeyScope
+}
+
+const auth: FastifyPluginAsync<AuthOptions> = async (app, { authenticator, scope = 'read' }) => {
   app.decorateRequest('apiKey', undefined)
   app.addHook('onRequest', async (req) => {
-    req.apiKey = await authenticator.check(presentedKey(req))
+    const key = await authenticator.check(presentedKey(req))
+    req.apiKey = key
+    if (!scopeAllows(key.scope, scope))
+      throw new MdqError(
+        'FORBIDDEN',
+        `This API key has scope '${key.scope}'; ${req.method} ${req.url.split('?')[0]} needs scope '${scope}' (mdq keys create --scope ${scope}).`,
+      )
   })
 }
 /** Hooks apply to the scope that registers the plugin (the /v1 prefix), not beyond it. */

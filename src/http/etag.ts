@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
+import { canonicalOrUndefined } from '../query/answer-version.js'
 import type { MarketStore } from '../store/market-store.js'
 import { compress, type Encoding } from '../encode/compression.js'
 import { compressOptions, requestedEncoding } from './compression.js'
@@ -48,7 +49,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * produced and never cached). A 304 stands for a successful answer, so it is given only when that
  * answer is known: held in the cache, or just produced (a failure throws first and goes out as an
  * error, untagged). Weak tags: compression may change the bytes, not the data. Any import changes
- * the data version, so neither a tag nor a cached answer outlives its data.
+ * the data version (and a live append its symbol's), so neither a tag nor a cached answer outlives its data.
  */
 export async function sendWithEtag(
   req: FastifyRequest,
@@ -56,8 +57,12 @@ export async function sendWithEtag(
   store: MarketStore,
   cache: ResponseCache,
   produce: () => Promise<string | Buffer | Readable>,
+  /** The symbol of a one-symbol answer (as the client gave it): the tag takes that symbol's version, which other symbols' live appends leave. */
+  symbol?: string,
 ): Promise<FastifyReply> {
-  const version = await store.dataVersion()
+  const canonical = symbol === undefined ? undefined : canonicalOrUndefined(symbol)
+  const versions = await store.readVersions()
+  const version = canonical === undefined ? versions.data : versions.of(canonical)
   const tag = `W/"${version}-${requestDigest(req)}"`
   const matches = matchesTag(req.headers['if-none-match'], tag)
   if (matches && cache.has(tag)) return reply.code(304).header('ETag', tag).send()
@@ -69,7 +74,7 @@ export async function sendWithEtag(
   }
   reply.type(JSON_TYPE)
   return Buffer.isBuffer(body) && cache.maxBytes > 0
-    ? sendCached(req, reply, cache, version, tag, body)
+    ? sendCached(req, reply, cache, { version, tag, symbol: canonical }, body)
     : reply.send(body)
 }
 
@@ -83,12 +88,12 @@ function sendCached(
   req: FastifyRequest,
   reply: FastifyReply,
   cache: ResponseCache,
-  version: string,
-  tag: string,
+  sent: { readonly version: string; readonly tag: string; readonly symbol: string | undefined },
   body: Buffer,
 ): FastifyReply {
+  const { tag } = sent
   const encoding = body.length >= compressOptions.threshold ? requestedEncoding(req.headers) : undefined
-  req.server.fastAnswers?.remember(req, reply, { version, tag, encoding })
+  req.server.fastAnswers?.remember(req, reply, { ...sent, encoding })
   reply.headers(answerHeaders(tag, encoding))
   if (encoding === undefined) {
     cache.memory.writing(body, reply.raw)

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import { performance } from 'node:perf_hooks'
 import type { LimitedOperation } from '../auth/rate-limiter.js'
 import type { ApiKeyRecord } from '../store/key-store.js'
+import type { DataVersions } from '../store/market-store.js'
 import type { KeyAuthenticator } from './auth.js'
 import type { Encoding } from '../encode/compression.js'
 import { noCompression } from './compression.js'
@@ -44,6 +45,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void
 /** A cached answer as the full path last sent it for one URL and Accept-Encoding. */
 interface Held {
   readonly version: string
+  /** The canonical symbol of a one-symbol answer, whose version `version` is; else `version` is the data version. */
+  readonly symbol: string | undefined
   readonly tag: string
   /** The cache key of the bytes sent: the tag, or the tag and the encoding. */
   readonly bytesKey: string
@@ -59,12 +62,14 @@ interface Held {
 export interface SentAnswer {
   readonly version: string
   readonly tag: string
+  /** See Held. */
+  readonly symbol: string | undefined
   readonly encoding: Encoding | undefined
 }
 
 export interface FastAnswersOptions {
-  /** The store's data version, read once per turn: the full path's ETags read the same one. */
-  readonly dataVersion: PerTurn<string>
+  /** The store's versions, read once per turn: the full path's ETags read the same ones. */
+  readonly versions: PerTurn<DataVersions>
   readonly cache: ResponseCache
   /** The auth hook's own checks (one key cache for both paths). */
   readonly authenticator: KeyAuthenticator
@@ -111,6 +116,7 @@ export class FastAnswers {
     const route = req.routeOptions.url ?? 'unmatched'
     this.#held.set(heldKey(req.url, req.headers['accept-encoding']), {
       version: sent.version,
+      symbol: sent.symbol,
       tag: sent.tag,
       bytesKey: sent.encoding === undefined ? sent.tag : `${sent.tag} ${sent.encoding}`,
       headers: answerHeaders(sent.tag, sent.encoding),
@@ -137,12 +143,12 @@ export class FastAnswers {
     // Most requests of a busy turn find the key and the data version already read: no await at all
     // (unless the route is limited by a limiter that answers only asynchronously: Redis).
     const key = this.opts.authenticator.known(presented)
-    const version = this.opts.dataVersion.settled()
-    if (key !== undefined && version !== undefined) {
+    const versions = this.opts.versions.settled()
+    if (key !== undefined && versions !== undefined) {
       const limit = this.#limitNow(key, held)
       if (limit !== undefined)
         return (
-          (limit.allowed && this.#send(req, res, held, key, version, limit.outcome, start)) ||
+          (limit.allowed && this.#send(req, res, held, key, versions, limit.outcome, start)) ||
           handOver(req, limit.outcome)
         )
     }
@@ -186,19 +192,20 @@ export class FastAnswers {
       outcome = await takeOutcome(rateLimit, key, held.operation)
       if (!plainAllow(rateLimit, outcome)) return handOver(req, outcome)
     }
-    return this.#send(req, res, held, key, await this.opts.dataVersion(), outcome, start) || handOver(req, outcome)
+    return this.#send(req, res, held, key, await this.opts.versions(), outcome, start) || handOver(req, outcome)
   }
 
-  /** Sends the held answer (or its 304) if it still stands at `version`; false, untouched, if not. */
+  /** Sends the held answer (or its 304) if it still stands at `versions`; false, untouched, if not. */
   #send(
     req: IncomingMessage,
     res: ServerResponse,
     held: Held,
     key: ApiKeyRecord,
-    version: string,
+    versions: DataVersions,
     outcome: Outcome | undefined,
     start: number,
   ): boolean {
+    const version = held.symbol === undefined ? versions.data : versions.of(held.symbol)
     if (this.opts.closing() || version !== held.version) return false
     const { cache } = this.opts
     const limitHeaders = outcome !== undefined && 'decision' in outcome ? rateLimitHeaders(outcome.decision) : undefined

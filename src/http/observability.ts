@@ -54,6 +54,18 @@ export class Metrics {
     labelNames: ['operation'] as const,
     registers: [this.registry],
   })
+  readonly ingestRows = new Counter({
+    name: 'mdq_ingest_rows_total',
+    help: 'Pushed rows in batches made durable, by kind (quotes, bars, depth)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  })
+  readonly ingestIgnored = new Counter({
+    name: 'mdq_ingest_ignored_total',
+    help: "Pushed quotes and depth that changed nothing: older than the symbol's latest (stale) or it again (duplicate)",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  })
   readonly limiterErrors = new Counter({
     name: 'mdq_rate_limiter_errors_total',
     help: 'Rate-limiter backend failures (Redis unreachable), by operation',
@@ -167,11 +179,8 @@ export interface ObservabilityOptions {
   readonly limiter?: RateLimiter
 }
 
-const observability: FastifyPluginAsync<ObservabilityOptions> = async (
-  app: FastifyInstance,
-  { store, keys, metrics, limiter },
-) => {
-  // One hook for the request's log line and its metrics (request.routeOptions builds an object per read).
+/** Every listener's request log line and request metrics: one onResponse hook (request.routeOptions builds an object per read). */
+const requestLog: FastifyPluginAsync<{ readonly metrics: Metrics }> = async (app: FastifyInstance, { metrics }) => {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched'
     const ms = reply.elapsedTime
@@ -186,6 +195,14 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (
     logRequest(req.log, line)
     metrics.requestOf(route, req.method)(reply.statusCode, ms / 1000)
   })
+}
+export const requestLogPlugin = fp(requestLog, { name: 'mdq-request-log' })
+
+const observability: FastifyPluginAsync<ObservabilityOptions> = async (
+  app: FastifyInstance,
+  { store, keys, metrics, limiter },
+) => {
+  await app.register(requestLogPlugin, { metrics })
   // Documented on /docs, without a key.
   const system = { ...docTag('system'), security: [] }
   app.get('/healthz', { schema: { ...system, summary: 'Alive: {"status": "ok"}' } }, async () => ({ status: 'ok' }))

@@ -124,18 +124,24 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
       const q = req.query
       checkRange(q.start_time, q.end_time)
       const asOf = asOfOf(q)
-      return sendWithEtag(req, reply, store, cache, () =>
-        uncachedAnswer(req, reply, cache, (use) =>
-          runner.answer(
-            {
-              kind: 'klines',
-              symbol: q.symbol,
-              period: q.period,
-              range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
-            },
-            use,
+      return sendWithEtag(
+        req,
+        reply,
+        store,
+        cache,
+        () =>
+          uncachedAnswer(req, reply, cache, (use) =>
+            runner.answer(
+              {
+                kind: 'klines',
+                symbol: q.symbol,
+                period: q.period,
+                range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
+              },
+              use,
+            ),
           ),
-        ),
+        q.symbol,
       )
     },
   )

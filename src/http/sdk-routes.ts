@@ -165,10 +165,16 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     async (req, reply) => {
       const q = req.query
       const asOf = asOfOf(q)
-      return sendWithEtag(req, reply, store, cache, () =>
-        uncachedAnswer(req, reply, cache, (use) =>
-          runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count, ...asOf }, use),
-        ),
+      return sendWithEtag(
+        req,
+        reply,
+        store,
+        cache,
+        () =>
+          uncachedAnswer(req, reply, cache, (use) =>
+            runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count, ...asOf }, use),
+          ),
+        q.symbol,
       )
     },
   )

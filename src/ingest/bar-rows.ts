@@ -1,6 +1,6 @@
 /** @module A bars CSV read into checked column blocks: parsing and row checks only, no store, so a worker thread can run it. */
 import { allocBars, sliceBars, type Bars } from '../domain/bars.js'
-import { parseSymbol, type SymbolParts } from '../domain/market.js'
+import { parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
 import type { StoredPeriod } from '../domain/period.js'
 import { MINUTE_MS } from '../domain/time-zone.js'
 import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME, MIN_PRICE } from '../domain/value-bounds.js'
@@ -35,7 +35,78 @@ export interface BarBlock {
   readonly bytesRead: number
 }
 
-/** The columns of a bars file; a header that does not fit (no symbol column and no --symbol, too) is an error at line 1. */
+/** A bar's fields as the rules name them (the CSV columns, and the pushed rows' fields). */
+export type BarField = 'time' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount' | 'prev_close'
+
+/**
+ * The rules every bar meets, from a file or pushed: the first one broken, as the field and the
+ * reason; undefined when none is. `close` names the close field (a quote's is `last_price`),
+ * `volumeText` the volume as given.
+ */
+export function barRowProblem(
+  open: number,
+  high: number,
+  low: number,
+  close: number,
+  volume: number,
+  amount: number,
+  prevClose: number,
+  closeName = 'close',
+  volumeText = String(volume),
+  scaleHint = '',
+): readonly [BarField, string] | undefined {
+  if (high < low) return ['high', `high ${high} is below low ${low}`]
+  if (open < low || open > high) return ['open', `open ${open} is outside [low ${low}, high ${high}]`]
+  if (close < low || close > high) return ['close', `${closeName} ${close} is outside [low ${low}, high ${high}]`]
+  // low and high bound the others; the bounds keep every adjust mode and aggregate exact (domain/value-bounds.ts).
+  if (!(low >= MIN_PRICE)) return ['low', `low ${low} is below ${MIN_PRICE}, the smallest price mdq keeps`]
+  if (high > MAX_PRICE) return ['high', `high ${high} is above ${MAX_PRICE}, the largest price mdq keeps${scaleHint}`]
+  return countsProblem(volume, amount, volumeText) ?? prevCloseProblem(prevClose)
+}
+
+/** The volume and amount rules (a quote before its day's first trade meets these, not the price rules). */
+export function countsProblem(
+  volume: number,
+  amount: number,
+  volumeText = String(volume),
+): readonly [BarField, string] | undefined {
+  if (volume < 0) return ['volume', `volume ${volume} is negative`]
+  if (!Number.isInteger(volume) || volume > MAX_VOLUME)
+    return [
+      'volume',
+      `volume ${volumeText} is not a whole number up to ${MAX_VOLUME} (volumes are integers, in the source's unit)`,
+    ]
+  if (amount < 0) return ['amount', `amount ${amount} is negative`]
+  if (amount > MAX_AMOUNT) return ['amount', `amount ${amount} is above the largest amount, ${MAX_AMOUNT}`]
+  return undefined
+}
+
+/** A prev_close, when given (NaN: not given), lies within the prices mdq keeps. */
+function prevCloseProblem(price: number): readonly [BarField, string] | undefined {
+  return price < MIN_PRICE || price > MAX_PRICE
+    ? ['prev_close', `prev_close ${price} is outside ${MIN_PRICE} .. ${MAX_PRICE}, the prices mdq keeps`]
+    : undefined
+}
+
+/** Why a bar at `t` (stamped as stored) cannot be stored, by the time rules; `text` is the time as given. */
+export function barTimeProblem(
+  t: number,
+  text: string,
+  market: Market,
+  daily: boolean,
+): 'weekend' | 'outside' | undefined {
+  if (!isWeekday(market, t)) return 'weekend'
+  if (!daily && !inSession(market, t)) return 'outside'
+  return undefined
+}
+
+export const weekendReason = (text: string, market: Market, t: number): string =>
+  `${text} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`
+export const outsideSessionsReason = (text: string, market: Market, hint: string): string =>
+  `bar at ${text} is outside the regular sessions of ${market.exchange}${hint}`
+export const wholeMinuteReason = (text: string): string => `minute bar time ${text} is not on a whole minute`
+
+/** The columns a bars file must have; a missing one, or no symbol at all, is an error at line 1. */
 export function barColumns(file: CsvFile, opts: BarRowOptions) {
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
   const cols = columnsOf(file, LAYOUTS.bars, fixed ? ['--symbol'] : [])
@@ -72,19 +143,19 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       const raw = t
       if (daily) t = market.zone.midnightUtc(market.zone.localDay(t))
       else {
-        if (t % MINUTE_MS !== 0) r.fail(cols.time, `minute bar time ${r.text(cols.time)} is not on a whole minute`)
+        if (t % MINUTE_MS !== 0) r.fail(cols.time, wholeMinuteReason(r.text(cols.time)))
         t -= shift
       }
-      if (!isWeekday(market, t))
-        r.fail(cols.time, `${r.text(cols.time)} falls on a weekend (${market.zone.isoDate(t)}, ${market.zone.name})`)
-      if (!daily && !inSession(market, t)) {
+      const late = barTimeProblem(t, '', market, daily)
+      if (late === 'weekend') r.fail(cols.time, weekendReason(r.text(cols.time), market, t))
+      if (late === 'outside') {
         if (opts.outsideSessions === 'skip') {
           skipped++
           continue
         }
         r.fail(
           cols.time,
-          `bar at ${r.text(cols.time)} is outside the regular sessions of ${market.exchange} (use --outside-sessions skip to drop such bars)`,
+          outsideSessionsReason(r.text(cols.time), market, ' (use --outside-sessions skip to drop such bars)'),
         )
       }
       const open = r.number(cols.open, 'open') / scale
@@ -94,26 +165,13 @@ export async function* barBlocks(file: CsvFile, opts: BarRowOptions): AsyncGener
       const volume = r.number(cols.volume, 'volume')
       const amount = r.number(cols.amount, 'amount', 0)
       const prevClose = r.number(cols.prev_close, 'prev_close', NaN) / scale
-      if (high < low) r.fail(cols.high, `high ${high} is below low ${low}`)
-      if (open < low || open > high) r.fail(cols.open, `open ${open} is outside [low ${low}, high ${high}]`)
-      if (close < low || close > high) r.fail(cols.close, `close ${close} is outside [low ${low}, high ${high}]`)
-      // low and high bound the others; the bounds keep every adjust mode and aggregate exact (domain/value-bounds.ts).
-      if (!(low >= MIN_PRICE)) r.fail(cols.low, `low ${low} is below ${MIN_PRICE}, the smallest price mdq keeps`)
-      if (high > MAX_PRICE)
-        r.fail(cols.high, `high ${high} is above ${MAX_PRICE}, the largest price mdq keeps${scaleHint}`)
-      if (volume < 0) r.fail(cols.volume, `volume ${volume} is negative`)
-      if (!Number.isInteger(volume) || volume > MAX_VOLUME)
-        r.fail(
-          cols.volume,
-          `volume ${r.text(cols.volume)} is not a whole number up to ${MAX_VOLUME} (volumes are integers, in the source's unit)`,
-        )
-      if (amount < 0) r.fail(cols.amount!, `amount ${amount} is negative`)
-      if (amount > MAX_AMOUNT) r.fail(cols.amount!, `amount ${amount} is above the largest amount, ${MAX_AMOUNT}`)
-      if (prevClose < MIN_PRICE || prevClose > MAX_PRICE)
-        r.fail(
-          cols.prev_close!,
-          `prev_close ${prevClose} is outside ${MIN_PRICE} .. ${MAX_PRICE}, the prices mdq keeps`,
-        )
+      const problem = barRowProblem(open, high, low, close, volume, amount, prevClose, 'close', undefined, scaleHint)
+      if (problem) {
+        // A volume as written in the file (the number read may be rounded).
+        const [field, reason] =
+          (problem[0] === 'volume' && countsProblem(volume, amount, r.text(cols.volume))) || problem
+        r.fail(cols[field]!, reason)
+      }
       if (parts !== lastParts) {
         let id = ids.get(parts.symbol)
         if (id === undefined) {

@@ -181,43 +181,43 @@ export class FieldReader {
   }
 
   #textTime(col: number, market: Market): number {
-    const s = this.text(col)
-    if (s.length !== 8 && isDigits(s)) return this.#epochMs(col, s)
-    const m = DASHED_TIME.exec(s) ?? COMPACT_TIME.exec(s)
-    if (!m)
-      return this.fail(
-        col,
-        `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]' or 'YYYYMMDD[ HH:MM]'`,
-      )
-    const [y, mo, d, hh, mm, ss] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number)
-    const day = calendarDay(y, mo, d)
-    if (day === undefined) return this.fail(col, `time '${s}': ${m[1]}-${m[2]}-${m[3]} is not a calendar date`)
-    if (hh > 23 || mm > 59 || ss > 59) return this.fail(col, `time '${s}' is not a valid time of day`)
-    if (y < MIN_YEAR || y > MAX_YEAR) return this.fail(col, `time '${s}' is outside ${MIN_YEAR}-${MAX_YEAR}`)
-    return market.zone.utcOf(y, mo, d, hh * 60 + mm) + ss * 1000
+    const t = timeOfText(this.text(col), market)
+    return typeof t === 'string' ? this.fail(col, t) : t
   }
+}
 
-  #epochMs(col: number, s: string): number {
+/**
+ * A bar time as text (a file's field, or a pushed row's string): epoch milliseconds, or a local
+ * `YYYY-MM-DD` / `YYYYMMDD` optionally with ` HH:MM[:SS]`, as UTC ms within 1970-2099; or why not.
+ */
+export function timeOfText(s: string, market: Market): number | string {
+  if (s.length !== 8 && isDigits(s)) {
     if (s.length > 1 && s[0] === '0')
-      return this.fail(
-        col,
-        `time '${clip(s)}' has a leading zero: epoch milliseconds are written without one (give epoch milliseconds, YYYYMMDD or YYYY-MM-DD)`,
-      )
-    const ms = s.length <= 16 ? Number(s) : Infinity
-    if (ms < MIN_EPOCH_MS) {
-      const asSeconds = ms * 1000 < MAX_MS ? ` (as epoch seconds: ${new Date(ms * 1000).toISOString()})` : ''
-      return this.fail(
-        col,
-        `time '${s}' is too small for epoch milliseconds (before 1970-04-27)${asSeconds}: give epoch milliseconds, YYYYMMDD or YYYY-MM-DD`,
-      )
-    }
-    if (!(ms < MAX_MS))
-      return this.fail(
-        col,
-        `time '${clip(s)}' as epoch milliseconds is after ${MAX_YEAR}: times must lie in ${MIN_YEAR}-${MAX_YEAR}`,
-      )
-    return ms
+      return `time '${clip(s)}' has a leading zero: epoch milliseconds are written without one (give epoch milliseconds, YYYYMMDD or YYYY-MM-DD)`
+    return epochMsOf(s.length <= 16 ? Number(s) : Infinity, s)
   }
+  const m = DASHED_TIME.exec(s) ?? COMPACT_TIME.exec(s)
+  if (!m)
+    return `time '${clip(s)}' is neither epoch milliseconds nor a local 'YYYY-MM-DD[ HH:MM]' or 'YYYYMMDD[ HH:MM]'`
+  const [y, mo, d, hh, mm, ss] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number)
+  const day = calendarDay(y, mo, d)
+  if (day === undefined) return `time '${s}': ${m[1]}-${m[2]}-${m[3]} is not a calendar date`
+  if (hh > 23 || mm > 59 || ss > 59) return `time '${s}' is not a valid time of day`
+  if (y < MIN_YEAR || y > MAX_YEAR) return `time '${s}' is outside ${MIN_YEAR}-${MAX_YEAR}`
+  return market.zone.utcOf(y, mo, d, hh * 60 + mm) + ss * 1000
+}
+
+/** Epoch milliseconds as given (`text` for messages), or why they are not: seconds are refused with a hint. */
+export function epochMsOf(ms: number, text: string = String(ms)): number | string {
+  if (!Number.isInteger(ms) && Number.isFinite(ms))
+    return `time '${clip(text)}' is not a whole number of epoch milliseconds`
+  if (ms < MIN_EPOCH_MS) {
+    const asSeconds = ms * 1000 < MAX_MS ? ` (as epoch seconds: ${new Date(ms * 1000).toISOString()})` : ''
+    return `time '${text}' is too small for epoch milliseconds (before 1970-04-27)${asSeconds}: give epoch milliseconds, YYYYMMDD or YYYY-MM-DD`
+  }
+  if (!(ms < MAX_MS))
+    return `time '${clip(text)}' as epoch milliseconds is after ${MAX_YEAR}: times must lie in ${MIN_YEAR}-${MAX_YEAR}`
+  return ms
 }
 
 const EMPTY = batchOfFields([])

@@ -40,6 +40,8 @@ export function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint):
     putFinancials: (batch) => writer.putFinancials(batch),
     deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
     putUniverses: (list) => writer.putUniverses(list),
+    putLiveQuotes: (list) => writer.putLiveQuotes(list),
+    putDepth: (list) => writer.putDepth(list),
     rollback: () => writer.rollback(),
     putBars: async (symbol, period, b) => {
       await writer.putBars(symbol, period, b)

@@ -11,6 +11,7 @@ import { fillDailyPrevClose, fillMinutePrevClose } from '../domain/prev-close.js
 import { DAY_MS, HOUR_MS } from '../domain/time-zone.js'
 import { isRollupPeriod, rollupsAdjustExactly } from '../domain/rollups.js'
 import type { MarketStore } from '../store/market-store.js'
+import { answerVersion } from './answer-version.js'
 import { readRollupKlines } from './rollup-klines.js'
 import { dayPrevCloses, type DailyPrevCloses } from './daily-prev-close.js'
 import type { KlinesQuery } from './klines-query.js'
@@ -56,13 +57,13 @@ const MAX_ATTEMPTS = 5
  */
 export async function readKlines(store: MarketStore, contexts: SymbolContexts, q: KlinesQuery): Promise<Bars> {
   for (let attempt = 1; ; attempt++) {
-    const version = await store.dataVersion()
+    const version = answerVersion(await store.readVersions(), q.symbol)
     const bars = await readKlinesOnce(store, contexts, q)
-    if ((await store.dataVersion()) === version) return bars
+    if (answerVersion(await store.readVersions(), q.symbol) === version) return bars
     if (attempt === MAX_ATTEMPTS)
       throw new MdqError(
         'STORE_UNAVAILABLE',
-        `The data changed during each of ${MAX_ATTEMPTS} reads of this answer (imports committing back to back); retry shortly.`,
+        `The data changed during each of ${MAX_ATTEMPTS} reads of this answer (imports or pushes committing back to back); retry shortly.`,
       )
   }
 }

@@ -32,12 +32,14 @@ export function knownAsOf(ctx: SymbolContext, cutoffMs: number): SymbolContext {
 const DAILY_CACHE_BYTES = 32 << 20
 
 /**
- * Caches contexts while the store's data version stays the same; any import (from any process)
- * changes the version and so empties the cache on the next query.
+ * Caches each symbol's context while the symbol's version (readVersions().of) stays the same: any
+ * import (from any process) moves every symbol's, a live append only its own symbol's.
  */
 export class SymbolContexts {
-  #version = ''
-  readonly #cache = new Map<string, Promise<SymbolContext | undefined>>()
+  readonly #cache = new Map<
+    string,
+    { readonly version: string; readonly context: Promise<SymbolContext | undefined> }
+  >()
   /** Apart from the contexts, and bounded: only symbols with minute queries load one, and a thread may serve thousands. */
   // Keyed by data version and symbol: a load still running when an import clears the cache resolves
   // for the query that asked (ignoreFetchAbort) and is stored under its old version, never read again.
@@ -50,26 +52,23 @@ export class SymbolContexts {
   constructor(private readonly store: MarketStore) {}
 
   async get(symbol: string): Promise<SymbolContext | undefined> {
-    const version = await this.store.dataVersion()
-    if (version !== this.#version) {
-      this.#cache.clear()
-      this.#daily.clear()
-      this.#version = version
-    }
-    let ctx = this.#cache.get(symbol)
-    if (!ctx) {
-      ctx = this.#load(symbol)
-      this.#cache.set(symbol, ctx)
-      ctx.catch(() => this.#cache.delete(symbol))
-    }
-    return ctx
+    const version = (await this.store.readVersions()).of(symbol)
+    const held = this.#cache.get(symbol)
+    if (held?.version === version) return held.context
+    const context = this.#load(symbol, version)
+    const entry = { version, context }
+    this.#cache.set(symbol, entry)
+    context.catch(() => {
+      if (this.#cache.get(symbol) === entry) this.#cache.delete(symbol)
+    })
+    return context
   }
 
-  async #load(symbol: string): Promise<SymbolContext | undefined> {
+  async #load(symbol: string, version: string): Promise<SymbolContext | undefined> {
     const events = (await this.store.readExFactors([symbol])).get(symbol)
     if (!events) return undefined
     let gaps: Promise<Float64Array> | undefined
-    const dailyKey = `${this.#version} ${symbol}`
+    const dailyKey = `${version} ${symbol}`
     return {
       events,
       gaps: () => (gaps ??= this.#gaps(symbol, events)),

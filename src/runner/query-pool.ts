@@ -10,6 +10,7 @@ import {
   type QueryRunner,
   type StoreReadObserver,
 } from './query-runner.js'
+import { answerVersion } from '../query/answer-version.js'
 import type { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore, StoreCapabilities } from '../store/market-store.js'
 import type { WorkerConfig, WorkerResult, WorkerTask } from './query-worker.js'
@@ -95,7 +96,7 @@ export function poolRunner(
   const run = async (
     task: WorkerTask,
   ): Promise<{ bytes: Buffer; plain?: { crc: number; length: number } } | undefined> => {
-    const version = await main?.store.dataVersion()
+    const version = main && answerVersion(await main.store.readVersions(), 'symbol' in task ? task.symbol : undefined)
     // Spare memory for each buffer the task makes: a gzip member beside an answer is a second one.
     const given: ArrayBuffer[] = []
     for (let n = task.encoding === 'gzip-beside' ? 2 : 1; n > 0 && spares.length > 0; n--) given.push(spares.pop()!)

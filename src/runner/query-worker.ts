@@ -13,6 +13,7 @@ import {
   type ErrorData,
 } from './query-runner.js'
 import { MdqError } from '../domain/errors.js'
+import { answerVersion } from '../query/answer-version.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { openStores, type StoreLocation } from '../store/backends.js'
@@ -156,13 +157,10 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next task
     const { store, contexts } = await opened
     // One snapshot for the task's reads (the SQLite statements also skip their own WAL read locks).
+    // The version the answer is of: its symbol's for a one-symbol task (query/answer-version.ts).
+    const version = async () => answerVersion(await store.readVersions(), 'symbol' in task ? task.symbol : undefined)
     const [before, pieces, after] = await store.withSnapshot(
-      async () =>
-        [
-          await store.dataVersion(),
-          await taskPieces(store, contexts, task, chunks),
-          await store.dataVersion(),
-        ] as const,
+      async () => [await version(), await taskPieces(store, contexts, task, chunks), await version()] as const,
     )
     const { out, member, ...form } = encoded(task, pieces)
     // One buffer per answer: a single transfer, and one allocation for the main thread to free (not one per 16 KB).

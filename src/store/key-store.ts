@@ -1,4 +1,20 @@
-/** @module The KeyStore interface: API keys and their quotas, apart from market data (never behind its write lock). */
+/** @module The KeyStore interface: API keys, their scopes and quotas, apart from market data (never behind its write lock). */
+
+/**
+ * What a key may do: `read` the data routes (every key made before scopes existed is one), also
+ * push through the ingest listener (`ingest`), or everything (`admin`).
+ */
+export const KEY_SCOPES = ['read', 'ingest', 'admin'] as const
+export type KeyScope = (typeof KEY_SCOPES)[number]
+
+export function isKeyScope(value: string): value is KeyScope {
+  return (KEY_SCOPES as readonly string[]).includes(value)
+}
+
+/** Whether a key of scope `has` may do what scope `needs` allows (admin > ingest > read). */
+export function scopeAllows(has: KeyScope, needs: KeyScope): boolean {
+  return KEY_SCOPES.indexOf(has) >= KEY_SCOPES.indexOf(needs)
+}
 
 export interface ApiKeyRecord {
   readonly id: number
@@ -10,6 +26,7 @@ export interface ApiKeyRecord {
   /** Per-key quota (requests per minute and burst) or null for the service defaults. */
   readonly ratePerMin: number | null
   readonly burst: number | null
+  readonly scope: KeyScope
 }
 
 export interface KeyStore {
@@ -18,6 +35,8 @@ export interface KeyStore {
     hash: string
     ratePerMin?: number | null
     burst?: number | null
+    /** Default `read`. */
+    scope?: KeyScope
   }): Promise<ApiKeyRecord>
   /** Every key, ids ascending. */
   listKeys(): Promise<ApiKeyRecord[]>

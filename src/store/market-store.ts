@@ -1,8 +1,10 @@
 /** @module The MarketStore interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
 import type { Bars } from '../domain/bars.js'
+import type { MarketDepth } from '../domain/depth.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { PeriodRange, Statement, StatementRecord } from '../domain/financials.js'
 import type { Instrument } from '../domain/instrument.js'
+import type { SymbolState } from '../domain/minute-bars.js'
 import type { StoredPeriod } from '../domain/period.js'
 import type { RollupPeriod } from '../domain/rollups.js'
 import type { StoredUniverse } from '../domain/universe.js'
@@ -67,6 +69,24 @@ export interface WriteBatch {
   readonly deleteInstruments?: readonly string[]
 }
 
+/** A symbol's latest pushed quote with the minute-bar builder's state after it: what a restart continues from. */
+export interface LiveQuote {
+  readonly symbol: string
+  readonly state: SymbolState
+  /** The quote's `ext` as pushed (TickFlow's quote extension: name, change figures, turnover rate), if any. */
+  readonly ext?: Readonly<Record<string, string | number | boolean | null>>
+}
+
+/**
+ * Versions read together: the data version (dataVersion) and, per symbol, the version of answers
+ * about that symbol alone, which other symbols' live appends leave as it is.
+ */
+export interface DataVersions {
+  readonly data: string
+  /** Moves with every commit that can change an answer about `symbol`: all but live appends to other symbols. */
+  of(symbol: string): string
+}
+
 /** Declared differences between backends (Kysely's DialectAdapter idea); the contract suite skips by them. */
 export interface StoreCapabilities {
   /** Imports by another process are visible to a running server without a restart. */
@@ -85,6 +105,8 @@ export interface StoreCapabilities {
    * query worker then runs one task at a time, since a second would only wait behind the first.
    */
   readonly blockingReads: boolean
+  /** readVersions answers a version per symbol that other symbols' live appends leave as it is. */
+  readonly symbolVersions: boolean
 }
 
 export interface MarketStore {
@@ -118,6 +140,12 @@ export interface MarketStore {
    * backend (poll or cache it, at most 1 s stale).
    */
   dataVersion(): Promise<string>
+  /** dataVersion and the per-symbol versions as of now, read as cheaply (a backend without per-symbol ones answers `data` for each). */
+  readVersions(): Promise<DataVersions>
+  /** The latest pushed quote and builder state of each of `symbols` that has one. */
+  readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>>
+  /** The latest pushed depth of a symbol, if any was pushed. */
+  readDepth(symbol: string): Promise<MarketDepth | undefined>
   /**
    * Runs `read` (reads of this store only, no writes) and gives its result. Where
    * `capabilities.snapshotReads`, its reads see one committed state: on SQLite one read transaction,
@@ -134,6 +162,11 @@ export interface MarketStore {
   write(batch: WriteBatch): Promise<void>
   /** Write-only transaction for imports too large for one batch: nothing visible until commit. */
   beginWrite(): Promise<StoreWriter>
+  /**
+   * One step of background upkeep after live appends, a short transaction that changes no answer
+   * (SQLite folds grown tails into chunks); true while there is more to do. Absent: none needed.
+   */
+  foldAppends?(): Promise<boolean>
   close(): Promise<void>
 }
 
@@ -158,6 +191,11 @@ export interface StoreWriter {
   // Universes.
   /** Replaces each listed universe (its fields and its members) as a whole. */
   putUniverses(list: readonly StoredUniverse[]): Promise<void>
+  // Live data.
+  /** Replaces the symbols' latest pushed quotes and builder states. */
+  putLiveQuotes(list: readonly LiveQuote[]): Promise<void>
+  /** Replaces the symbols' latest pushed depth. */
+  putDepth(list: readonly MarketDepth[]): Promise<void>
   commit(): Promise<void>
   rollback(): Promise<void>
 }

@@ -5,10 +5,14 @@ import { MDQ_BIN } from './store-files.js'
 
 export interface ServeProcess {
   readonly base: string
+  /** The ingest listener's base URL, when started with `--ingest-port`. */
+  readonly ingest?: string
   readonly child: ChildProcess
   /** Everything it wrote to stdout and stderr so far. */
   output(): string
   stop(): Promise<void>
+  /** SIGKILL, and wait for the process to be gone. */
+  kill(): Promise<void>
 }
 
 /** Starts `mdq <globalArgs> serve --port 0 ...` and waits (up to 30 s) for its address line. */
@@ -25,19 +29,28 @@ export async function spawnServe(
   child.stderr!.on('data', (d) => (err += d))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const t0 = Date.now()
-  while (!/on http:\/\/127\.0\.0\.1:(\d+)/.test(out) && child.exitCode === null && Date.now() - t0 < 30_000)
-    await sleep(20)
-  const port = /on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
-  if (!port) {
+  const ingestToo = serveArgs.includes('--ingest-port')
+  const started = () =>
+    /serving .* on http:\/\/127\.0\.0\.1:(\d+)/.test(out) &&
+    (!ingestToo || /ingest listening on http:\/\/127\.0\.0\.1:(\d+)/.test(out))
+  while (!started() && child.exitCode === null && Date.now() - t0 < 30_000) await sleep(20)
+  const port = /serving .* on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
+  const ingestPort = /ingest listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
+  if (!port || (ingestToo && !ingestPort)) {
     child.kill('SIGKILL')
     throw new Error(`mdq serve did not start: ${err}${out}`)
   }
   return {
     base: `http://127.0.0.1:${port}`,
+    ...(ingestPort && { ingest: `http://127.0.0.1:${ingestPort}` }),
     child,
     output: () => out + err,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       await exited
     },
   }

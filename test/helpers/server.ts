@@ -7,7 +7,7 @@ import { generateKey, hashKey } from '../../src/auth/api-keys.js'
 import { buildDemo } from '../../src/cli/demo-command.js'
 import { openStores, parseStoreUrl } from '../../src/store/backends.js'
 import { poolRunner } from '../../src/runner/query-pool.js'
-import type { KeyStore } from '../../src/store/key-store.js'
+import type { KeyScope, KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 
 export interface TestServer {
@@ -23,9 +23,16 @@ export async function newKey(
   keys: KeyStore,
   name = 'test',
   quota: { ratePerMin?: number; burst?: number } = {},
+  scope: KeyScope = 'read',
 ): Promise<string> {
   const key = generateKey()
-  await keys.createKey({ name, hash: hashKey(key), ratePerMin: quota.ratePerMin ?? null, burst: quota.burst ?? null })
+  await keys.createKey({
+    name,
+    hash: hashKey(key),
+    ratePerMin: quota.ratePerMin ?? null,
+    burst: quota.burst ?? null,
+    scope,
+  })
   return key
 }
 

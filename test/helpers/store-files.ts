@@ -20,6 +20,7 @@ export function tempDir(prefix = 'mdq-test-'): { dir: string; cleanup: () => voi
 export function dumpStore(path: string, { withMeta = true } = {}): string {
   const db = new Database(path, { readonly: true })
   try {
+    const has = (t: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(t)
     const tables: [string, string][] = [
       ['chunks', '1, 2, 3'],
       ['instruments', '1'],
@@ -28,6 +29,15 @@ export function dumpStore(path: string, { withMeta = true } = {}): string {
       ['universes', '1'],
       ['universe_members', '1, 2'],
       ...(withMeta ? [['meta', '1'] as [string, string]] : []),
+      // Live data (schema 6 on): appended bars, the latest pushed quotes and depth, the symbols' versions.
+      ...(
+        [
+          ['tail', '1, 2, 3'],
+          ['live_quotes', '1'],
+          ['live_depth', '1'],
+          ['live_symbols', '1'],
+        ] as [string, string][]
+      ).filter(([t]) => has(t)),
     ]
     return tables
       .map(

@@ -40,6 +40,12 @@ async function httpQuery(base: string, query: string): Promise<string> {
   return text
 }
 
+/** A statement that writes (GET queries are read-only on the server). */
+async function httpCommand(base: string, statement: string): Promise<void> {
+  const res = await fetch(`${base}/`, { method: 'POST', body: statement })
+  if (!res.ok) throw new Error(await res.text())
+}
+
 const open = (url: string) => ClickHouseStores.open(parseClickHouseUrl(url))
 
 describe('clickhouse store on one server', () => {
@@ -246,6 +252,27 @@ describe('clickhouse store on one server', () => {
     assert.equal((await b.keys.findKey(k.hash))?.revokedMs, null)
     await a.keys.revokeKey(k.id)
     assert.ok((await b.keys.findKey(k.hash))?.revokedMs)
+  })
+
+  need.it("a store's api_keys from before scopes gains the scope column on open; its keys read only", async () => {
+    await httpCommand(server.httpUrl, 'CREATE DATABASE IF NOT EXISTS old_keys')
+    await httpCommand(
+      server.httpUrl,
+      'CREATE TABLE old_keys.api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64), rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64) ENGINE = MergeTree ORDER BY id',
+    )
+    await httpCommand(
+      server.httpUrl,
+      `INSERT INTO old_keys.api_keys VALUES (5, 'old', '${'ee'.repeat(32)}', 1000, NULL, NULL, NULL, 1)`,
+    )
+    // Two instances opening at once: one adds the column, the other finds it added.
+    const [x, y] = await Promise.all([open(server.storeUrl('old_keys')), open(server.storeUrl('old_keys'))])
+    try {
+      assert.equal((await x.keys.findKey('ee'.repeat(32)))?.scope, 'read')
+      const made = await y.keys.createKey({ name: 'feed', hash: 'ef'.repeat(32), scope: 'ingest' })
+      assert.equal((await y.keys.findKey(made.hash))?.scope, 'ingest')
+    } finally {
+      for (const s of [x, y]) await Promise.all([s.keys.close(), s.market.close()])
+    }
   })
 
   need.it(

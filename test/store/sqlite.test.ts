@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { openStores } from '../../src/store/backends.js'
 import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.js'
-import { MIGRATIONS } from '../../src/store/sqlite/schema.js'
+import { KEY_MIGRATIONS, MIGRATIONS } from '../../src/store/sqlite/schema.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { tempDir } from '../helpers/store-files.js'
 import { runStoreContract } from './store-contract.js'
@@ -62,7 +62,7 @@ describe('sqlite store specifics', () => {
       ],
     )
     assert.equal((await first.keys.createKey({ name: 'new', hash: 'cc'.repeat(32) })).id, 8)
-    assert.equal(await first.market.dataVersion(), '42.3')
+    assert.equal(await first.market.dataVersion(), '42.3.0')
     await Promise.all([first.market.close(), first.keys.close()])
     const raw = new Database(path, { readonly: true })
     assert.deepEqual(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'api_keys'").all(), [])
@@ -74,6 +74,19 @@ describe('sqlite store specifics', () => {
       ['old', 'gone', 'new'],
     )
     await Promise.all([again.market.close(), again.keys.close()])
+  })
+
+  it('keys of a keys file from before scopes read only; new keys take the scope given', async () => {
+    const path = join(dir, 'scopes.keys.db')
+    const db = new Database(path)
+    db.exec(KEY_MIGRATIONS[0])
+    db.pragma('user_version = 1')
+    db.prepare("INSERT INTO api_keys (name, hash, created_ms) VALUES ('old', ?, 1000)").run('ab'.repeat(32))
+    db.close()
+    const keys = SqliteKeyStore.open(path)
+    assert.equal((await keys.findKey('ab'.repeat(32)))?.scope, 'read')
+    assert.equal((await keys.createKey({ name: 'feed', hash: 'cd'.repeat(32), scope: 'ingest' })).scope, 'ingest')
+    await keys.close()
   })
 
   it('migration 4 keeps the instruments of an older store, with name_en and lot_size null, and adds universes', async () => {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, type TestContext } from 'node:test'
-import { barCount, rowsOfBars, sliceBars, withoutRange, type Bars } from '../../src/domain/bars.js'
+import { barCount, mergeBars, rowsOfBars, sliceBars, withoutRange, type Bars } from '../../src/domain/bars.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore, StoreCapabilities } from '../../src/store/market-store.js'
@@ -504,6 +504,127 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       },
     )
     financialsContract(test, () => store)
+    test(
+      'live appends (a few bars at a time past the last, the newest re-written as it forms) read as one series with the rest',
+      [],
+      async () => {
+        const ts = sessionMinutes('SH', tradingDays('SH', 19_300, 3))
+        const bars = walkBars(ts, [0.2, 0.6, 0.9])
+        const n = barCount(bars)
+        const history = n - 60
+        const days = walkBars(tradingDays('SH', 19_000, 303), [0.3, 0.5])
+        await store.write({
+          instruments: [bareInstrument('600010.SH')],
+          bars: [
+            { symbol: '600010.SH', period: '1m', bars: sliceBars(bars, 0, history) },
+            { symbol: '600010.SH', period: '1d', bars: sliceBars(days, 0, 300) },
+          ],
+        })
+        // Each minute first as it forms (another close), then as it closes; a daily bar a day.
+        for (let i = history; i < n; i++) {
+          await store.write({ bars: [{ symbol: '600010.SH', period: '1m', bars: walkBars([ts[i]], [0.5]) }] })
+          await store.write({ bars: [{ symbol: '600010.SH', period: '1m', bars: sliceBars(bars, i, i + 1) }] })
+        }
+        for (let d = 300; d < 303; d++)
+          await store.write({ bars: [{ symbol: '600010.SH', period: '1d', bars: sliceBars(days, d, d + 1) }] })
+        same(await all('600010.SH', '1m'), bars)
+        same(await all('600010.SH', '1d'), days)
+        const upTo = (to: number) => ts.filter((t) => t <= to).length
+        for (const [from, to, limit] of [
+          [ts[history - 5], ts[history + 5], 100],
+          [ts[history + 10], ts[n - 1], 7],
+          [ts[0], ts[history + 2], 4],
+          [ts[n - 3], ts[n - 1] + 1, 2],
+        ])
+          same(
+            await store.readBars({ symbol: '600010.SH', period: '1m', fromMs: from, toMs: to, limit }),
+            sliceBars(bars, Math.max(ts.indexOf(from), upTo(to) - limit), upTo(to)),
+          )
+        // A later write over appended and stored bars wins where they meet; a delete takes appended bars too.
+        const redo = walkBars(ts.slice(n - 100, n - 30), [0.77])
+        await store.write({ bars: [{ symbol: '600010.SH', period: '1m', bars: redo }] })
+        same(
+          await store.readBars({ symbol: '600010.SH', period: '1m', fromMs: ts[n - 120], limit: ALL }),
+          mergeBars(sliceBars(bars, n - 120, n), redo),
+        )
+        await store.write({ deleteBars: [{ symbol: '600010.SH', period: '1m', fromMs: ts[n - 20] }] })
+        same(await all('600010.SH', '1m'), sliceBars(mergeBars(bars, redo), 0, n - 20))
+      },
+    )
+    test('live quotes and depth: the latest per symbol, written with their batch or not at all', [], async () => {
+      const quote = (ts: number, last: number) => ({
+        symbol: '600011.SH',
+        state: {
+          last: {
+            symbol: '600011.SH',
+            timestamp: ts,
+            lastPrice: last,
+            open: 10,
+            high: 10.5,
+            low: 9.5,
+            prevClose: 9.9,
+            volume: 100,
+            amount: 1000.5,
+          },
+        },
+        ext: { name: '浦发银行', turnover_rate: 0.0123 },
+      })
+      const depth = (ts: number) => ({
+        symbol: '600011.SH',
+        timestamp: ts,
+        bidPrices: [10.01, 10],
+        bidVolumes: [5, 7],
+        askPrices: [10.02, 10.03],
+        askVolumes: [1, 2],
+      })
+      assert.equal((await store.readLiveQuotes(['600011.SH'])).size, 0)
+      assert.equal(await store.readDepth('600011.SH'), undefined)
+      const w = await store.beginWrite()
+      await w.putLiveQuotes([quote(1_700_000_000_000, 10.1)])
+      await w.putDepth([depth(1_700_000_000_000)])
+      await w.commit()
+      const w2 = await store.beginWrite()
+      await w2.putLiveQuotes([quote(1_700_000_003_000, 10.2)])
+      await w2.putDepth([depth(1_700_000_003_000)])
+      await w2.commit()
+      const w3 = await store.beginWrite()
+      await w3.putLiveQuotes([quote(1_700_000_006_000, 10.3)])
+      await w3.putDepth([depth(1_700_000_006_000)])
+      await w3.rollback()
+      await eventually(async () =>
+        assert.deepEqual(
+          (await store.readLiveQuotes(['600011.SH', '600012.SH'])).get('600011.SH'),
+          quote(1_700_000_003_000, 10.2),
+        ),
+      )
+      assert.deepEqual(await store.readDepth('600011.SH'), depth(1_700_000_003_000))
+    })
+    test(
+      "versions: a live append moves the data version and its symbol's (another symbol's only without per-symbol versions)",
+      [],
+      async () => {
+        await store.write({
+          instruments: [bareInstrument('600013.SH'), bareInstrument('600014.SH')],
+          bars: ['600013.SH', '600014.SH'].map((symbol) => ({
+            symbol,
+            period: '1d' as const,
+            bars: sliceBars(daily, 0, 100),
+          })),
+        })
+        const before = await store.readVersions()
+        assert.equal(before.data, await store.dataVersion())
+        await store.write({ bars: [{ symbol: '600013.SH', period: '1d', bars: sliceBars(daily, 100, 101) }] })
+        const after = await store.readVersions()
+        assert.notEqual(after.data, before.data)
+        assert.notEqual(after.of('600013.SH'), before.of('600013.SH'))
+        if (store.capabilities.symbolVersions) assert.equal(after.of('600014.SH'), before.of('600014.SH'))
+        else assert.equal(after.of('600014.SH'), after.data)
+        // Anything but an append (here an instrument) moves every symbol's.
+        await store.write({ instruments: [bareInstrument('600015.SH')] })
+        const third = await store.readVersions()
+        assert.notEqual(third.of('600014.SH'), after.of('600014.SH'))
+      },
+    )
     test('check() passes on a healthy store', [], async () => {
       await store.check()
       await keys.check()
@@ -531,6 +652,20 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       assert.deepEqual(
         (await keys.listKeys()).map((x) => x.name),
         ['ci'],
+      )
+    })
+    test('API keys carry a scope: read unless given, kept through revocation and quota changes', [], async () => {
+      const reader = await keys.createKey({ name: 'reader', hash: '1a'.repeat(32) })
+      const pusher = await keys.createKey({ name: 'pusher', hash: '1b'.repeat(32), scope: 'ingest' })
+      const boss = await keys.createKey({ name: 'boss', hash: '1c'.repeat(32), scope: 'admin' })
+      assert.deepEqual([reader.scope, pusher.scope, boss.scope], ['read', 'ingest', 'admin'])
+      assert.equal((await keys.findKey('1b'.repeat(32)))?.scope, 'ingest')
+      assert.ok(await keys.setKeyRate(pusher.id, 60, 5))
+      assert.ok(await keys.revokeKey(boss.id))
+      const listed = new Map((await keys.listKeys()).map((k) => [k.name, k.scope]))
+      assert.deepEqual(
+        ['reader', 'pusher', 'boss'].map((n) => listed.get(n)),
+        ['read', 'ingest', 'admin'],
       )
     })
     test(

@@ -1,6 +1,6 @@
 /** @module KeyStore on ClickHouse: each change a new row version of its key (newest wins), polled for the auth cache. */
 import { randomInt } from 'node:crypto'
-import type { ApiKeyRecord, KeyStore } from '../key-store.js'
+import { isKeyScope, type ApiKeyRecord, type KeyScope, type KeyStore } from '../key-store.js'
 import { sql, type Connection, type Health } from './connection.js'
 import { encodeRows, type ColumnType } from './row-binary.js'
 import { newImportId } from './clickhouse-writer.js'
@@ -9,10 +9,10 @@ import { POLL_MS } from './clickhouse-market-store.js'
 
 interface KeyRow {
   id: number
-  r: [string, string, string, string | null, number | null, number | null]
+  r: [string, string, string, string | null, number | null, number | null, string]
 }
 
-const COLUMNS = ['id', 'name', 'hash', 'created_ms', 'revoked_ms', 'rate_per_min', 'burst', 'ver']
+const COLUMNS = ['id', 'name', 'hash', 'created_ms', 'revoked_ms', 'rate_per_min', 'burst', 'ver', 'scope']
 const TYPES: readonly ColumnType[] = [
   'UInt32',
   'String',
@@ -22,6 +22,7 @@ const TYPES: readonly ColumnType[] = [
   'Nullable(Float64)',
   'Nullable(Float64)',
   'UInt64',
+  'String',
 ]
 
 export class ClickHouseKeyStore implements KeyStore {
@@ -49,7 +50,7 @@ export class ClickHouseKeyStore implements KeyStore {
 
   async #select(where: string): Promise<ApiKeyRecord[]> {
     const rows = await this.#meta.json<KeyRow>(
-      `SELECT id, argMax((name, hash, toString(created_ms), toString(revoked_ms), rate_per_min, burst), ver) AS r FROM api_keys ${where} GROUP BY id ORDER BY id`,
+      `SELECT id, argMax((name, hash, toString(created_ms), toString(revoked_ms), rate_per_min, burst, scope), ver) AS r FROM api_keys ${where} GROUP BY id ORDER BY id`,
     )
     return rows.map(({ id, r }) => ({
       id: Number(id),
@@ -59,11 +60,12 @@ export class ClickHouseKeyStore implements KeyStore {
       revokedMs: r[3] === null ? null : Number(r[3]),
       ratePerMin: r[4],
       burst: r[5],
+      scope: isKeyScope(r[6]) ? r[6] : 'read',
     }))
   }
 
   async #put(k: ApiKeyRecord): Promise<void> {
-    const row = [k.id, k.name, k.hash, k.createdMs, k.revokedMs, k.ratePerMin, k.burst, newImportId()]
+    const row = [k.id, k.name, k.hash, k.createdMs, k.revokedMs, k.ratePerMin, k.burst, newImportId(), k.scope]
     await this.#writer.insert('api_keys', COLUMNS, 'RowBinary', encodeRows(TYPES, [row]))
     await this.#version.reload()
   }
@@ -73,6 +75,7 @@ export class ClickHouseKeyStore implements KeyStore {
     hash: string
     ratePerMin?: number | null
     burst?: number | null
+    scope?: KeyScope
   }): Promise<ApiKeyRecord> {
     if (await this.findKey(key.hash)) throw new Error('a key with this hash exists already')
     let id = newKeyId()
@@ -85,6 +88,7 @@ export class ClickHouseKeyStore implements KeyStore {
       revokedMs: null,
       ratePerMin: key.ratePerMin ?? null,
       burst: key.burst ?? null,
+      scope: key.scope ?? 'read',
     }
     await this.#put(record)
     return record

@@ -7,7 +7,9 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { PeriodRange, Statement, StatementRecord } from '../../domain/financials.js'
 import { universeOfRows, type StoredUniverse } from '../../domain/universe.js'
-import type { BarQuery, MarketStore, StoreCapabilities, WriteBatch } from '../market-store.js'
+import type { MarketDepth } from '../../domain/depth.js'
+import type { BarQuery, DataVersions, LiveQuote, MarketStore, StoreCapabilities, WriteBatch } from '../market-store.js'
+import { readDepth, readLiveQuotes } from './live-tables.js'
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { decodeBars } from './row-binary.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
@@ -96,6 +98,7 @@ export class ClickHouseMarketStore implements MarketStore {
       storedRollups: false,
       snapshotReads: false,
       blockingReads: false,
+      symbolVersions: false,
     }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
@@ -287,6 +290,20 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async dataVersion(): Promise<string> {
     return (await this.#snap()).version
+  }
+
+  /** No per-symbol versions here: every commit moves every symbol's. */
+  async readVersions(): Promise<DataVersions> {
+    const data = await this.dataVersion()
+    return { data, of: () => data }
+  }
+
+  async readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>> {
+    return readLiveQuotes(this.#t.meta, await this.#snap(), symbols)
+  }
+
+  async readDepth(symbol: string): Promise<MarketDepth | undefined> {
+    return readDepth(this.#t.meta, await this.#snap(), symbol)
   }
 
   async importCount(): Promise<number> {

@@ -6,7 +6,9 @@ import type { Instrument } from '../../domain/instrument.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import { valuesJson } from '../../domain/financials.js'
-import type { BarRange, EventRange, StatementBatch, StatementRange, StoreWriter } from '../market-store.js'
+import type { MarketDepth } from '../../domain/depth.js'
+import type { BarRange, EventRange, LiveQuote, StatementBatch, StatementRange, StoreWriter } from '../market-store.js'
+import { depthRow, liveQuoteRow } from './live-tables.js'
 import { tsv } from './connection.js'
 import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, type Topology } from './schema.js'
@@ -250,6 +252,14 @@ export class ClickHouseWriter implements StoreWriter {
       ['statement', 'symbol', 'from_period', 'to_period'],
       [[r.statement, r.symbol, r.fromPeriod ?? FIRST_PERIOD, r.toPeriod ?? LAST_PERIOD]],
     )
+  }
+
+  async putLiveQuotes(list: readonly LiveQuote[]): Promise<void> {
+    await this.#insertMeta('live_quotes', ['symbol', 'ts', 'quote'], list.map(liveQuoteRow))
+  }
+
+  async putDepth(list: readonly MarketDepth[]): Promise<void> {
+    await this.#insertMeta('live_depth', ['symbol', 'ts', 'depth'], list.map(depthRow))
   }
 
   async #tombstone(

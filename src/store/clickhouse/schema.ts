@@ -3,6 +3,7 @@ import { MdqError } from '../../domain/errors.js'
 import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { ClickHouseConfig } from './config.js'
 import { FINANCIAL_TABLES, FINANCIAL_VERSIONED_TABLES } from './financials-schema.js'
+import { LIVE_TABLES, LIVE_VERSIONED_TABLES } from './live-tables.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
 const VERSION = 'import_id UInt64, seq UInt32'
@@ -44,8 +45,18 @@ const META_TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS universes (id String, name String, region Nullable(String), category Nullable(String),
    description Nullable(String), symbols Array(String), ${VERSION}) ENGINE = MergeTree ORDER BY id`,
   `CREATE TABLE IF NOT EXISTS api_keys (id UInt32, name String, hash String, created_ms Int64, revoked_ms Nullable(Int64),
-   rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64) ENGINE = MergeTree ORDER BY id`,
+   rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64, scope String DEFAULT 'read') ENGINE = MergeTree ORDER BY id`,
   ...FINANCIAL_TABLES,
+  ...LIVE_TABLES,
+]
+
+/**
+ * Columns added to tables of an existing store (neither 18.16 nor ClickHouse's ALTER before 19 takes
+ * `ADD COLUMN IF NOT EXISTS`): added where `system.columns` lacks them, in order.
+ */
+const META_COLUMNS: readonly { readonly table: string; readonly column: string; readonly definition: string }[] = [
+  // Scopes: every key made before them reads only.
+  { table: 'api_keys', column: 'scope', definition: "scope String DEFAULT 'read'" },
 ]
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
@@ -56,6 +67,7 @@ export const META_VERSIONED_TABLES = [
   'deletes',
   'universes',
   ...FINANCIAL_VERSIONED_TABLES,
+  ...LIVE_VERSIONED_TABLES,
 ] as const
 
 /** The servers a store talks to. */
@@ -228,17 +240,40 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<Ho
   for (const { ep, statements } of plan(t, config)) {
     const before = await lacking(ep, config.database, statements)
     created.push(before)
-    if (!before.database && before.tables.length === 0) continue
+    const whole = !before.database && before.tables.length === 0
+    // Columns added since a table was made go in on the metadata server even when every table is there.
+    if (whole && ep !== t.barHosts[0]) continue
     const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password }, WRITE_TIMEOUT_MS)
     const c = new Connection(ep, WRITE_TIMEOUT_MS)
     try {
-      await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
-      for (const s of statements) await c.command(s)
+      if (!whole) {
+        await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
+        for (const s of statements) await c.command(s)
+      }
+      if (ep === t.barHosts[0]) await addMissingColumns(c, config.database)
     } finally {
       await Promise.all([admin.close(), c.close()])
     }
   }
   return created
+}
+
+/** META_COLUMNS missing on the metadata server, added; another instance adding one at the same time is no failure. */
+async function addMissingColumns(c: Connection, database: string): Promise<void> {
+  for (const { table, column, definition } of META_COLUMNS) {
+    const has = async () =>
+      (
+        await c.rows(
+          `SELECT count() FROM system.columns WHERE database = ${sql.str(database)} AND table = ${sql.str(table)} AND name = ${sql.str(column)}`,
+        )
+      )[0][0] === '1'
+    if (await has()) continue
+    try {
+      await c.command(`ALTER TABLE ${table} ADD COLUMN ${definition}`)
+    } catch (err) {
+      if (!(await has())) throw err
+    }
+  }
 }
 
 export async function closeTopology(t: Topology): Promise<void> {

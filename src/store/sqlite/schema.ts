@@ -35,6 +35,18 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (statement, symbol, period_end, announce_date)) WITHOUT ROWID;
    ALTER TABLE universe_members ADD COLUMN in_date TEXT;
    ALTER TABLE universe_members ADD COLUMN out_date TEXT;`,
+  // 7: live data (FORMAT.md "Tail"): appended bars as rows until folded into chunks; which symbols
+  // live commits changed (per-symbol versions); the latest pushed quote and depth per symbol.
+  `CREATE TABLE tail (
+     symbol TEXT NOT NULL, period TEXT NOT NULL, ts INTEGER NOT NULL,
+     open REAL NOT NULL, high REAL NOT NULL, low REAL NOT NULL, close REAL NOT NULL,
+     volume REAL NOT NULL, amount REAL NOT NULL, prev_close REAL,
+     PRIMARY KEY (symbol, period, ts)) WITHOUT ROWID;
+   CREATE TABLE live_symbols (symbol TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE INDEX live_symbols_by_seq ON live_symbols (seq);
+   INSERT INTO meta (key, value) VALUES ('live_seq', 0);
+   CREATE TABLE live_quotes (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, quote TEXT NOT NULL) WITHOUT ROWID;
+   CREATE TABLE live_depth (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, depth TEXT NOT NULL) WITHOUT ROWID;`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */
@@ -42,6 +54,8 @@ export const KEY_MIGRATIONS: readonly string[] = [
   `CREATE TABLE api_keys (
      id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
      created_ms INTEGER NOT NULL, revoked_ms INTEGER, rate_per_min REAL, burst REAL);`,
+  // 2: scopes; every key made before them reads only.
+  `ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'read';`,
 ]
 
 /** Span of one chunk per stored period (FORMAT.md, "Chunks"). */

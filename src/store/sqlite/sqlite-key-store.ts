@@ -1,7 +1,7 @@
 /** @module The embedded KeyStore: API keys in a SQLite file of their own, so a long import never blocks a key change. */
 import Database from 'better-sqlite3'
 import { existsSync, statSync } from 'node:fs'
-import type { ApiKeyRecord, KeyStore } from '../key-store.js'
+import { isKeyScope, type ApiKeyRecord, type KeyScope, type KeyStore } from '../key-store.js'
 import { KEY_MIGRATIONS } from './schema.js'
 import { guarded, migrate, openDb, tableExists, type Db } from './sqlite-db.js'
 import { keepReserve, orDiskFull, withReserve } from './disk-room.js'
@@ -14,6 +14,7 @@ interface KeyRow {
   revoked_ms: number | null
   rate_per_min: number | null
   burst: number | null
+  scope: string
 }
 
 const toKey = (r: KeyRow): ApiKeyRecord => ({
@@ -24,6 +25,8 @@ const toKey = (r: KeyRow): ApiKeyRecord => ({
   revokedMs: r.revoked_ms,
   ratePerMin: r.rate_per_min,
   burst: r.burst,
+  // A scope this build does not know (a newer mdq wrote it) reads only.
+  scope: isKeyScope(r.scope) ? r.scope : 'read',
 })
 
 /** The keys file that goes with a store file when none is named: `./data/mdq.db` -> `./data/mdq.keys.db`. */
@@ -33,10 +36,10 @@ export function defaultKeysPath(storePath: string): string {
 
 function statements(db: Db) {
   return {
-    insert: db.prepare<[string, string, number, number | null, number | null], KeyRow>(
-      'INSERT INTO api_keys (name, hash, created_ms, rate_per_min, burst) VALUES (?, ?, ?, ?, ?) RETURNING *',
+    insert: db.prepare<[string, string, number, number | null, number | null, KeyScope], KeyRow>(
+      'INSERT INTO api_keys (name, hash, created_ms, rate_per_min, burst, scope) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
     ),
-    adopt: db.prepare<KeyRow>(
+    adopt: db.prepare<Omit<KeyRow, 'scope'>>(
       'INSERT OR IGNORE INTO api_keys (id, name, hash, created_ms, revoked_ms, rate_per_min, burst) VALUES (@id, @name, @hash, @created_ms, @revoked_ms, @rate_per_min, @burst)',
     ),
     list: db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY id'),
@@ -100,7 +103,7 @@ export class SqliteKeyStore implements KeyStore {
     const legacy = new Database(storePath, { fileMustExist: true, timeout: 10_000 })
     try {
       if (!tableExists(legacy, 'api_keys')) return 0
-      const rows = legacy.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY id').all()
+      const rows = legacy.prepare<[], Omit<KeyRow, 'scope'>>('SELECT * FROM api_keys ORDER BY id').all()
       this.#db.transaction(() => {
         for (const r of rows) this.#st.adopt.run(r)
       })()
@@ -117,9 +120,17 @@ export class SqliteKeyStore implements KeyStore {
     hash: string
     ratePerMin?: number | null
     burst?: number | null
+    scope?: KeyScope
   }): Promise<ApiKeyRecord> {
     const row = this.#write('create the key', () =>
-      this.#st.insert.get(key.name, key.hash, Date.now(), key.ratePerMin ?? null, key.burst ?? null),
+      this.#st.insert.get(
+        key.name,
+        key.hash,
+        Date.now(),
+        key.ratePerMin ?? null,
+        key.burst ?? null,
+        key.scope ?? 'read',
+      ),
     )!
     this.#ownWrites++
     return toKey(row)

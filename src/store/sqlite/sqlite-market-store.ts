@@ -8,72 +8,31 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { Instrument, SecurityType } from '../../domain/instrument.js'
 import type { PeriodRange, Statement, StatementRecord } from '../../domain/financials.js'
 import { universeOfRows, type StoredUniverse, type UniverseSpell } from '../../domain/universe.js'
+import type { MarketDepth } from '../../domain/depth.js'
 import {
   writeBatchWith,
   type BarQuery,
+  type DataVersions,
+  type LiveQuote,
   type MarketStore,
   type StoreCapabilities,
   type StoreWriter,
   type WriteBatch,
 } from '../market-store.js'
 import { ChunkCorruptError } from './chunk-codec.js'
-import { chunkStatements } from './chunk-statements.js'
-import { deleteFinancialsWith, financialStatements, putFinancialsWith, readFinancialsWith } from './financials.js'
-import { deleteBarsWith, MAX_MS, putBarsWith, readBarsWith } from './chunks.js'
-import { buildPendingRollups, TouchedDays } from './rollups.js'
-import { WrittenChunks } from './written-chunks.js'
+import { readFinancialsWith } from './financials.js'
+import { MAX_MS } from './chunks.js'
+import { depthOf, liveQuoteOf, LiveSymbolSeqs } from './live-tables.js'
+import { buildPendingRollups } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
+import { storeStatements, type InstrumentRow, type StoreStatements } from './sqlite-statements.js'
+import { beginSqliteWrite, foldTailStep, type FoldCursor, type WriterConnection } from './sqlite-writer.js'
+import { readBarsLive } from './tail.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { keepReserve, orDiskFullThrown, sayingDiskFull, withReserve } from './disk-room.js'
 import { ChunkScrubber } from './scrub.js'
 
-interface InstrumentRow {
-  symbol: string
-  code: string
-  exchange: string
-  name: string | null
-  type: string | null
-  listing_date: string | null
-  tick_size: number | null
-  total_shares: number | null
-  float_shares: number | null
-  limit_up: number | null
-  limit_down: number | null
-  name_en: string | null
-  lot_size: number | null
-}
-
-/** Prepared statements of one connection. */
-function statements(db: Db) {
-  return {
-    ...chunkStatements(db),
-    financials: financialStatements(db),
-    instrument: db.prepare<[string], InstrumentRow>('SELECT * FROM instruments WHERE symbol = ?'),
-    search: db.prepare<[{ p: string; limit: number }], InstrumentRow>(
-      "SELECT * FROM instruments WHERE symbol LIKE @p ESCAPE '\\' OR name LIKE @p ESCAPE '\\' OR code LIKE @p ESCAPE '\\' OR name_en LIKE @p ESCAPE '\\' ORDER BY symbol LIMIT @limit",
-    ),
-    putInstrument: db.prepare(
-      `INSERT OR REPLACE INTO instruments (symbol, code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size)
-       VALUES (@symbol, @code, @exchange, @name, @type, @listingDate, @tickSize, @totalShares, @floatShares, @limitUp, @limitDown, @nameEn, @lotSize)`,
-    ),
-    deleteInstrument: db.prepare<[string]>('DELETE FROM instruments WHERE symbol = ?'),
-    events: db.prepare<[string, number, number], { ts: number; ex_factor: number }>(
-      'SELECT ts, ex_factor FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ? ORDER BY ts',
-    ),
-    putEvent: db.prepare<[string, number, number]>(
-      'INSERT OR REPLACE INTO ex_factors (symbol, ts, ex_factor) VALUES (?, ?, ?)',
-    ),
-    deleteEvents: db.prepare<[string, number, number]>(
-      'DELETE FROM ex_factors WHERE symbol = ? AND ts >= ? AND ts <= ?',
-    ),
-    meta: db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck(),
-    changeCounter: db.prepare('PRAGMA data_version').pluck(),
-    begin: db.prepare('BEGIN'),
-    commit: db.prepare('COMMIT'),
-    bumpGeneration: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'generation'"),
-  }
-}
-type Statements = ReturnType<typeof statements>
+type Statements = StoreStatements
 
 function toInstrument(r: InstrumentRow): Instrument {
   const { exchange } = parseSymbol(r.symbol)
@@ -125,21 +84,8 @@ function readUniversesWith(db: Db): StoredUniverse[] {
     .map((u) => universeOfRows(u, members.get(u.id) ?? []))
 }
 
-function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
-  const put = db.prepare(
-    'INSERT OR REPLACE INTO universes (id, name, region, category, description) VALUES (@id, @name, @region, @category, @description)',
-  )
-  const clear = db.prepare<[string]>('DELETE FROM universe_members WHERE universe_id = ?')
-  const member = db.prepare<[string, number, string, string | null, string | null]>(
-    'INSERT INTO universe_members (universe_id, position, symbol, in_date, out_date) VALUES (?, ?, ?, ?, ?)',
-  )
-  for (const u of list) {
-    put.run({ id: u.id, name: u.name, region: u.region, category: u.category, description: u.description })
-    clear.run(u.id)
-    const rows = u.spells ?? u.symbols.map((symbol) => ({ symbol, inDate: null, outDate: null }))
-    rows.forEach((r, i) => member.run(u.id, i, r.symbol, r.inDate, r.outDate))
-  }
-}
+/** What a write that failed for want of room left behind. */
+const WRITE_FAILED = 'nothing was written'
 
 /** SQLite result codes that mean the file itself is damaged, not merely busy. */
 const DAMAGE_CODES = new Set([
@@ -174,7 +120,7 @@ export class SqliteMarketStore implements MarketStore {
   private constructor(path: string, db: Db) {
     this.#path = path
     this.#db = db
-    this.#st = statements(db)
+    this.#st = storeStatements(db)
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
@@ -184,6 +130,7 @@ export class SqliteMarketStore implements MarketStore {
       storedRollups: true,
       snapshotReads: true,
       blockingReads: true,
+      symbolVersions: true,
     }
   }
 
@@ -252,7 +199,25 @@ export class SqliteMarketStore implements MarketStore {
   #snapshot: { version: string | undefined } | undefined
 
   async readBars(q: BarQuery): Promise<Bars> {
-    return this.#read(() => readBarsWith(this.#st, q))
+    return this.#read(() => readBarsLive(this.#st, q))
+  }
+
+  async readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>> {
+    return this.#read(() => {
+      const out = new Map<string, LiveQuote>()
+      for (const s of new Set(symbols)) {
+        const json = this.#st.liveQuote.get(s)
+        if (json !== undefined) out.set(s, liveQuoteOf(s, json))
+      }
+      return out
+    })
+  }
+
+  async readDepth(symbol: string): Promise<MarketDepth | undefined> {
+    return this.#read(() => {
+      const json = this.#st.depth.get(symbol)
+      return json === undefined ? undefined : depthOf(symbol, json)
+    })
   }
 
   async readInstruments(symbols: readonly string[]): Promise<Instrument[]> {
@@ -356,16 +321,40 @@ export class SqliteMarketStore implements MarketStore {
     return guarded(() => this.#currentVersion())
   }
 
+  async readVersions(): Promise<DataVersions> {
+    // Read back from the data version itself (a snapshot's may be older than what this connection has seen since).
+    const data = await this.dataVersion()
+    const dot = data.lastIndexOf('.')
+    const base = data.slice(0, dot)
+    const seen = Number(data.slice(dot + 1))
+    const seqs = this.#liveSeqs
+    return {
+      data,
+      // A symbol changed twice since these versions were read has no version of then: the data version (a miss, never a stale hit).
+      of: (symbol) => {
+        const seq = seqs.at(symbol, seen)
+        return seq === undefined ? data : `${base}.s${seq}`
+      },
+    }
+  }
+
+  /**
+   * `store_id.generation.live_seq`; a symbol's version is `store_id.generation.s<seq>`, its seq the
+   * live_seq of the last live commit that changed its bars (FORMAT.md "Versions").
+   */
   #currentVersion(): string {
     const counter = this.#st.changeCounter.get() as number
     if (counter !== this.#seenCounter || this.#version === undefined) {
-      this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}`
+      const liveSeq = this.#st.meta.get('live_seq')!
+      this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}.${liveSeq}`
+      this.#liveSeqs.catchUp(this.#st, liveSeq)
       this.#seenCounter = counter
     }
     return this.#version
   }
   #seenCounter = -1
   #version: string | undefined
+  readonly #liveSeqs = new LiveSymbolSeqs()
 
   async importCount(): Promise<number> {
     return guarded(() => this.#st.meta.get('generation')!)
@@ -376,91 +365,50 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   /**
-   * The write transaction runs on a connection of its own (for a file), so this store's readers
-   * never see uncommitted data; another process's readers see the old data until commit (WAL).
+   * The write transaction runs on a connection of its own (for a file), kept open for the next one,
+   * so this store's readers never see uncommitted data; another process's readers see the old data
+   * until commit (WAL).
    */
   async beginWrite(): Promise<StoreWriter> {
     if (this.#writing) throw new Error('a write transaction is already open on this store')
-    const what = 'nothing was written'
-    const db = this.#path === ':memory:' ? this.#db : orDiskFullThrown(this.#path, what, () => openDb(this.#path))
-    const st = db === this.#db ? this.#st : statements(db)
-    db.exec('BEGIN IMMEDIATE')
-    this.#writing = true
-    let open = true
-    const written = new WrittenChunks()
-    const touched = new TouchedDays(st, written)
-    const finish = (sql: 'COMMIT' | 'ROLLBACK') => {
-      if (!open) return
-      open = false
+    const w = this.#writer()
+    const writer = beginSqliteWrite(w, () => {
       this.#writing = false
-      try {
-        if (sql === 'COMMIT') {
-          touched.rebuildAll()
-          st.bumpGeneration.run()
-        }
-        db.exec(sql)
-        if (db === this.#db) this.#version = undefined // data_version only counts other connections' commits
-      } catch (err) {
-        if (db.inTransaction) db.exec('ROLLBACK') // a commit that failed on the way leaves the store as it was
-        throw err
-      } finally {
-        if (db !== this.#db) db.close()
-      }
-    }
-    const live = () => {
-      if (!open) throw new Error('this write transaction has ended')
-    }
+      if (w.db === this.#db) this.#version = undefined // data_version only counts other connections' commits
+    })
+    this.#writing = true
     // A write that fails for want of room says so (the transaction rolls back: nothing is written).
-    return sayingDiskFull<StoreWriter>(
-      {
-        putInstruments: async (list) => {
-          live()
-          for (const i of list) st.putInstrument.run({ ...i })
-        },
-        putBars: async (symbol, period, bars) => {
-          live()
-          putBarsWith(st, symbol, period, bars, written)
-          const n = bars.timestamp.length
-          if (period === '1m' && n > 0) touched.add(symbol, bars.timestamp[0], bars.timestamp[n - 1])
-        },
-        putExFactors: async (symbol, events) => {
-          live()
-          for (const e of events) st.putEvent.run(symbol, e.timestamp, e.exFactor)
-        },
-        deleteBars: async (range) => {
-          live()
-          deleteBarsWith(st, range, written)
-          if (range.period === '1m') touched.add(range.symbol, range.fromMs, range.toMs)
-        },
-        deleteExFactors: async (range) => {
-          live()
-          st.deleteEvents.run(range.symbol, range.fromMs ?? -MAX_MS, range.toMs ?? MAX_MS)
-        },
-        putFinancials: async (batch) => {
-          live()
-          putFinancialsWith(st.financials, batch)
-        },
-        deleteFinancials: async (range) => {
-          live()
-          deleteFinancialsWith(st.financials, range)
-        },
-        deleteInstruments: async (symbols) => {
-          live()
-          for (const s of symbols) st.deleteInstrument.run(s)
-        },
-        putUniverses: async (list) => {
-          live()
-          putUniversesWith(db, list)
-        },
-        commit: async () => finish('COMMIT'),
-        rollback: async () => finish('ROLLBACK'),
-      },
-      this.#path,
-      what,
-    )
+    return sayingDiskFull<StoreWriter>(writer, this.#path, WRITE_FAILED)
   }
 
+  #writer(): WriterConnection {
+    if (this.#path === ':memory:') return { db: this.#db, st: this.#st }
+    if (!this.#writerConnection?.db.open) {
+      const db = orDiskFullThrown(this.#path, WRITE_FAILED, () => openDb(this.#path))
+      this.#writerConnection = { db, st: storeStatements(db) }
+    }
+    return this.#writerConnection
+  }
+  #writerConnection: WriterConnection | undefined
+
+  /**
+   * Folds the next slice of tail series that have grown (a transaction of its own, no version moves):
+   * true while the walk over the tail is under way; false when it is done or a write is open.
+   */
+  async foldAppends(): Promise<boolean> {
+    if (this.#writing) return false
+    const w = this.#writer()
+    this.#writing = true
+    try {
+      return foldTailStep(w, this.#foldCursor) > 0 || this.#foldCursor.symbol !== ''
+    } finally {
+      this.#writing = false
+    }
+  }
+  readonly #foldCursor: FoldCursor = { symbol: '', period: '' }
+
   async close(): Promise<void> {
+    if (this.#writerConnection?.db.open) this.#writerConnection.db.close()
     if (this.#db.open) this.#db.close()
   }
 }

@@ -1,0 +1,66 @@
+/** @module The live half of `mdq serve`: the ingest listener (`--ingest-port`) and the store's background upkeep of appends. */
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
+import { buildIngestApp } from '../http/ingest-app.js'
+import type { Metrics } from '../http/observability.js'
+import { LiveIngest } from '../ingest/live-ingest.js'
+import type { LiveFeed } from '../live/live-feed.js'
+import type { KeyStore } from '../store/key-store.js'
+import type { MarketStore } from '../store/market-store.js'
+
+/** Between upkeep steps while there is more to do, and when there was none. */
+const STEP_MS = 50
+const IDLE_MS = 1000
+
+export interface IngestListenerOptions {
+  readonly store: MarketStore
+  readonly keys: KeyStore
+  readonly feed: LiveFeed
+  readonly metrics: Metrics
+  readonly logger: FastifyServerOptions['logger']
+}
+
+/** The ingest app, its pushes counted into the server's metrics and published to `feed`. */
+export async function ingestApp(o: IngestListenerOptions): Promise<FastifyInstance> {
+  const ingest = new LiveIngest(o.store, o.feed, {
+    rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
+    ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
+  })
+  return buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger })
+}
+
+/**
+ * Runs the store's upkeep of appends (MarketStore.foldAppends) in steps until stopped: a failed step
+ * (the store busy or away) is logged once per kind and tried again later.
+ */
+export function keepFoldingAppends(store: MarketStore, log: FastifyBaseLogger): () => Promise<void> {
+  const fold = store.foldAppends?.bind(store)
+  if (fold === undefined) return async () => {}
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+  let lastFailure = ''
+  const step = () => {
+    running = fold()
+      .then(
+        (more) => {
+          lastFailure = ''
+          return more
+        },
+        (err: unknown) => {
+          const reason = err instanceof Error ? err.message : String(err)
+          if (reason !== lastFailure) log.warn({ reason }, 'folding appends failed; retrying')
+          lastFailure = reason
+          return false
+        },
+      )
+      .then((more) => {
+        if (!stopped) timer = setTimeout(step, more ? STEP_MS : IDLE_MS)
+      })
+  }
+  timer = setTimeout(step, IDLE_MS)
+  return async () => {
+    stopped = true
+    clearTimeout(timer)
+    await running
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * @module Pushed batches into the store: quotes into minute and day bars through the builder, bars
+ * as rows of an import, depth as is. One batch is one all-or-nothing write, durable before its
+ * answer; what it accepted is then published to the LiveFeed.
+ */
+import { barsOfRows, mergeBars, rowsOfBars, type BarRow, type Bars } from '../domain/bars.js'
+import type { MarketDepth } from '../domain/depth.js'
+import { bareInstrument } from '../domain/instrument.js'
+import { MARKETS, parseSymbol } from '../domain/market.js'
+import { applySnapshot, type SymbolState } from '../domain/minute-bars.js'
+import type { StoredPeriod } from '../domain/period.js'
+import type { LiveEvent, LiveFeed, PushedQuote } from '../live/live-feed.js'
+import type { LiveQuote, MarketStore, StoreWriter } from '../store/market-store.js'
+import type { PushedBar } from './pushed-rows.js'
+
+/** What one push did: rows taken, and of the quotes how many were older than their symbol's latest or repeated it. */
+export interface PushOutcome {
+  readonly rows: number
+  readonly accepted: number
+  readonly stale: number
+  readonly duplicate: number
+}
+
+/** Counters the server exports (Prometheus). */
+export interface IngestCounters {
+  readonly rows: (kind: 'quotes' | 'bars' | 'depth', n: number) => void
+  readonly ignored: (reason: 'stale' | 'duplicate', n: number) => void
+}
+
+export class LiveIngest {
+  /** Builder states by symbol: loaded from the store on a symbol's first push, then kept in step with each commit. */
+  readonly #states = new Map<string, SymbolState | undefined>()
+  /** Symbols known to have an instrument row. */
+  readonly #known = new Set<string>()
+  /** The latest depth timestamp per symbol pushed here: older depth is not kept. */
+  readonly #depthAt = new Map<string, number>()
+  /** One batch at a time: the store takes one write at a time, and states advance in commit order. */
+  #queue: Promise<unknown> = Promise.resolve()
+  /** The data version after this ingest's last commit: when it has moved, another writer may have moved states on. */
+  #ownVersion: string | undefined
+
+  constructor(
+    private readonly store: MarketStore,
+    private readonly feed: LiveFeed,
+    private readonly counters?: IngestCounters,
+  ) {}
+
+  #serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task)
+    this.#queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Writes `fill` in one transaction with instruments for symbols the store does not know yet; rolls back on any failure. */
+  async #write(symbols: Iterable<string>, fill: (w: StoreWriter) => Promise<void>): Promise<void> {
+    const unknown = [...new Set(symbols)].filter((s) => !this.#known.has(s))
+    const found = unknown.length ? new Set((await this.store.readInstruments(unknown)).map((i) => i.symbol)) : new Set()
+    const missing = unknown.filter((s) => !found.has(s))
+    const w = await this.store.beginWrite()
+    try {
+      if (missing.length) await w.putInstruments(missing.map((s) => bareInstrument(s)))
+      await fill(w)
+      await w.commit()
+    } catch (err) {
+      await w.rollback().catch(() => undefined)
+      throw err
+    }
+    for (const s of unknown) this.#known.add(s)
+    this.#ownVersion = await this.store.dataVersion()
+  }
+
+  /**
+   * The states of `symbols` as the store has them, unless nothing but this ingest has written since
+   * they were loaded: another instance (after a failover) or an import may have moved them on.
+   */
+  async #loadStates(symbols: readonly string[]): Promise<void> {
+    if ((await this.store.dataVersion()) !== this.#ownVersion) this.#states.clear()
+    const missing = [...new Set(symbols)].filter((s) => !this.#states.has(s))
+    if (missing.length === 0) return
+    const stored = await this.store.readLiveQuotes(missing)
+    for (const s of missing) this.#states.set(s, stored.get(s)?.state)
+  }
+
+  /**
+   * Quotes in the order given: each through its symbol's builder (an older or repeated one is
+   * counted and changes nothing); the minute bars and day bars they made, and each symbol's latest
+   * quote with its builder state, in one write. The states move on once it has committed.
+   */
+  pushQuotes(quotes: readonly PushedQuote[]): Promise<PushOutcome> {
+    return this.#serial(async () => {
+      await this.#loadStates(quotes.map((q) => q.snapshot.symbol))
+      const states = new Map<string, SymbolState | undefined>()
+      const minutes = new Map<string, Map<number, BarRow>>()
+      const days = new Map<string, BarRow>()
+      const latest = new Map<string, LiveQuote>()
+      const events: LiveEvent[] = []
+      const counts = { accepted: 0, stale: 0, duplicate: 0 }
+      for (const quote of quotes) {
+        const { symbol } = quote.snapshot
+        const before = states.has(symbol) ? states.get(symbol) : this.#states.get(symbol)
+        const r = applySnapshot(before, quote.snapshot, MARKETS[parseSymbol(symbol).exchange])
+        counts[r.outcome]++
+        if (r.outcome !== 'accepted') continue
+        states.set(symbol, r.state)
+        latest.set(symbol, { symbol, state: r.state!, ...(quote.ext && { ext: quote.ext }) })
+        events.push({ kind: 'quote', quote })
+        if (r.closed) events.push({ kind: 'bar', symbol, period: '1m', bar: r.closed, closed: true })
+        for (const bar of [r.closed, r.minute]) {
+          if (!bar) continue
+          const held = minutes.get(symbol) ?? new Map<number, BarRow>()
+          held.set(bar.timestamp, bar)
+          minutes.set(symbol, held)
+        }
+        if (r.minute) events.push({ kind: 'bar', symbol, period: '1m', bar: r.minute, closed: false })
+        if (r.day) {
+          days.set(symbol, r.day)
+          events.push({ kind: 'bar', symbol, period: '1d', bar: r.day, closed: false })
+        }
+      }
+      if (latest.size > 0)
+        await this.#write(latest.keys(), async (w) => {
+          for (const [symbol, held] of minutes)
+            await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((a, b) => a.timestamp - b.timestamp)))
+          for (const [symbol, day] of days) await w.putBars(symbol, '1d', barsOfRows([day]))
+          await w.putLiveQuotes([...latest.values()])
+        })
+      for (const [symbol, state] of states) this.#states.set(symbol, state)
+      this.counters?.rows('quotes', quotes.length)
+      if (counts.stale) this.counters?.ignored('stale', counts.stale)
+      if (counts.duplicate) this.counters?.ignored('duplicate', counts.duplicate)
+      this.feed.publish(events)
+      return { rows: quotes.length, ...counts }
+    })
+  }
+
+  /** Bars as an import writes them: per symbol and period ascending, a later row winning over an earlier one at the same time. */
+  pushBars(rows: readonly PushedBar[]): Promise<PushOutcome> {
+    return this.#serial(async () => {
+      const series = new Map<string, { symbol: string; period: StoredPeriod; bars: Bars }>()
+      for (const row of rows) {
+        const key = `${row.symbol}\0${row.period}`
+        const held = series.get(key)
+        series.set(key, { ...row, bars: held ? mergeBars(held.bars, row.bars) : row.bars })
+      }
+      await this.#write(
+        rows.map((r) => r.symbol),
+        async (w) => {
+          for (const { symbol, period, bars } of series.values()) await w.putBars(symbol, period, bars)
+        },
+      )
+      this.counters?.rows('bars', rows.length)
+      const events: LiveEvent[] = []
+      for (const { symbol, period, bars } of series.values())
+        for (const bar of rowsOfBars(bars)) events.push({ kind: 'bar', symbol, period, bar, closed: true })
+      this.feed.publish(events)
+      return { rows: rows.length, accepted: rows.length, stale: 0, duplicate: 0 }
+    })
+  }
+
+  /** Each symbol's newest depth of the batch, unless this process has kept a newer one. */
+  pushDepth(rows: readonly MarketDepth[]): Promise<PushOutcome> {
+    return this.#serial(async () => {
+      const newest = new Map<string, MarketDepth>()
+      let stale = 0
+      for (const d of rows) {
+        const held = newest.get(d.symbol)?.timestamp ?? this.#depthAt.get(d.symbol) ?? -Infinity
+        if (d.timestamp < held) stale++
+        else newest.set(d.symbol, d)
+      }
+      if (newest.size > 0) await this.#write([], async (w) => w.putDepth([...newest.values()]))
+      for (const d of newest.values()) this.#depthAt.set(d.symbol, d.timestamp)
+      this.counters?.rows('depth', rows.length)
+      if (stale) this.counters?.ignored('stale', stale)
+      this.feed.publish([...newest.values()].map((depth) => ({ kind: 'depth', depth })))
+      return { rows: rows.length, accepted: rows.length - stale, stale, duplicate: 0 }
+    })
+  }
+}

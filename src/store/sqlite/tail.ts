@@ -1,0 +1,183 @@
+/**
+ * @module The tail (FORMAT.md "Tail"): bars appended after a series' last chunk, a row each, so that a
+ * live minute costs a row and not a chunk rewrite; read merged with the chunks, folded into them later.
+ */
+import { allocBars, barCount, concatBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { minuteBucketStarts } from '../../domain/buckets.js'
+import { MARKETS, parseSymbol } from '../../domain/market.js'
+import type { StoredPeriod } from '../../domain/period.js'
+import { buildRollups, isRollupPeriod, type RollupPeriod } from '../../domain/rollups.js'
+import type { BarQuery } from '../market-store.js'
+import type { ChunkStatements } from './chunk-statements.js'
+import { MAX_MS, readBarsWith } from './chunks.js'
+import type { Db } from './sqlite-db.js'
+
+/** A putBars of at most this many bars, all after the series' last chunk, goes to the tail (a live minute, a day's EOD bar). */
+export const TAIL_APPEND_MAX = 64
+/** Background folding takes a series once its tail holds this many rows (all but the newest, which is still forming). */
+export const TAIL_FOLD_ROWS = 16
+/** A write folds a series' tail at commit once it holds more than this (a long import of small appends). */
+export const TAIL_MAX_ROWS = 1024
+
+const COLUMNS = 'ts, open, high, low, close, volume, amount, prev_close'
+type TailRow = [number, number, number, number, number, number, number, number | null]
+
+export function tailStatements(db: Db) {
+  return {
+    tailRange: db
+      .prepare<[string, string, number, number], TailRow>(
+        `SELECT ${COLUMNS} FROM tail WHERE symbol = ? AND period = ? AND ts >= ? AND ts <= ? ORDER BY ts`,
+      )
+      .raw(),
+    tailFirst: db
+      .prepare<[string, string], number>('SELECT ts FROM tail WHERE symbol = ? AND period = ? ORDER BY ts LIMIT 1')
+      .pluck(),
+    tailLast: db
+      .prepare<[string, string], number>('SELECT ts FROM tail WHERE symbol = ? AND period = ? ORDER BY ts DESC LIMIT 1')
+      .pluck(),
+    tailCount: db
+      .prepare<[string, string], number>('SELECT count(*) FROM tail WHERE symbol = ? AND period = ?')
+      .pluck(),
+    putTail: db.prepare<[string, string, number, number, number, number, number, number, number, number | null]>(
+      `INSERT OR REPLACE INTO tail (symbol, period, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    deleteTail: db.prepare<[string, string, number]>('DELETE FROM tail WHERE symbol = ? AND period = ? AND ts <= ?'),
+    /** The series' newest chunked bar (chunks do not overlap: the newest chunk holds it). */
+    lastChunkedMs: db
+      .prepare<[string, string], number>(
+        'SELECT last_ms FROM chunks WHERE symbol = ? AND period = ? ORDER BY start_ms DESC LIMIT 1',
+      )
+      .pluck(),
+    /** Tail series in key order after (symbol, period), with their row counts: the background fold's walk. */
+    tailSeries: db
+      .prepare<[string, string, string, number], [string, string, number]>(
+        'SELECT symbol, period, count(*) FROM tail WHERE symbol > ? OR (symbol = ? AND period > ?) GROUP BY symbol, period ORDER BY symbol, period LIMIT ?',
+      )
+      .raw(),
+  }
+}
+export type TailStatements = ReturnType<typeof tailStatements>
+type Statements = ChunkStatements & TailStatements
+
+/** The series' tail rows with from <= ts <= to, ascending, as Bars (a NULL prev_close is NaN). */
+export function readTail(st: TailStatements, symbol: string, period: StoredPeriod, from: number, to: number): Bars {
+  const rows = st.tailRange.all(symbol, period, from, to)
+  const bars = allocBars(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]
+    bars.timestamp[i] = r[0]
+    bars.open[i] = r[1]
+    bars.high[i] = r[2]
+    bars.low[i] = r[3]
+    bars.close[i] = r[4]
+    bars.volume[i] = r[5]
+    bars.amount[i] = r[6]
+    bars.prevClose[i] = r[7] ?? NaN
+  }
+  return bars
+}
+
+/**
+ * readBarsWith over chunks and tail: every tail row of a series is later than every chunked bar of
+ * it (appends go to the tail only past the last chunk; anything else folds the tail first), so the
+ * answer is the chunks' bars before the tail's. A rollup period adds the rollups of the tail's days
+ * from the 1m bars (rollup chunks are rebuilt only when the tail is folded).
+ */
+export function readBarsLive(st: Statements, q: BarQuery): Bars {
+  const from = q.fromMs ?? -MAX_MS
+  const to = q.toMs ?? MAX_MS
+  if (q.limit <= 0 || from > to) return readBarsWith(st, q)
+  if (isRollupPeriod(q.period)) return readRollupsLive(st, q, q.period, from, to)
+  const tail = readTail(st, q.symbol, q.period as StoredPeriod, from, to)
+  const k = barCount(tail)
+  if (k === 0) return readBarsWith(st, q)
+  if (k >= q.limit) return sliceBars(tail, k - q.limit, k)
+  const chunked = readBarsWith(st, { ...q, toMs: Math.min(to, tail.timestamp[0] - 1), limit: q.limit - k })
+  return concatBars([chunked, tail])
+}
+
+/**
+ * Rollups as the stored ones would be with the tail folded: the rollup chunks up to the hour bucket
+ * (the largest rollup, which every smaller one nests in) holding the tail's first 1m bar, whose bars
+ * are whole there; from that bucket on, rollups of the 1m bars (chunked and tail), stamped as stored
+ * rollups are (with their first 1m bar).
+ */
+function readRollupsLive(st: Statements, q: BarQuery, period: RollupPeriod, from: number, to: number): Bars {
+  const first = st.tailFirst.get(q.symbol, '1m')
+  if (first === undefined) return readBarsWith(st, q)
+  const market = MARKETS[parseSymbol(q.symbol).exchange]
+  const hour = minuteBucketStarts(new Float64Array([first]), 60, market)[0]
+  const minutes = readBarsLive(st, { symbol: q.symbol, period: '1m', fromMs: hour, limit: Number.MAX_SAFE_INTEGER })
+  const built = buildRollups(minutes, period, market)
+  const derived = sliceBars(built, lowerBound(built.timestamp, from), lowerBound(built.timestamp, to + 1))
+  const chunked = from < hour ? readBarsWith(st, { ...q, toMs: Math.min(to, hour - 1) }) : allocBars(0)
+  const all = barCount(derived) ? concatBars([chunked, derived]) : chunked
+  const n = barCount(all)
+  return n > q.limit ? sliceBars(all, n - q.limit, n) : all
+}
+
+/**
+ * What one write transaction does with the tail: appends small writes past a series' last chunk,
+ * folds a series' tail into its chunks (through `putChunks`, which keeps rollups in step) before
+ * anything else touches its chunks, and remembers the symbols whose answers the appends changed.
+ */
+export class TailWriter {
+  /** Symbols with appends in this transaction: their versions move at commit. */
+  readonly liveSymbols = new Set<string>()
+  readonly #appended = new Map<string, { symbol: string; period: StoredPeriod }>()
+
+  constructor(
+    private readonly st: Statements,
+    private readonly putChunks: (symbol: string, period: StoredPeriod, bars: Bars) => void,
+  ) {}
+
+  /** Appends `bars` (ascending) to the tail when they are few and all after the series' chunks; false when they belong in chunks. */
+  tryAppend(symbol: string, period: StoredPeriod, bars: Bars): boolean {
+    const n = barCount(bars)
+    if (n === 0 || n > TAIL_APPEND_MAX) return false
+    const chunked = this.st.lastChunkedMs.get(symbol, period)
+    if (chunked !== undefined && bars.timestamp[0] <= chunked) return false
+    const { timestamp, open, high, low, close, volume, amount, prevClose } = bars
+    for (let i = 0; i < n; i++) {
+      const pc = prevClose[i]
+      this.st.putTail.run(
+        symbol,
+        period,
+        timestamp[i],
+        open[i],
+        high[i],
+        low[i],
+        close[i],
+        volume[i],
+        amount[i],
+        Number.isNaN(pc) ? null : pc,
+      )
+    }
+    this.liveSymbols.add(symbol)
+    this.#appended.set(`${symbol}\0${period}`, { symbol, period })
+    return true
+  }
+
+  /** Moves the series' tail rows into its chunks: all of them, or all but the newest (a forming bar stays appendable). */
+  fold(symbol: string, period: StoredPeriod, keepNewest = false): number {
+    let upTo = MAX_MS
+    if (keepNewest) {
+      const newest = this.st.tailLast.get(symbol, period)
+      if (newest === undefined) return 0
+      upTo = newest - 1
+    }
+    const rows = readTail(this.st, symbol, period, -MAX_MS, upTo)
+    const n = barCount(rows)
+    if (n === 0) return 0
+    this.putChunks(symbol, period, rows)
+    this.st.deleteTail.run(symbol, period, rows.timestamp[n - 1])
+    return n
+  }
+
+  /** Before the commit: every series this transaction appended to that now holds more than TAIL_MAX_ROWS is folded. */
+  foldOversized(): void {
+    for (const { symbol, period } of this.#appended.values())
+      if (this.st.tailCount.get(symbol, period)! > TAIL_MAX_ROWS) this.fold(symbol, period, true)
+    this.#appended.clear()
+  }
+}

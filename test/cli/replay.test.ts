@@ -1,0 +1,95 @@
+// `mdq replay --ingest`: stored 1m bars played back into a running mdq as quote snapshots come out as the
+// same bars on the day they are stamped onto; a key without the ingest scope or a missing target is one clear line.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { barCount, sliceBars } from '../../src/domain/bars.js'
+import { MARKETS } from '../../src/domain/market.js'
+import { DAY_MS, daysFromCivil } from '../../src/domain/time-zone.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
+import { demoDb, getJson, type KlinesData } from '../helpers/server.js'
+import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
+
+const { dir, cleanup } = tempDir('mdq-replay-')
+let source: string
+let target: string
+let server: ServeProcess
+let feedKey: string
+let readKey: string
+
+before(async () => {
+  source = await demoDb(dir)
+  target = join(dir, 'target.db')
+  copyFileSync(source, target)
+  feedKey = runMdq(['--db', target, 'keys', 'create', '--name', 'feed', '--scope', 'ingest']).stdout.trim()
+  readKey = runMdq(['--db', target, 'keys', 'create', '--name', 'reader']).stdout.trim()
+  server = await spawnServe(['--db', target], ['--ingest-port', '0', '--workers', '0', '--rate-limit', 'off'])
+})
+after(async () => {
+  await server.stop()
+  cleanup()
+})
+
+/** `mdq replay` run to its end (asynchronously: the server answering it may be in this process's tests). */
+function replay(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ status: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [MDQ_BIN(), '--db', source, 'replay', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env },
+  })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  return new Promise((resolve) => child.once('exit', (status) => resolve({ status, stderr })))
+}
+
+describe('mdq replay', () => {
+  it('pushes the latest day of 1m bars onto another day, where they read back as the same bars', async () => {
+    const onto = daysFromCivil(2026, 1, 8)
+    const r = await replay(
+      ['--symbols', '000001.SZ', '--onto', '2026-01-08', '--speed', 'max', '--ingest', server.ingest!],
+      {
+        MDQ_INGEST_KEY: feedKey,
+      },
+    )
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stderr, /pushed [\d,]+ snapshots in .* s: [\d]+ accepted, 0 stale, 0 repeated/)
+    const store = SqliteMarketStore.open(source, { readonly: true })
+    const all = await store.readBars({ symbol: '000001.SZ', period: '1m', limit: 1000 })
+    await store.close()
+    const zone = MARKETS.SZ.zone
+    const day = zone.localDay(all.timestamp[barCount(all) - 1])
+    const bars = sliceBars(
+      all,
+      all.timestamp.findIndex((t) => zone.localDay(t) === day),
+      barCount(all),
+    )
+    const got = await getJson<{ data: KlinesData }>(`${server.base}/v1/klines/intraday?symbol=000001.SZ`, {
+      headers: { 'X-API-Key': readKey },
+    })
+    assert.deepEqual(
+      got.body.data.timestamp,
+      Array.from(bars.timestamp, (t) => t + (onto - day) * DAY_MS),
+    )
+    for (const f of ['open', 'high', 'low', 'close', 'volume', 'amount'] as const)
+      assert.deepEqual(got.body.data[f], Array.from(bars[f]), f)
+  })
+
+  it('stops with one line for a key without the ingest scope, or without a target', async () => {
+    const refused = await replay(['--symbols', '000001.SZ', '--speed', 'max', '--ingest', server.ingest!], {
+      MDQ_INGEST_KEY: readKey,
+    })
+    assert.equal(refused.status, 1)
+    assert.match(
+      refused.stderr,
+      /mdq: 403: This API key has scope 'read'; POST \/v1\/ingest\/quotes needs scope 'ingest'/,
+    )
+    const nowhere = await replay(['--symbols', '000001.SZ'])
+    assert.equal(nowhere.status, 1)
+    assert.match(nowhere.stderr, /give one of --ingest URL \(with --key or MDQ_INGEST_KEY\) or --serve-stream PORT/)
+  })
+})

@@ -1,0 +1,45 @@
+/** @module An ingest listener (buildIngestApp) beside a test server's public app, over the same store, on a loopback port. */
+import type { FastifyInstance } from 'fastify'
+import { buildIngestApp } from '../../src/http/ingest-app.js'
+import type { HttpLimits } from '../../src/http/limits.js'
+import { Metrics } from '../../src/http/observability.js'
+import { LiveIngest } from '../../src/ingest/live-ingest.js'
+import { InProcessLiveFeed, type LiveEvent } from '../../src/live/live-feed.js'
+import { newKey, type TestServer } from './server.js'
+
+export interface TestIngest {
+  readonly url: string
+  readonly app: FastifyInstance
+  readonly feed: InProcessLiveFeed
+  /** Every batch of events published, in order. */
+  readonly published: (readonly LiveEvent[])[]
+  /** A key of scope ingest. */
+  readonly key: string
+  close(): Promise<void>
+}
+
+export async function startIngest(server: TestServer, limits: Partial<HttpLimits> = {}): Promise<TestIngest> {
+  const feed = new InProcessLiveFeed()
+  const published: (readonly LiveEvent[])[] = []
+  feed.subscribe((events) => published.push(events))
+  const metrics = new Metrics()
+  const app = await buildIngestApp({
+    ingest: new LiveIngest(server.store, feed, {
+      rows: (kind, n) => metrics.ingestRows.inc({ kind }, n),
+      ignored: (reason, n) => metrics.ingestIgnored.inc({ reason }, n),
+    }),
+    keys: server.keys,
+    metrics,
+    limits,
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    feed,
+    published,
+    key: await newKey(server.keys, 'feed', {}, 'ingest'),
+    close: () => app.close(),
+  }
+}

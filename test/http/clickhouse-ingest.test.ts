@@ -1,0 +1,110 @@
+// Live data on a two-shard ClickHouse cluster: a push to one `mdq serve --ingest-port` instance is read on
+// another (polled, within the 1 s bound); when the first dies (SIGKILL) mid-minute, the feed moves to the
+// second, which continues each symbol's minute from the stored state; the day comes out exactly.
+import assert from 'node:assert/strict'
+import { after, before, describe } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { barCount, type Bars } from '../../src/domain/bars.js'
+import { MARKETS } from '../../src/domain/market.js'
+import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
+import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
+import { daysFromCivil } from '../../src/domain/time-zone.js'
+import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
+import { ClickHouseCluster } from '../helpers/clickhouse.js'
+import { clickhouseServer, requires } from '../helpers/requirements.js'
+import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
+import { getJson, type KlinesData } from '../helpers/server.js'
+import { runMdq } from '../helpers/store-files.js'
+
+const need = requires(clickhouseServer())
+const DAY = daysFromCivil(2026, 1, 6)
+const SYMBOLS = ['600519.SH', '000001.SZ']
+
+function dayBars(seed: number[]): Bars {
+  const ts = sessionMinutes('SH', [MARKETS.SH.zone.midnightUtc(DAY)]).slice(0, 90)
+  const bars = walkBars(ts, seed)
+  for (let i = 0; i < barCount(bars); i++) {
+    bars.volume[i] = 30 + i
+    bars.amount[i] = Math.round(bars.volume[i] * bars.close[i] * 100) / 100
+  }
+  return bars
+}
+
+const wire = (q: QuoteSnapshot) => ({
+  symbol: q.symbol,
+  timestamp: q.timestamp,
+  last_price: q.lastPrice,
+  open: q.open,
+  high: q.high,
+  low: q.low,
+  prev_close: q.prevClose,
+  volume: q.volume,
+  amount: q.amount,
+})
+const columns = (d: Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', ArrayLike<number>>) =>
+  [d.timestamp, d.open, d.high, d.low, d.close, d.volume, d.amount].map((c) => Array.from(c))
+
+describe('live data on a two-shard ClickHouse cluster', () => {
+  let cluster: ClickHouseCluster
+  let store: string
+  const servers: ServeProcess[] = []
+  before(async () => {
+    if (!need.met) return
+    cluster = await ClickHouseCluster.start()
+    store = cluster.storeUrl('live')
+  })
+  after(async () => {
+    await Promise.all(servers.map((s) => s.kill()))
+    await cluster?.destroy()
+  })
+
+  need.it(
+    'a push to one instance is read on another; after a SIGKILL the other takes the feed over exactly',
+    async () => {
+      const mdq = (...args: string[]) => {
+        const r = runMdq(['--store', store, ...args])
+        assert.equal(r.status, 0, r.stderr)
+        return r.stdout.trim()
+      }
+      mdq('migrate')
+      const feedKey = mdq('keys', 'create', '--name', 'feed', '--scope', 'ingest')
+      const readKey = mdq('keys', 'create', '--name', 'reader')
+      const serve = () => spawnServe(['--store', store], ['--ingest-port', '0', '--rate-limit', 'off'])
+      const [a, b] = [await serve(), await serve()]
+      servers.push(a, b)
+      const sources = new Map(SYMBOLS.map((s, k) => [s, dayBars([0.3 + k * 0.2, 0.6])]))
+      const all = SYMBOLS.flatMap((s) => snapshotsOfDay(s, sources.get(s)!, MARKETS.SH, 50, 3)).sort(
+        (x, y) => x.timestamp - y.timestamp,
+      )
+      const push = async (at: ServeProcess, quotes: readonly QuoteSnapshot[]) => {
+        const r = await fetch(`${at.ingest}/v1/ingest/quotes`, {
+          method: 'POST',
+          headers: { 'X-API-Key': feedKey, 'Content-Type': 'application/json' },
+          body: JSON.stringify(quotes.map(wire)),
+        })
+        assert.equal(r.status, 200, await r.text())
+      }
+      const intraday = async (at: ServeProcess, symbol: string) => {
+        const r = await getJson<{ data: KlinesData }>(`${at.base}/v1/klines/intraday?symbol=${symbol}`, {
+          headers: { 'X-API-Key': readKey },
+        })
+        return r.status === 200 ? r.body.data : undefined
+      }
+      const half = Math.floor(all.length / 2) + 1
+      for (let i = 0; i < half; i += 50) await push(a, all.slice(i, Math.min(half, i + 50)))
+      // What A answered, B reads once its snapshot poll (every 250 ms) has seen A's commit.
+      const onA = await Promise.all(SYMBOLS.map((s) => intraday(a, s)))
+      const t0 = Date.now()
+      for (;;) {
+        const onB = await Promise.all(SYMBOLS.map((s) => intraday(b, s)))
+        if (JSON.stringify(onB) === JSON.stringify(onA)) break
+        assert.ok(Date.now() - t0 < 30_000, 'instance B never saw what A stored')
+        await sleep(20)
+      }
+      console.log(`a push to instance A was read on instance B after ${Date.now() - t0} ms`)
+      await a.kill()
+      for (let i = half; i < all.length; i += 50) await push(b, all.slice(i, i + 50))
+      for (const s of SYMBOLS) assert.deepEqual(columns((await intraday(b, s))!), columns(sources.get(s)!), s)
+    },
+  )
+})

@@ -1,0 +1,439 @@
+// The ingest listener over real HTTP: scopes, quotes into minute bars visible before they close, bars
+// and depth, the import's row rules and messages, stale and repeated snapshots, size limits, slow bodies.
+import assert from 'node:assert/strict'
+import { connect } from 'node:net'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { barCount, sliceBars, type Bars } from '../../src/domain/bars.js'
+import { MARKETS } from '../../src/domain/market.js'
+import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
+import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
+import { daysFromCivil } from '../../src/domain/time-zone.js'
+import { MAX_PUSH_ROWS } from '../../src/ingest/pushed-rows.js'
+import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
+import { startIngest, type TestIngest } from '../helpers/ingest-server.js'
+import { demoDb, getJson, newKey, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
+import { dumpStore, runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
+
+const { dir, cleanup } = tempDir()
+let server: TestServer
+let ingest: TestIngest
+let db: string
+/** Monday 2026-01-05, after the demo's last day: a live day. */
+const DAY = daysFromCivil(2026, 1, 5)
+const sh = MARKETS.SH
+
+before(async () => {
+  db = await demoDb(dir)
+  server = await startServer(db)
+  ingest = await startIngest(server)
+})
+after(async () => {
+  await ingest.close()
+  await server.close()
+  cleanup()
+})
+
+type ErrorBody = { code: number; message: string }
+type PushAnswer = { data: { rows: number; accepted: number; stale: number; duplicate: number } }
+const wire = (q: QuoteSnapshot) => ({
+  symbol: q.symbol,
+  timestamp: q.timestamp,
+  last_price: q.lastPrice,
+  open: q.open,
+  high: q.high,
+  low: q.low,
+  prev_close: q.prevClose,
+  volume: q.volume,
+  amount: q.amount,
+  region: 'CN',
+})
+const push = <T = PushAnswer>(
+  path: string,
+  body: unknown,
+  key = ingest.key,
+  type = 'application/json',
+): Promise<{ status: number; body: T }> =>
+  getJson<T>(`${ingest.url}/v1/ingest/${path}`, {
+    method: 'POST',
+    headers: { 'X-API-Key': key, 'Content-Type': type },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+const read = async <T = { data: KlinesData }>(path: string) => {
+  const r = await getJson<T>(`${server.url}${path}`, { headers: { 'X-API-Key': server.key } })
+  assert.equal(r.status, 200, `${path}: ${JSON.stringify(r.body)}`)
+  return r.body
+}
+/** The 1m bars of a day for 600519.SH's live day: a few hours of a random walk. */
+function dayBars(symbol: string, minutes: number, seed: number[]): Bars {
+  const ts = sessionMinutes(symbol.endsWith('.US') ? 'US' : 'SH', [MARKETS.SH.zone.midnightUtc(DAY)]).slice(0, minutes)
+  const bars = walkBars(ts, seed)
+  for (let i = 0; i < barCount(bars); i++) {
+    bars.volume[i] = 10 + i * 3
+    bars.amount[i] = Math.round(bars.volume[i] * bars.close[i] * 100) / 100
+    bars.prevClose[i] = NaN
+  }
+  return bars
+}
+const columns = (b: Bars) => ({
+  timestamp: [...b.timestamp],
+  open: [...b.open],
+  high: [...b.high],
+  low: [...b.low],
+  close: [...b.close],
+  volume: [...b.volume],
+  amount: [...b.amount],
+})
+
+describe('ingest listener', () => {
+  it('takes keys of scope ingest or admin; a read key is a 403 naming the scope, no key a 401', async () => {
+    const reader = await newKey(server.keys, 'reader')
+    const admin = await newKey(server.keys, 'admin', {}, 'admin')
+    const refused = await push<ErrorBody>('quotes', [], reader)
+    assert.equal(refused.status, 403)
+    assert.deepEqual(refused.body, {
+      code: 403,
+      message:
+        "This API key has scope 'read'; POST /v1/ingest/quotes needs scope 'ingest' (mdq keys create --scope ingest).",
+    })
+    const none = await getJson<ErrorBody>(`${ingest.url}/v1/ingest/quotes`, { method: 'POST', body: '[]' })
+    assert.equal(none.status, 401)
+    assert.equal((await push('quotes', [], admin)).status, 200)
+    assert.equal((await push('depth', [])).status, 200)
+    // The public API stays read-only: no ingest route there.
+    const onPublic = await getJson<ErrorBody>(`${server.url}/v1/ingest/quotes`, {
+      method: 'POST',
+      headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
+      body: '[]',
+    })
+    assert.equal(onPublic.status, 404)
+    const doc = await getJson<{ paths: Record<string, unknown> }>(`${ingest.url}/openapi.json`)
+    assert.deepEqual(Object.keys(doc.body.paths).sort(), ['/v1/ingest/bars', '/v1/ingest/depth', '/v1/ingest/quotes'])
+    const wrongMethod = await getJson<ErrorBody>(`${ingest.url}/v1/ingest/quotes`, {
+      headers: { 'X-API-Key': ingest.key },
+    })
+    assert.equal(wrongMethod.status, 405)
+  })
+
+  it('builds the forming minute from quotes, readable before it closes (intraday, 1m, 5m, the day, quotes), then stored bars', async () => {
+    const bars = dayBars('600519.SH', 30, [0.3, 0.8, 0.5])
+    const snapshots = snapshotsOfDay('600519.SH', bars, sh, 261.68, 3)
+    // Up to and including the second snapshot of minute 20: that bar is forming, the ones before closed.
+    const cut = snapshots.findIndex((q) => q.timestamp > bars.timestamp[20]) + 2
+    for (let i = 0; i < cut; i += 7)
+      assert.equal((await push('quotes', snapshots.slice(i, Math.min(cut, i + 7)).map(wire))).status, 200)
+    const last = snapshots[cut - 1]
+    const intraday = await read('/v1/klines/intraday?symbol=600519.SH')
+    assert.deepEqual(intraday.data.timestamp, [...bars.timestamp.subarray(0, 21)])
+    // The closed minutes are the source bars; the forming one is what its two snapshots showed.
+    const forming = toBars(intraday.data)
+    assert.deepEqual(columns(sliceBars(forming, 0, 20)), columns(sliceBars(bars, 0, 20)))
+    assert.equal(forming.close[20], last.lastPrice)
+    assert.equal(forming.volume[20], last.volume - snapshots[cut - 3].volume)
+    // The same minute through /v1/klines (1m, and a 5m bucket holding it) and the day's bar.
+    const oneMinute = await read('/v1/klines?symbol=600519.SH&period=1m&adjust=none&count=1')
+    assert.deepEqual(oneMinute.data.timestamp, [bars.timestamp[20]])
+    const fiveMinutes = await read('/v1/klines?symbol=600519.SH&period=5m&adjust=none&count=1')
+    assert.equal(fiveMinutes.data.timestamp[0], bars.timestamp[20])
+    assert.equal(fiveMinutes.data.close[0], last.lastPrice)
+    const day = await read(`/v1/klines?symbol=600519.SH&period=1d&adjust=none&count=1`)
+    assert.deepEqual(day.data, {
+      timestamp: [sh.zone.midnightUtc(DAY)],
+      open: [last.open],
+      high: [last.high],
+      low: [last.low],
+      close: [last.lastPrice],
+      volume: [last.volume],
+      amount: [last.amount],
+      prev_close: [261.68],
+    })
+    const quote = await read<{ data: { last_price: number; volume: number; timestamp: number }[] }>(
+      '/v1/quotes?symbols=600519.SH',
+    )
+    assert.deepEqual(
+      [quote.data[0].last_price, quote.data[0].volume, quote.data[0].timestamp],
+      [last.lastPrice, last.volume, bars.timestamp[20]],
+    )
+    // The rest of the day: every minute as the source.
+    const rest = snapshots.slice(cut)
+    for (let i = 0; i < rest.length; i += 50)
+      assert.equal((await push('quotes', rest.slice(i, i + 50).map(wire))).status, 200)
+    const whole = await read('/v1/klines/intraday?symbol=600519.SH')
+    assert.deepEqual(columns(toBars(whole.data)), columns(bars))
+  })
+
+  it("refuses a batch with a bad row with 400, the row's index and the import's message, and stores nothing", async () => {
+    const dumped = dumpStore(db)
+    const good = wire({ ...base(), timestamp: at(10, 0) })
+    const cases: [string, unknown[], RegExp][] = [
+      ['quotes', [good, good, { ...good, high: 1, low: 2 }], /^Row 2 \('high'\): high 1 is below low 2\.$/],
+      ['quotes', [{ ...good, volume: 1.5 }], /^Row 0 \('volume'\): volume 1\.5 is not a whole number below 2\^53/],
+      [
+        'quotes',
+        [{ ...good, timestamp: Math.floor(good.timestamp / 1000) }],
+        /^Row 0 \('timestamp'\): time '\d+' is too small for epoch milliseconds .*as epoch seconds: 2026-01-05/,
+      ],
+      [
+        'quotes',
+        [{ ...good, symbol: '60051.SH' }],
+        /^Row 0 \('symbol'\): code '60051' is not valid for exchange SH; expected 6 digits\.$/,
+      ],
+      [
+        'quotes',
+        [{ ...good, timestamp: Date.UTC(2026, 0, 3, 2) }],
+        /^Row 0 \('timestamp'\): \d+ falls on a weekend \(2026-01-03, Asia\/Shanghai\)\.$/,
+      ],
+      ['quotes', [{ ...good, last_price: 0 }], /^Row 0 \('last_price'\): last_price 0 is not a positive price\.$/],
+      [
+        'quotes',
+        [{ ...good, last_price: 300 }],
+        /^Row 0 \('last_price'\): last_price 300 is outside \[low 250, high 270\]\.$/,
+      ],
+      ['quotes', [{ ...good, amount: '12' }], /^Row 0 \('amount'\): amount '12' is not a number\.$/],
+      ['quotes', [7], /^Row 0: must be a JSON object\.$/],
+      ['quotes', { rows: [] } as unknown as unknown[], /must be a JSON array/],
+      [
+        'bars',
+        [
+          {
+            symbol: '600519.SH',
+            period: '1m',
+            time: '2026-01-05 11:30',
+            open: 1,
+            high: 1,
+            low: 1,
+            close: 1,
+            volume: 1,
+          },
+        ],
+        /^Row 0 \('time'\): bar at 2026-01-05 11:30 is outside the regular sessions of SH\.$/,
+      ],
+      [
+        'bars',
+        [{ symbol: '600519.SH', period: '1h', time: at(10, 0), open: 1, high: 1, low: 1, close: 1, volume: 1 }],
+        /^Row 0 \('period'\): period must be '1m' or '1d'\.$/,
+      ],
+      [
+        'bars',
+        [{ symbol: '600519.SH', period: '1m', time: at(10, 0) + 1, open: 1, high: 1, low: 1, close: 1, volume: 1 }],
+        /is not on a whole minute/,
+      ],
+      [
+        'depth',
+        [
+          {
+            symbol: '600519.SH',
+            timestamp: at(10, 0),
+            bid_prices: [1, 2],
+            bid_volumes: [1],
+            ask_prices: [],
+            ask_volumes: [],
+          },
+        ],
+        /^Row 0 \('bid_volumes'\): bid_volumes holds 1 levels and bid_prices 2\.$/,
+      ],
+    ]
+    for (const [path, rows, message] of cases) {
+      const r = await push<ErrorBody>(path, rows)
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(rows)}`)
+      assert.equal(r.body.code, 400)
+      assert.match(r.body.message, message)
+    }
+    assert.equal(dumpStore(db), dumped)
+    // The import names the same rule in the same words (file, line and column for row and field).
+    const csv = writeCsv(join(dir, 'bad.csv'), 'symbol,time,open,high,low,close,volume', [
+      '600519.SH,2026-01-05,10,1,2,1.5,100',
+    ])
+    assert.match(runMdq(['--db', db, 'import', 'bars', csv]).stderr, /bad\.csv:2:4: high 1 is below low 2\n$/)
+    const pushed = await push<ErrorBody>('bars', [
+      { symbol: '600519.SH', period: '1d', time: '2026-01-05', open: 10, high: 1, low: 2, close: 1.5, volume: 100 },
+    ])
+    assert.equal(pushed.body.message, "Row 0 ('high'): high 1 is below low 2.")
+  })
+
+  it('counts snapshots older than the latest or repeating it and changes nothing for them', async () => {
+    const first = { ...base(), symbol: '600000.SH', timestamp: at(10, 5), volume: 500, amount: 5000.5 }
+    const later = { ...first, timestamp: at(10, 6), volume: 600, amount: 6001.5, lastPrice: 261 }
+    assert.deepEqual((await push('quotes', [wire(first), wire(later)])).body.data, {
+      rows: 2,
+      accepted: 2,
+      stale: 0,
+      duplicate: 0,
+    })
+    const dumped = dumpStore(db)
+    const answer = await push('quotes', [wire(later), wire(first), { ...wire(later), last_price: 262 }])
+    assert.deepEqual(answer.body.data, { rows: 3, accepted: 0, stale: 2, duplicate: 1 })
+    assert.equal(dumpStore(db), dumped)
+  })
+
+  it('takes NDJSON; refuses more than the documented rows or bytes with 413, a bad NDJSON line with 400; stores nothing', async () => {
+    const dumped = dumpStore(db)
+    const q = wire({ ...base(), symbol: '601318.SH', timestamp: at(10, 7) })
+    const tooMany = await push<ErrorBody>(
+      'quotes',
+      Array.from({ length: MAX_PUSH_ROWS + 1 }, () => q),
+    )
+    assert.equal(tooMany.status, 413)
+    assert.match(tooMany.body.message, /at most 10000 rows \(got 10001\)/)
+    const huge = await push<ErrorBody>('quotes', `[${JSON.stringify({ ...q, ext: { pad: 'x'.repeat(17 << 20) } })}]`)
+    assert.equal(huge.status, 413)
+    const badLine = await push<ErrorBody>('quotes', `${JSON.stringify(q)}\n{nope\n`, ingest.key, 'application/x-ndjson')
+    assert.deepEqual(badLine.body, { code: 400, message: 'Line 2 of the NDJSON body is not valid JSON.' })
+    assert.equal(dumpStore(db), dumped)
+    const ndjson = await push(
+      'quotes',
+      `${JSON.stringify(q)}\n\n${JSON.stringify({ ...q, timestamp: at(10, 8), volume: 120 })}\n`,
+      ingest.key,
+      'application/x-ndjson',
+    )
+    assert.deepEqual(ndjson.body.data, { rows: 2, accepted: 2, stale: 0, duplicate: 0 })
+  })
+
+  it('answers a body that stalls with 408 once the request timeout passes, and stores nothing', async () => {
+    const slow = await startIngest(server, { requestTimeoutMs: 1500, headersTimeoutMs: 1000 })
+    try {
+      const dumped = dumpStore(db)
+      const body = JSON.stringify([wire({ ...base(), symbol: '000001.SZ', timestamp: at(10, 9) })])
+      const answer = await new Promise<string>((resolve, reject) => {
+        const url = new URL(slow.url)
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(
+            `POST /v1/ingest/quotes HTTP/1.1\r\nHost: x\r\nX-API-Key: ${slow.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+          )
+        })
+        let text = ''
+        socket.on('data', (d) => (text += d))
+        socket.on('close', () => resolve(text))
+        socket.on('error', reject)
+      })
+      assert.match(answer, /^HTTP\/1\.1 408 /)
+      assert.match(answer, /"code":408/)
+      assert.equal(dumpStore(db), dumped)
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it('stores pushed bars as an import does (1m and 1d, a later row winning), readable through klines', async () => {
+    const t = (m: number) => at(10, m)
+    const rows = [
+      {
+        symbol: 'AAPL.US',
+        period: '1d',
+        time: '2026-01-05',
+        open: 250,
+        high: 255,
+        low: 249,
+        close: 254,
+        volume: 1000,
+        amount: 254000.5,
+      },
+      {
+        symbol: '000002.SZ',
+        period: '1m',
+        time: t(1),
+        open: 10,
+        high: 10.2,
+        low: 9.9,
+        close: 10.1,
+        volume: 100,
+        amount: 1010,
+      },
+      {
+        symbol: '000002.SZ',
+        period: '1m',
+        time: t(0),
+        open: 10,
+        high: 10.1,
+        low: 9.9,
+        close: 10,
+        volume: 50,
+        amount: 500,
+      },
+      {
+        symbol: '000002.SZ',
+        period: '1m',
+        time: t(1),
+        open: 10,
+        high: 10.3,
+        low: 9.9,
+        close: 10.2,
+        volume: 110,
+        amount: 1122,
+      },
+    ]
+    assert.deepEqual((await push('bars', rows)).body.data, { rows: 4, accepted: 4, stale: 0, duplicate: 0 })
+    const minutes = await read('/v1/klines?symbol=000002.SZ&period=1m&adjust=none&count=2')
+    assert.deepEqual(
+      [minutes.data.timestamp, minutes.data.close, minutes.data.volume],
+      [
+        [t(0), t(1)],
+        [10, 10.2],
+        [50, 110],
+      ],
+    )
+    const day = await read('/v1/klines?symbol=AAPL.US&period=1d&adjust=none&count=1')
+    assert.deepEqual(
+      [day.data.timestamp, day.data.close, day.data.amount],
+      [[MARKETS.US.zone.midnightUtc(DAY)], [254], [254000.5]],
+    )
+  })
+
+  it('keeps the latest depth per symbol and publishes every accepted quote, bar and depth after it is durable', async () => {
+    const published = ingest.published.length
+    const depth = (ts: number, bid: number) => ({
+      symbol: '600036.SH',
+      timestamp: ts,
+      bid_prices: [bid, bid - 0.01],
+      bid_volumes: [3, 4],
+      ask_prices: [bid + 0.01],
+      ask_volumes: [9],
+    })
+    assert.deepEqual((await push('depth', [depth(at(10, 1), 35.1), depth(at(10, 0), 35)])).body.data, {
+      rows: 2,
+      accepted: 1,
+      stale: 1,
+      duplicate: 0,
+    })
+    assert.deepEqual((await server.store.readDepth('600036.SH'))?.bidPrices, [35.1, 35.09])
+    assert.equal(ingest.feed.latestDepth('600036.SH')?.timestamp, at(10, 1))
+    const q = { ...base(), symbol: '600036.SH', timestamp: at(10, 2) }
+    await push('quotes', [wire(q)])
+    const events = ingest.published.slice(published).flat()
+    assert.deepEqual(
+      events.map((e) => (e.kind === 'bar' ? `bar ${e.period}` : e.kind)),
+      ['depth', 'quote', 'bar 1d'],
+    )
+    assert.equal(ingest.feed.latestQuote('600036.SH')?.snapshot.lastPrice, q.lastPrice)
+  })
+})
+
+/** A quote of 600519.SH on the live day: traded, day figures consistent. */
+function base(): QuoteSnapshot {
+  return {
+    symbol: '600519.SH',
+    timestamp: at(10, 0),
+    lastPrice: 261,
+    open: 260,
+    high: 270,
+    low: 250,
+    prevClose: 261.68,
+    volume: 100,
+    amount: 26100.5,
+  }
+}
+function at(h: number, m: number): number {
+  return sh.zone.midnightUtc(DAY) + (h * 60 + m) * 60_000
+}
+function toBars(d: KlinesData): Bars {
+  const b = walkBars(d.timestamp, [0.5])
+  for (let i = 0; i < d.timestamp.length; i++) {
+    b.open[i] = d.open[i]
+    b.high[i] = d.high[i]
+    b.low[i] = d.low[i]
+    b.close[i] = d.close[i]
+    b.volume[i] = d.volume[i]
+    b.amount[i] = d.amount[i]
+  }
+  return b
+}

@@ -1,0 +1,195 @@
+// The SQLite tail: appends cost a row, never a chunk rewrite; reads merge tail and chunks, rollups
+// included, exactly as the same bars imported at once; folding changes no answer and no version.
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import Database from 'better-sqlite3'
+import fc from 'fast-check'
+import { barCount, rowsOfBars, sliceBars, type Bars } from '../../src/domain/bars.js'
+import { bareInstrument } from '../../src/domain/instrument.js'
+import { ROLLUP_PERIODS } from '../../src/domain/rollups.js'
+import type { ChunkPeriod } from '../../src/store/market-store.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { TAIL_APPEND_MAX, TAIL_FOLD_ROWS } from '../../src/store/sqlite/tail.js'
+import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
+import { tempDir } from '../helpers/store-files.js'
+
+const { dir, cleanup } = tempDir('mdq-tail-')
+after(cleanup)
+
+const PERIODS: readonly ChunkPeriod[] = ['1m', ...ROLLUP_PERIODS, '1d']
+const rows = (b: Bars) => rowsOfBars(b)
+
+/** Every answer a reader can ask of a symbol, over a few ranges and limits. */
+async function answers(store: SqliteMarketStore, symbol: string, ts: readonly number[]): Promise<unknown[]> {
+  const out: unknown[] = []
+  const n = ts.length
+  const ranges: [number | undefined, number | undefined, number][] = [
+    [undefined, undefined, Number.MAX_SAFE_INTEGER],
+    [undefined, undefined, 7],
+    [ts[Math.floor(n / 3)], ts[n - 2], 50],
+    [ts[n - 40], undefined, 3],
+    [undefined, ts[n - 15], 20],
+  ]
+  for (const period of PERIODS)
+    for (const [fromMs, toMs, limit] of ranges)
+      out.push([period, fromMs, toMs, limit, rows(await store.readBars({ symbol, period, fromMs, toMs, limit }))])
+  return out
+}
+
+/** The chunks table, each row's key and a digest of its BLOB. */
+function chunkDigest(path: string): string[] {
+  const db = new Database(path, { readonly: true })
+  try {
+    return db
+      .prepare<[], { symbol: string; period: string; start_ms: number; data: Buffer }>(
+        'SELECT symbol, period, start_ms, data FROM chunks ORDER BY symbol, period, start_ms',
+      )
+      .all()
+      .map((r) => `${r.symbol} ${r.period} ${r.start_ms} ${createHash('sha1').update(r.data).digest('hex')}`)
+  } finally {
+    db.close()
+  }
+}
+
+const tailRows = (path: string): number => {
+  const db = new Database(path, { readonly: true })
+  try {
+    return db.prepare('SELECT count(*) FROM tail').pluck().get() as number
+  } finally {
+    db.close()
+  }
+}
+
+describe('sqlite tail', () => {
+  it('appending one minute to many symbols adds rows to the tail and rewrites no chunk', async () => {
+    const path = join(dir, 'append.db')
+    const store = SqliteMarketStore.open(path)
+    const symbols = Array.from({ length: 50 }, (_, i) => `60${String(i).padStart(4, '0')}.SH`)
+    const ts = sessionMinutes('SH', tradingDays('SH', 19_500, 2))
+    const bars = walkBars(ts, [0.4, 0.1])
+    const n = barCount(bars)
+    await store.write({
+      instruments: symbols.map((s) => bareInstrument(s)),
+      bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, 0, n - 1) })),
+    })
+    const before = chunkDigest(path)
+    const w = await store.beginWrite()
+    for (const symbol of symbols) await w.putBars(symbol, '1m', sliceBars(bars, n - 1, n))
+    await w.commit()
+    assert.deepEqual(chunkDigest(path), before)
+    assert.equal(tailRows(path), symbols.length)
+    for (const symbol of symbols)
+      assert.deepEqual(rows(await store.readBars({ symbol, period: '1m', limit: 3 })), rows(sliceBars(bars, n - 3, n)))
+    await store.close()
+  })
+
+  it('reads appends merged with chunks, rollups included, exactly as the same bars written at once; folds change no answer and no version', async () => {
+    const arbCase = fc.record({
+      exchange: fc.constantFrom('SH', 'HK', 'US'),
+      firstDay: fc.integer({ min: 18_000, max: 20_000 }),
+      seed: arbSeed,
+      // Bars of the last day(s) appended in pieces of these sizes (the rest written before, as chunks).
+      pieces: fc.array(fc.integer({ min: 1, max: TAIL_APPEND_MAX }), { minLength: 1, maxLength: 30 }),
+      // After which pieces a background fold step runs.
+      folds: fc.array(fc.nat({ max: 40 }), { maxLength: 5 }),
+      // Pieces re-written with other prices before the right ones (a forming bar).
+      forming: fc.array(fc.nat({ max: 40 }), { maxLength: 8 }),
+    })
+    let k = 0
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const symbol = { SH: '600000.SH', HK: '00700.HK', US: 'AAPL.US' }[c.exchange]
+        const days = tradingDays(c.exchange as 'SH', c.firstDay, 4)
+        const ts = sessionMinutes(c.exchange as 'SH', days)
+        const minute = walkBars(ts, c.seed)
+        const daily = walkBars(tradingDays(c.exchange as 'SH', c.firstDay - 400, 300), c.seed)
+        const n = barCount(minute)
+        const appended = Math.min(
+          n - 100,
+          c.pieces.reduce((a, b) => a + b, 0),
+        )
+        const live = SqliteMarketStore.open(join(dir, `live-${k}.db`))
+        const oracle = SqliteMarketStore.open(join(dir, `oracle-${k++}.db`))
+        try {
+          await live.write({
+            instruments: [bareInstrument(symbol)],
+            bars: [
+              { symbol, period: '1m', bars: sliceBars(minute, 0, n - appended) },
+              { symbol, period: '1d', bars: sliceBars(daily, 0, 250) },
+            ],
+          })
+          let at = n - appended
+          let piece = 0
+          let version = (await live.readVersions()).of(symbol)
+          while (at < n) {
+            const size = Math.min(c.pieces[piece % c.pieces.length], n - at)
+            if (c.forming.includes(piece))
+              await live.write({ bars: [{ symbol, period: '1m', bars: walkBars(ts.slice(at, at + size), [0.5]) }] })
+            await live.write({ bars: [{ symbol, period: '1m', bars: sliceBars(minute, at, at + size) }] })
+            if (piece < 50)
+              await live.write({ bars: [{ symbol, period: '1d', bars: sliceBars(daily, 250 + piece, 251 + piece) }] })
+            at += size
+            if (c.folds.includes(piece)) {
+              version = (await live.readVersions()).of(symbol)
+              const before = await answers(live, symbol, ts)
+              while (await live.foldAppends()) {
+                /* the whole walk */
+              }
+              assert.deepEqual(await answers(live, symbol, ts), before)
+              assert.equal((await live.readVersions()).of(symbol), version)
+            }
+            piece++
+          }
+          const days1d = Math.min(50, piece)
+          await oracle.write({
+            instruments: [bareInstrument(symbol)],
+            bars: [
+              { symbol, period: '1m', bars: minute },
+              { symbol, period: '1d', bars: sliceBars(daily, 0, 250 + days1d) },
+            ],
+          })
+          assert.deepEqual(await answers(live, symbol, ts), await answers(oracle, symbol, ts))
+        } finally {
+          await live.close()
+          await oracle.close()
+        }
+      }),
+      { numRuns: 25 },
+    )
+  })
+
+  it('a background fold leaves each series its newest row and keeps every answer and version', async () => {
+    const path = join(dir, 'fold.db')
+    const store = SqliteMarketStore.open(path)
+    const ts = sessionMinutes('HK', tradingDays('HK', 19_600, 2))
+    const bars = walkBars(ts, [0.3, 0.8])
+    const n = barCount(bars)
+    const symbols = ['00001.HK', '00002.HK', '00003.HK']
+    await store.write({
+      instruments: symbols.map((s) => bareInstrument(s)),
+      bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, 0, n - 100) })),
+    })
+    // The first two grow past the fold threshold, the third stays below it.
+    for (let i = n - 100; i < n; i++)
+      await store.write({
+        bars: symbols
+          .filter((_, s) => s < 2 || i < n - 100 + TAIL_FOLD_ROWS - 2)
+          .map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, i, i + 1) })),
+      })
+    const versions = await store.readVersions()
+    const before = await Promise.all(symbols.map((s) => answers(store, s, ts)))
+    const tailBefore = tailRows(path)
+    while (await store.foldAppends()) {
+      /* the whole walk */
+    }
+    assert.equal(tailRows(path), 1 + 1 + (TAIL_FOLD_ROWS - 2))
+    assert.ok(tailBefore > tailRows(path))
+    assert.deepEqual(await Promise.all(symbols.map((s) => answers(store, s, ts))), before)
+    const after = await store.readVersions()
+    assert.equal(after.data, versions.data)
+    for (const s of symbols) assert.equal(after.of(s), versions.of(s))
+    await store.close()
+  })
+})
