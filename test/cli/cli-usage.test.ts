@@ -48,7 +48,7 @@ describe('mdq usage', () => {
       '  bars         symbol,time,open,high,low,close,volume[,amount][,prev_close]',
       '  ex-factors   symbol,ex_date,ex_factor',
       '  actions      symbol,ex_date[,cash_dividend][,bonus_ratio][,rights_ratio][,rights_price][,split_ratio]',
-      '  universes    universe_id,symbol[,name][,region][,category][,description]',
+      '  universes    universe_id,symbol[,name][,region][,category][,description][,in_date][,out_date]',
     ])
       assert.ok(r.stdout.includes(`${line}\n`), line)
   })

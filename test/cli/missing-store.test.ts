@@ -87,7 +87,7 @@ describe('key commands and serve on a ClickHouse without mdq tables', () => {
     const key = runMdq(['--store', url, 'keys', 'create', '--name', 'after-migrate'])
     assert.equal(key.status, 0, key.stderr)
     assert.match(key.stdout, /^mdq_[\w-]{43}\n$/)
-    assert.match(runMdq(['--store', url, 'keys', 'list']).stdout, /\tafter-migrate\tactive\t/)
+    assert.match(runMdq(['--store', url, 'keys', 'list']).stdout, /\tafter-migrate\tread\tactive\t/)
     await query('DROP TABLE mdq_typo.api_keys')
     const serve = runMdq(['--store', url, 'serve', '--port', '0'])
     assert.equal(serve.status, 1)
