@@ -167,7 +167,11 @@ describe('ingest listener', () => {
     const good = wire({ ...base(), timestamp: at(10, 0) })
     const cases: [string, unknown[], RegExp][] = [
       ['quotes', [good, good, { ...good, high: 1, low: 2 }], /^Row 2 \('high'\): high 1 is below low 2\.$/],
-      ['quotes', [{ ...good, volume: 1.5 }], /^Row 0 \('volume'\): volume 1\.5 is not a whole number up to 10000000000000 /],
+      [
+        'quotes',
+        [{ ...good, volume: 1.5 }],
+        /^Row 0 \('volume'\): volume 1\.5 is not a whole number up to 10000000000000 /,
+      ],
       [
         'quotes',
         [{ ...good, timestamp: Math.floor(good.timestamp / 1000) }],
