@@ -8,6 +8,7 @@ import { isStatement, STATEMENTS, type Statement } from '../domain/financials.js
 import { withStores } from '../store/backends.js'
 import { pauseAt } from './pause-at.js'
 import { storeFlags } from './store-flags.js'
+import { FORMATS, type Format } from '../ingest/presets/presets.js'
 
 function positiveNumber(value: string): number {
   const n = Number(value)
@@ -68,6 +69,11 @@ export function registerImport(program: Command): void {
     .addArgument(new Argument('<kind>', 'what the file holds').choices(IMPORT_KINDS))
     .argument('<file>', 'CSV file with a header row (financials: the statement, then the file)')
     .argument('[statementFile]', "financials: the statement's CSV file")
+    .addOption(
+      new Option('--format <vendor>', "the file's shape: mdq's CSV, or a vendor's file as it comes (docs/importing.md)")
+        .choices(FORMATS)
+        .default('mdq'),
+    )
     .addOption(new Option('--period <period>', 'bars: the base period of the file').choices(['1m', '1d']).default('1d'))
     .option('--symbol <symbol>', 'bars: the symbol, for files without a symbol column')
     .addOption(
@@ -101,9 +107,14 @@ export function registerImport(program: Command): void {
           outsideSessions: 'abort' | 'skip'
           deriveExFactors: boolean
           replace: boolean
+          format: Format
         },
+        command: Command,
       ) => {
         const { file, statement } = fileOf(kind, first, second)
+        if (o.format !== 'mdq' && command.getOptionValueSource('priceScale') === 'cli')
+          throw new InvalidArgumentError(`--price-scale: the ${o.format} format converts its own units`)
+        const periodGiven = command.getOptionValueSource('period') === 'cli'
         if (o.replace && kind !== 'bars' && kind !== 'financials')
           throw new InvalidArgumentError(
             '--replace applies to bars and financials only (correct other data with mdq delete)',
@@ -113,7 +124,7 @@ export function registerImport(program: Command): void {
             market,
             kind,
             file,
-            { ...o, ...(statement && { statement }) },
+            { ...o, periodGiven, ...(statement && { statement }) },
             terminalProgress(),
             pauseAt(process.env.MDQ_IMPORT_PAUSE_AT, 'import'),
           ),

@@ -1,6 +1,7 @@
 /** @module Streaming CSV over the file's bytes: rows as field offsets into Buffers (no per-row strings), header mapped to column positions. */
 import { open, stat } from 'node:fs/promises'
 import { ImportError } from './import-error.js'
+import { batchOfRows } from './row-batch.js'
 
 /**
  * Rows of one read chunk. Field k of row i spans bytes [bounds[2 * (i * columns + k)], bounds[... + 1])
@@ -212,15 +213,7 @@ export function fieldText(bytes: Buffer, s: number, e: number): string {
 
 /** One row of already split fields as a batch (for values read like a CSV field, e.g. --from). */
 export function batchOfFields(fields: readonly string[]): CsvBatch {
-  const bytes = Buffer.from(fields.join(''), 'utf8')
-  const bounds = new Int32Array(fields.length * 2)
-  let at = 0
-  fields.forEach((f, k) => {
-    bounds[2 * k] = at
-    at += Buffer.byteLength(f, 'utf8')
-    bounds[2 * k + 1] = at
-  })
-  return { rows: 1, bytes, bounds, lines: Uint32Array.of(1) }
+  return batchOfRows([fields], [1])
 }
 
 /**

@@ -9,6 +9,9 @@ import { importActions, importExFactors, importInstruments } from './reference-i
 import { importUniverses } from './universe-import.js'
 import { importFinancials } from './financials-import.js'
 import type { Statement } from '../domain/financials.js'
+import { ImportError } from './import-error.js'
+import { openPreset, type Format } from './presets/presets.js'
+import { VendorFileError, type PresetFile } from './presets/converted-file.js'
 
 export const IMPORT_KINDS = ['instruments', 'bars', 'ex-factors', 'actions', 'universes', 'financials'] as const
 export type ImportKind = (typeof IMPORT_KINDS)[number]
@@ -16,6 +19,10 @@ export type ImportKind = (typeof IMPORT_KINDS)[number]
 /** The options of every kind: the bars' (whose `replace` financials take too), and which statement a financials file holds. */
 export interface ImportOptions extends BarImportOptions {
   readonly statement?: Statement
+  /** The vendor's file shape (presets/presets.ts); mdq's own CSV when absent. */
+  readonly format?: Format
+  /** Whether the period was given, not defaulted (a LEAN file's name says its period). */
+  readonly periodGiven?: boolean
 }
 
 export interface ImportSummary extends ImportCounts {
@@ -23,6 +30,8 @@ export interface ImportSummary extends ImportCounts {
   readonly statement?: Statement
   readonly file: string
   readonly seconds: number
+  /** What a vendor format left out of the file, and why. */
+  readonly note?: string
 }
 
 /** Progress of the bytes read, for a terminal progress bar. */
@@ -36,14 +45,17 @@ export async function importFile(
   checkpoint?: ImportCheckpoint,
 ): Promise<ImportSummary> {
   const t0 = performance.now()
-  const file = await openCsv(path)
+  const preset = await presetOf(store, kind, path, options)
+  const file = preset ? preset.file : await openCsv(path)
+  // A converted file lives in this thread only: its bars are parsed here.
+  const opts: ImportOptions = preset ? { ...options, ...preset.options, parseThread: false } : options
   // Bars report progress themselves (their file may be read on another thread).
   const tracked: CsvFile = progress && kind !== 'bars' ? withProgress(file, progress) : file
   const writer = checkpoint ? withCheckpoints(await store.beginWrite(), checkpoint) : await store.beginWrite()
   try {
     const counts =
       kind === 'bars'
-        ? await importBars(tracked, { store, writer }, options, progress)
+        ? await importBars(tracked, { store, writer }, opts, progress)
         : kind === 'instruments'
           ? await importInstruments(tracked, writer)
           : kind === 'ex-factors'
@@ -51,17 +63,44 @@ export async function importFile(
             : kind === 'universes'
               ? await importUniverses(tracked, writer)
               : kind === 'financials'
-                ? await importFinancials(tracked, { store, writer }, { ...options, statement: statementOf(options) })
+                ? await importFinancials(tracked, { store, writer }, { ...opts, statement: statementOf(opts) })
                 : await importActions(tracked, { store, writer })
     await writer.commit()
-    return { kind, statement: options.statement, file: path, ...counts, seconds: (performance.now() - t0) / 1000 }
+    const note = preset?.note()
+    return {
+      kind,
+      statement: options.statement,
+      file: path,
+      ...counts,
+      seconds: (performance.now() - t0) / 1000,
+      ...(note && { note }),
+    }
   } catch (err) {
     await writer.rollback()
+    // An error the importer found in the converted rows points at the vendor file's own column.
+    if (preset && err instanceof ImportError && !(err instanceof VendorFileError))
+      throw new ImportError(err.file, err.line, preset.sourceColumn(err.column), err.reason)
     throw err
   } finally {
     progress?.stop()
     await file.close()
   }
+}
+
+function presetOf(
+  store: MarketStore,
+  kind: ImportKind,
+  path: string,
+  options: ImportOptions,
+): Promise<PresetFile | undefined> {
+  if (!options.format || options.format === 'mdq') return Promise.resolve(undefined)
+  return openPreset(options.format, kind, path, {
+    store,
+    statement: options.statement,
+    period: options.period,
+    periodGiven: options.periodGiven ?? false,
+    symbol: options.symbol,
+  })
 }
 
 function statementOf(options: ImportOptions): Statement {
@@ -90,5 +129,5 @@ export function formatSummary(s: ImportSummary): string {
   ]
     .filter(Boolean)
     .join(', ')
-  return `imported ${what}: ${s.rows.toLocaleString('en-US')} rows${extra ? ` (${extra})` : ''}, ${s.symbols} symbols, from ${s.file} in ${s.seconds.toFixed(2)} s (${perSecond.toLocaleString('en-US')} rows/s)`
+  return `imported ${what}: ${s.rows.toLocaleString('en-US')} rows${extra ? ` (${extra})` : ''}, ${s.symbols} symbols, from ${s.file} in ${s.seconds.toFixed(2)} s (${perSecond.toLocaleString('en-US')} rows/s)${s.note ? `; ${s.note}` : ''}`
 }
