@@ -38,6 +38,10 @@ const NOTES: Record<ImportKind, string> = {
   financials: `mdq import financials STATEMENT FILE: symbol,period_end,announce_date and the statement's fields (${STATEMENTS.join(', ')})`,
 }
 
+/** What each --format reads, for the help. */
+const VENDOR_FILES =
+  "A vendor's own file, as it comes (units converted): --format tushare (bars, ex-factors from adj_factor, financials income, balance-sheet, cash-flow), baostock (daily bars), lean (bars and factor files, zipped or not)"
+
 function columnsHelp(): string {
   const width = Math.max(...IMPORT_KINDS.map((k) => k.length)) + 2
   const rows = IMPORT_KINDS.map((k) =>
@@ -45,7 +49,7 @@ function columnsHelp(): string {
       ? `  ${k.padEnd(width)}${NOTES[k]}`
       : `  ${k.padEnd(width)}${describeLayout(LAYOUTS[k])}\n  ${' '.repeat(width)}${NOTES[k]}`,
   )
-  return `\nColumns of each kind (a header row first, in any order; a column the kind does not know is refused):\n${rows.join('\n')}\nEvery format, option and rule: docs/importing.md`
+  return `\nColumns of each kind (a header row first, in any order; a column the kind does not know is refused):\n${rows.join('\n')}\n${VENDOR_FILES}\nEvery format, option and rule: docs/importing.md`
 }
 
 /** The file (and for financials the statement) of the positional arguments. */

@@ -49,6 +49,7 @@ describe('mdq usage', () => {
       '  ex-factors   symbol,ex_date,ex_factor',
       '  actions      symbol,ex_date[,cash_dividend][,bonus_ratio][,rights_ratio][,rights_price][,split_ratio]',
       '  universes    universe_id,symbol[,name][,region][,category][,description][,in_date][,out_date]',
+      "A vendor's own file, as it comes (units converted): --format tushare (bars, ex-factors from adj_factor, financials income, balance-sheet, cash-flow), baostock (daily bars), lean (bars and factor files, zipped or not)",
     ])
       assert.ok(r.stdout.includes(`${line}\n`), line)
   })
