@@ -12,8 +12,10 @@ export const ERROR_CODES = [
   'BAD_IMPORT',
   'UNKNOWN_UNIVERSE',
   'UNKNOWN_STATEMENT',
-  'NOT_SERVED',
   'TOO_LARGE',
+  'NOT_WEBSOCKET',
+  'TOO_MANY_STREAMS',
+  'NO_LIVE_DATA',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 

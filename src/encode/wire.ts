@@ -81,6 +81,9 @@ const FLOAT_KEYS: ReadonlySet<string> = new Set([
   'change_amount',
   'change_pct',
   'amplitude',
+  'turnover_rate',
+  'bid_prices',
+  'ask_prices',
 ])
 
 /** JSON.stringify for answers, except that numbers under FLOAT_KEYS always carry a fraction part. */

@@ -22,6 +22,22 @@ import { sdkRoutes } from './sdk-routes.js'
 import { financialsRoutes } from './financials-routes.js'
 import { pagesPlugin } from './pages.js'
 import { withDocTags } from './doc-tags.js'
+import { StreamHub } from '../live/stream-hub.js'
+import { DEFAULT_STREAM_CAPS, KeyStreams, type StreamCaps } from '../live/stream-session.js'
+import { DEFAULT_STREAM_LIMITS, StreamConnections, type StreamLimits } from './stream-connections.js'
+import { registerWebSockets, streamRoutes } from './stream-routes.js'
+import { watchStreams } from './stream-metrics.js'
+import { liveRoutes } from './live-routes.js'
+
+/** The live half: where pushed snapshots are published, and how streams are bounded. */
+export interface LiveOptions {
+  /** Snapshots published here reach this app's subscribers (and, through a fan-out on it, other instances'). */
+  readonly hub: StreamHub
+  /** The fan-out to other instances (Redis), for /readyz. */
+  readonly fanout?: { reachable(): boolean }
+  readonly caps?: Partial<StreamCaps>
+  readonly limits?: Partial<StreamLimits>
+}
 
 export interface AppOptions {
   readonly store: MarketStore
@@ -45,6 +61,8 @@ export interface AppOptions {
   readonly fastPath?: boolean
   /** Brotli's quality for the answers @fastify/compress compresses; default BROTLI_QUALITY (the compression bench compares others). */
   readonly brotliQuality?: number
+  /** The live half; default: a hub of the app's own (one instance, no fan-out) and the default caps. */
+  readonly live?: LiveOptions
 }
 
 export { MAX_URL_LENGTH, registeredRoutes } from './base-app.js'
@@ -65,6 +83,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     limits: limitsOf(opts.limits),
     serverFactory: (http, limits) => serverWithFastPath(http, limits, () => fast),
   })
+
+  const authenticator = keyAuthenticator(opts.keys)
+  const hub = opts.live?.hub ?? new StreamHub()
+  const connections = new StreamConnections(
+    hub,
+    new KeyStreams({ ...DEFAULT_STREAM_CAPS, ...opts.live?.caps }),
+    authenticator,
+    { ...DEFAULT_STREAM_LIMITS, ...opts.live?.limits },
+  )
+  // Before any route: every route is then one an upgrade request may reach (and is refused by, but the streams).
+  await registerWebSockets(app, connections)
 
   await app.register(compress, fastifyCompressOptions(opts.brotliQuality))
   await app.register(swagger, {
@@ -101,6 +130,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const runner = opts.runner ?? inThreadRunner(store, contexts)
   const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, { memory: new AnswerMemory(runner.written) })
   metrics.watch(cache, opts.store, runner)
+  watchStreams(metrics.registry, hub, connections)
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))
   runner.useMainStore?.(store, contexts)
   await app.register(observabilityPlugin, {
@@ -108,8 +138,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     keys: opts.keys,
     metrics,
     limiter: opts.rateLimit?.limiter,
+    fanout: opts.live?.fanout,
   })
-  const authenticator = keyAuthenticator(opts.keys)
   const onOutcome = (outcome: 'limited' | 'backend_error', operation: LimitedOperation) =>
     (outcome === 'limited' ? metrics.rateLimited : metrics.limiterErrors).inc({ operation })
   const rateLimit = opts.rateLimit && { ...opts.rateLimit, onOutcome }
@@ -137,8 +167,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)),
       }
       await v1.register(dataRoutes, routeOptions)
-      await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
+      await v1.register(sdkRoutes, { ...routeOptions, hub, now: opts.now ?? Date.now })
       await v1.register(financialsRoutes, routeOptions)
+      await v1.register(liveRoutes, { ...routeOptions, hub })
+      await v1.register(streamRoutes, { connections })
     },
     { prefix: '/v1' },
   )

@@ -18,7 +18,8 @@ const KEY_CACHE_SIZE = 10_000
 
 const badKey = (message: string) => new MdqError('BAD_KEY', message)
 
-function presentedKey(req: FastifyRequest): string {
+/** The key a request presents (header or `api_key`, the same if both); BAD_KEY when none or two differ. */
+export function presentedKey(req: FastifyRequest): string {
   const header = req.headers['x-api-key']
   const query = (req.query as Record<string, unknown> | undefined)?.api_key
   if (Array.isArray(header) || Array.isArray(query)) throw badKey('The API key is given more than once.')

@@ -6,8 +6,12 @@ export const DOC_TAGS = [
   { name: 'financials', description: 'Financial statements: every version kept, the latest (or as of a date) served' },
   {
     name: 'SDK extras',
+    description: "TickFlow's other routes: quotes (the latest pushed today, else derived from stored bars)",
+  },
+  {
+    name: 'live',
     description:
-      "TickFlow's other routes: quotes derived from stored bars, and those mdq does not serve (a 404 saying why)",
+      'Depth as pushed to the ingest listener; the WebSocket streams /v1/ws/stream (quotes, depth) and /v1/ws/quotes',
   },
   { name: 'ingest', description: 'Pushing live quotes and bars into the store' },
   { name: 'system', description: 'Liveness, readiness and Prometheus metrics; no key needed' },

@@ -177,6 +177,8 @@ export interface ObservabilityOptions {
   readonly keys: KeyStore
   readonly metrics: Metrics
   readonly limiter?: RateLimiter
+  /** The streams' fan-out to other instances, when there is one. */
+  readonly fanout?: { reachable(): boolean }
 }
 
 /** Every listener's request log line and request metrics: one onResponse hook (request.routeOptions builds an object per read). */
@@ -200,7 +202,7 @@ export const requestLogPlugin = fp(requestLog, { name: 'mdq-request-log' })
 
 const observability: FastifyPluginAsync<ObservabilityOptions> = async (
   app: FastifyInstance,
-  { store, keys, metrics, limiter },
+  { store, keys, metrics, limiter, fanout },
 ) => {
   await app.register(requestLogPlugin, { metrics })
   // Documented on /docs, without a key.
@@ -212,7 +214,7 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (
       schema: {
         ...system,
         summary:
-          'Ready: the store reads and its checksums verify, the keys read, and Redis answers when configured, each within 3 s; else 503',
+          "Ready: the store reads and its checksums verify, the keys read, and Redis answers (the rate limiter and the streams' fan-out) when configured, each within 3 s; else 503",
       },
     },
     async (_req, reply) => {
@@ -230,6 +232,11 @@ const observability: FastifyPluginAsync<ObservabilityOptions> = async (
         store: storeCheck,
         keys: keysCheck,
         ...(redisCheck !== undefined && { redis: redisCheck }),
+        ...(fanout && {
+          stream_fanout: fanout.reachable()
+            ? 'ok'
+            : "unreachable: snapshots pushed here reach only this instance's subscribers",
+        }),
       }
       const ready = Object.values(checks).every((c) => c === 'ok')
       return reply

@@ -37,10 +37,14 @@ import type { BatchTask, QueryRunner } from '../runner/query-runner.js'
 import { instrumentWire, wireJson } from '../encode/wire.js'
 import type { AnswerMemory } from '../runner/answer-memory.js'
 import { docTag } from './doc-tags.js'
+import type { StreamHub } from '../live/stream-hub.js'
+import { liveQuotes } from './live-routes.js'
 
 export interface SdkRouteOptions extends RouteOptions {
   /** The clock, for a quote's `session` only (epoch ms). */
   readonly now: () => number
+  /** Where today's pushed quotes are (a quote pushed today wins over the stored bars). */
+  readonly hub: StreamHub
 }
 
 /**
@@ -103,18 +107,9 @@ const commaList = (value: string | undefined) =>
     .map((s) => s.trim())
     .filter((s) => s !== '')
 
-/** Why each route TickFlow has and mdq does not serve is absent (a 404 that says so, not "No route"). */
-export const NOT_SERVED: readonly { readonly url: string; readonly why: string }[] = [
-  { url: '/depth', why: 'Order book depth needs a live market feed; mdq serves stored bars only.' },
-  {
-    url: '/ws/*',
-    why: 'WebSocket streams need a live market feed; mdq serves stored bars only (poll /v1/quotes instead).',
-  },
-]
-
 export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
   app,
-  { store, contexts, cache, limit, now, runner },
+  { store, contexts, cache, limit, now, runner, hub },
 ) => {
   // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
   const klinesLimited = limit ? { onRequest: limit('klines') } : {}
@@ -296,17 +291,23 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     },
   )
 
-  const quotes = async (request: QuotesRequest) =>
-    wireJson({
-      data: (await readQuotes(store, contexts, await quoteSymbols(store, request), now(), request.asOf)).map(quoteWire),
-    })
+  // A symbol's quote pushed today, else its quote from the stored bars; in the order asked. As of a past time: stored bars only.
+  const quotes = async (request: QuotesRequest) => {
+    const nowMs = now()
+    const symbols = await quoteSymbols(store, request)
+    const live = request.asOf ? new Map<string, string>() : liveQuotes(hub, symbols, nowMs)
+    const asked = live.size ? symbols.filter((s) => !live.has(s)) : symbols
+    const stored = await readQuotes(store, contexts, asked, nowMs, request.asOf)
+    const derived = new Map(stored.map((q) => [q.symbol, wireJson(quoteWire(q))]))
+    return `{"data":[${symbols.flatMap((s) => live.get(s) ?? derived.get(s) ?? []).join(',')}]}`
+  }
   app.get(
     '/quotes',
     {
       ...klinesLimited,
       schema: {
         ...docTag('SDK extras'),
-        summary: 'Quotes derived from the latest stored bars (no live feed)',
+        summary: 'Quotes: the latest pushed today, else derived from the latest stored bars',
         querystring: QuotesQuery,
         response: { 200: QuotesResponse, ...limitedErrors },
       },
@@ -339,14 +340,4 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
         await quotes({ symbols: req.body.symbols ?? [], universes: req.body.universes ?? [], ...asOfOf(req.query) }),
       ),
   )
-
-  for (const { url, why } of NOT_SERVED) {
-    app.get(
-      url,
-      { schema: { ...docTag('SDK extras'), summary: `Not served: ${why}`, response: { 404: errors[404] } } },
-      async () => {
-        throw new MdqError('NOT_SERVED', why)
-      },
-    )
-  }
 }

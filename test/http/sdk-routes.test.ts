@@ -547,10 +547,13 @@ describe('wire numbers and routes not served', () => {
     integers(await text('/v1/universes'), ['symbol_count'])
   })
 
-  it('/v1/depth, /v1/ws/* answer 404 saying why; other methods 405', async () => {
-    await refused('/v1/depth?symbol=600519.SH', 404, /live market feed/)
-    await refused('/v1/ws/stream', 404, /WebSocket streams need a live market feed/)
-    await refused('/v1/ws/quotes', 404, /WebSocket/)
+  it('/v1/depth of a symbol with nothing pushed and /v1/financials/* answer 404 saying why, /v1/ws/* without an upgrade 426; other methods 405', async () => {
+    await refused('/v1/depth?symbol=600519.SH', 404, /No depth was pushed for 600519\.SH/)
+    await refused('/v1/depth?symbol=600519', 400, /symbol/)
+    await refused('/v1/financials/income?symbols=600519.SH', 404, /financial statements/i)
+    await refused('/v1/financials/balance-sheet', 404, /financial statements/i)
+    await refused('/v1/ws/stream', 426, /WebSocket endpoint: connect to ws:/)
+    await refused('/v1/ws/quotes', 426, /tf\.realtime/)
     const r = await rawRequest(`${server.url}/v1/depth`, { 'X-API-Key': server.key }, 'POST')
     assert.equal(r.status, 405)
     await refused('/v1/depth', 401, /key/i, { headers: { 'X-API-Key': 'mdq_nope' } })

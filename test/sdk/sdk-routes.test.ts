@@ -8,10 +8,7 @@ import { demoDb, startServer, type TestServer } from '../helpers/server.js'
 import { tempDir } from '../helpers/store-files.js'
 
 /** Routes mdq does not serve on purpose, each with the reason; they answer 404 with a message saying why. */
-const EXCEPTIONS: readonly { readonly prefix: string; readonly reason: string }[] = [
-  { prefix: '/v1/depth', reason: 'order book depth needs a live feed; mdq holds stored bars only' },
-  { prefix: '/v1/ws/', reason: 'WebSocket streams need a live feed' },
-]
+const EXCEPTIONS: readonly { readonly prefix: string; readonly reason: string }[] = []
 /** Values for the SDK's f-string placeholders. */
 const PLACEHOLDERS: Record<string, string> = { exchange: 'SH', universe_id: 'CN_Equity_A' }
 
