@@ -1,0 +1,186 @@
+// TickFlow's streams over real WebSockets against a real server: the handshake's answers, both
+// channels, the deprecated quotes endpoint, replies and errors, GET /v1/depth and today's pushed
+// quotes in /v1/quotes; snapshots published in-process to the server's hub.
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { MARKETS } from '../../src/domain/market.js'
+import { StreamHub } from '../../src/live/stream-hub.js'
+import { demoDb, getJson, newKey, startServer, type TestServer } from '../helpers/server.js'
+import { tempDir } from '../helpers/store-files.js'
+import { StreamClient, streamUrl } from '../helpers/stream-client.js'
+import { depthSnapshot, quoteSnapshot } from '../helpers/snapshots.js'
+import { until } from '../helpers/wait.js'
+
+const SH = MARKETS.SH.zone
+// Wednesday 2026-11-18 10:00 in Shanghai: a session is on.
+const NOW = SH.utcOf(2026, 11, 18, 10 * 60)
+
+describe('streams: handshake, channels, replies', () => {
+  const { dir, cleanup } = tempDir()
+  const hub = new StreamHub()
+  const logs: string[] = []
+  let server: TestServer
+  before(async () => {
+    server = await startServer(await demoDb(dir), {
+      live: { hub, caps: { connectionsPerKey: 3 } },
+      now: () => NOW,
+      logger: { level: 'info', stream: { write: (line: string) => void logs.push(line) } },
+    })
+  })
+  after(async () => {
+    await server.close()
+    cleanup()
+  })
+  const open = (path = 'stream', key = server.key) => StreamClient.open(streamUrl(server.url, key, path))
+
+  it('refuses a handshake with an HTTP status and a JSON {code, message} the SDK reads as its reason', async () => {
+    const missing = await StreamClient.refusal(streamUrl(server.url, undefined))
+    assert.equal(missing.status, 401)
+    assert.match(missing.body.message, /Missing API key/)
+    assert.equal(missing.headers['content-type'], 'application/json; charset=utf-8')
+    const unknown = await StreamClient.refusal(streamUrl(server.url, 'mdq_not_a_key'))
+    assert.deepEqual(unknown.body, { code: 401, message: 'Unknown API key.' })
+    const elsewhere = await StreamClient.refusal(
+      `${server.url.replace('http', 'ws')}/v1/klines?symbol=600519.SH&api_key=${server.key}`,
+    )
+    assert.equal(elsewhere.status, 404)
+    assert.match(elsewhere.body.message, /No WebSocket endpoint at \/v1\/klines/)
+    const plain = await getJson<{ code: number; message: string }>(`${server.url}/v1/ws/stream`, {
+      headers: { 'X-API-Key': server.key },
+    })
+    assert.equal(plain.status, 426)
+    assert.equal(plain.headers.get('upgrade'), 'websocket')
+  })
+
+  let capped = ''
+  it('takes the key in the X-API-Key header too, and refuses a key at its connection cap with 429', async () => {
+    const key = (capped = await newKey(server.keys, 'capped'))
+    const opened = [
+      await StreamClient.open(streamUrl(server.url, undefined), { headers: { 'X-API-Key': key } }),
+      await open('stream', key),
+      await open('quotes', key),
+    ]
+    const refused = await StreamClient.refusal(streamUrl(server.url, key))
+    assert.equal(refused.status, 429)
+    assert.equal(refused.body.code, 429)
+    assert.match(refused.body.message, /already has 3 stream connections open/)
+    await opened[0].close()
+    // The slot is free again once the server has seen the close.
+    const again = await until(
+      () => open('stream', key).catch(() => undefined),
+      'a connection once one of three is closed',
+    )
+    await Promise.all([again, ...opened.slice(1)].map((c) => c.close()))
+  })
+
+  it('quotes and depth channels: subscribed replies, the latest snapshot at once, then every snapshot in order; unsubscribe stops them', async () => {
+    hub.publish([quoteSnapshot('600000.SH', NOW - 3000, 10.5), depthSnapshot('600000.SH', NOW - 3000, 10.49)])
+    const client = await open()
+    const subscribed = await client.request({ op: 'subscribe', channel: 'quotes', symbols: ['600000.sh', 'AAPL.US'] })
+    assert.deepEqual(subscribed, { op: 'subscribed', channel: 'quotes', symbols: ['600000.SH', 'AAPL.US'], total: 2 })
+    const first = await client.next((m) => m.op === 'quotes', 'the latest quote')
+    assert.deepEqual(first.data, [JSON.parse(quoteSnapshot('600000.SH', NOW - 3000, 10.5).json)])
+    assert.equal((await client.request({ op: 'subscribe', channel: 'depth', symbols: ['600000.SH'] })).total, 1)
+    await client.next((m) => m.op === 'depth', 'the latest depth')
+    for (let i = 1; i <= 20; i++)
+      hub.publish([
+        quoteSnapshot('600000.SH', NOW + i * 1000, 10.5 + i / 100),
+        quoteSnapshot('000001.SZ', NOW + i * 1000, 9), // not subscribed
+        depthSnapshot('600000.SH', NOW + i * 1000, 10.49 + i / 100),
+      ])
+    await until(() => client.items('quotes').length === 21 && client.items('depth').length === 21, 'every snapshot')
+    assert.deepEqual(
+      client.items('quotes').map((q) => q.timestamp),
+      Array.from({ length: 21 }, (_, i) => NOW + (i === 0 ? -3000 : i * 1000)),
+    )
+    // Prices keep their fraction part on the wire, as in every mdq answer.
+    assert.match(JSON.stringify(client.messages.find((m) => m.op === 'depth')), /"bid_prices":\[10\.49,10\.48\]/)
+    const raw: string[] = []
+    client.ws.on('message', (d) => raw.push(String(d)))
+    hub.publish([quoteSnapshot('600000.SH', NOW + 30_000, 11)])
+    await until(() => raw.length === 1, 'one more quote')
+    assert.match(raw[0], /^\{"op":"quotes","data":\[\{"symbol":"600000.SH",.*"last_price":11\.0,/)
+    const gone = await client.request({ op: 'unsubscribe', channel: 'quotes', symbols: ['600000.SH', 'MSFT.US'] })
+    assert.deepEqual(gone, { op: 'unsubscribed', channel: 'quotes', symbols: ['600000.SH'], total: 1 })
+    hub.publish([quoteSnapshot('600000.SH', NOW + 40_000, 12), depthSnapshot('600000.SH', NOW + 40_000, 12)])
+    await until(() => client.items('depth').length === 22, 'the depth snapshot after the unsubscribe')
+    assert.equal(client.items('quotes').length, 22)
+    await client.close()
+  })
+
+  it('/v1/ws/quotes (tf.realtime): subscribe without a channel, quotes only', async () => {
+    const client = await open('quotes')
+    assert.deepEqual(await client.request({ op: 'subscribe', symbols: ['000001.SZ'] }), {
+      op: 'subscribed',
+      channel: 'quotes',
+      symbols: ['000001.SZ'],
+      total: 1,
+    })
+    const refused = await client.request({ op: 'subscribe', channel: 'depth', symbols: ['000001.SZ'] })
+    assert.equal(refused.op, 'error')
+    assert.match(String(refused.message), /'channel' must be one of quotes; got "depth"/)
+    hub.publish([quoteSnapshot('000001.SZ', NOW + 50_000, 9.5), depthSnapshot('000001.SZ', NOW + 50_000, 9.5)])
+    await until(() => client.items('quotes').some((q) => q.timestamp === NOW + 50_000), 'the quote')
+    assert.ok(!client.messages.some((m) => m.op === 'depth'))
+    await client.close()
+  })
+
+  it('answers a bad message with an error op naming what is wrong, and pings with pong; the stream stays open', async () => {
+    const client = await open()
+    const errors = [
+      await client.request('not json'),
+      await client.request({ op: 'subscribe', channel: 'trades', symbols: ['600000.SH'] }),
+      await client.request({ op: 'subscribe', channel: 'quotes', symbols: ['600000.XX'] }),
+      await client.request({ op: 'subscribe', channel: 'quotes' }),
+    ]
+    assert.deepEqual(
+      errors.map((e) => [e.op, e.code]),
+      errors.map(() => ['error', 400]),
+    )
+    assert.match(String(errors[1].message), /'channel' must be one of quotes, depth; got "trades"/)
+    assert.match(String(errors[2].message), /unknown exchange 'XX'/)
+    assert.match(String(errors[3].message), /'symbols' must be a non-empty array/)
+    const binary = client.messages.length
+    client.ws.send(Buffer.from([1, 2, 3]))
+    assert.match(String((await client.next((m) => m.op === 'error', 'the binary refusal', binary)).message), /text/)
+    assert.deepEqual(await client.request({ op: 'ping' }), { op: 'pong' })
+    assert.equal(
+      (await client.request({ op: 'subscribe', channel: 'quotes', symbols: ['600000.SH'] })).op,
+      'subscribed',
+    )
+    await client.close()
+  })
+
+  it('GET /v1/depth answers the latest pushed depth; /v1/quotes answers a quote pushed today, with its session now', async () => {
+    const headers = { 'X-API-Key': server.key }
+    hub.publish([depthSnapshot('600519.SH', NOW - 1000, 1500.5)])
+    const depth = await getJson<{ data: unknown }>(`${server.url}/v1/depth?symbol=600519.sh`, { headers })
+    assert.equal(depth.status, 200)
+    assert.deepEqual(depth.body.data, JSON.parse(depthSnapshot('600519.SH', NOW - 1000, 1500.5).json))
+    type Quote = { symbol: string; timestamp: number; last_price: number; session: string }
+    const quotes = async () =>
+      (await getJson<{ data: Quote[] }>(`${server.url}/v1/quotes?symbols=600519.SH,600000.SH,000001.SZ`, { headers }))
+        .body.data
+    const stored = (await quotes())[0]
+    assert.ok(stored.timestamp < NOW - 86_400_000) // from the demo's stored bars, of an earlier day
+    // Pushed yesterday: the stored bars answer. Pushed today, in the session running now: it answers, regular.
+    hub.publish([quoteSnapshot('600519.SH', NOW - 86_400_000, 1499)])
+    assert.deepEqual(await quotes().then((q) => q[0]), stored)
+    hub.publish([quoteSnapshot('600519.SH', NOW - 60_000, 1501.25)])
+    const [moutai, pufa, pingan] = await quotes()
+    assert.deepEqual(
+      [moutai.symbol, moutai.timestamp, moutai.last_price, moutai.session],
+      ['600519.SH', NOW - 60_000, 1501.25, 'regular'],
+    )
+    assert.equal(pufa.timestamp, NOW + 40_000) // the latest pushed above, in the order asked
+    assert.equal(pingan.symbol, '000001.SZ')
+  })
+
+  it('no log line carries a key, whatever the handshake or the stream did', async () => {
+    await until(() => logs.some((l) => l.includes('"stream closed"')), 'the stream log lines')
+    const all = logs.join('\n')
+    assert.ok(all.includes('"stream opened"'))
+    for (const secret of [server.key, capped, 'mdq_not_a_key']) assert.ok(!all.includes(secret), 'a key in the log')
+    assert.ok(!all.includes('api_key=mdq'), 'an unredacted api_key in the log')
+  })
+})
