@@ -130,14 +130,18 @@ export class StreamConnections {
     })
   }
 
-  /** A socket error (a protocol violation, a message over the size limit, a reset): logged without the request, and the socket cut. */
+  /**
+   * A protocol violation by the client (a bad frame, a message over the size limit): `ws` has sent
+   * the close frame with its code; counted and logged, without the request.
+   */
   failed(err: Error, socket: WebSocket): void {
     const conn = this.#open.get(socket)
-    if (conn) {
+    if (conn && !conn.closing) {
+      conn.closing = true
       this.counts.dropped.protocol++
-      conn.log.warn({ keyId: conn.keyId, reason: err.message }, 'stream failed')
+      conn.log.warn({ keyId: conn.keyId, reason: err.message }, 'stream closed by the server: protocol error')
     }
-    socket.terminate()
+    setTimeout(() => socket.terminate(), this.limits.closeGraceMs).unref()
   }
 
   get size(): number {
@@ -170,7 +174,7 @@ export class StreamConnections {
     for (const conn of this.#open.values()) {
       const since = conn.outbox.behindSinceMs
       if (since !== undefined && now - since > this.limits.maxBehindMs)
-        this.#drop(conn, 'slow', `too slow: behind for over ${Math.round(this.limits.maxBehindMs / 1000)} s`)
+        this.#drop(conn, 'slow', `too slow: behind for over ${this.limits.maxBehindMs / 1000} s`)
     }
   }
 
