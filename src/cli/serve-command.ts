@@ -13,6 +13,9 @@ import { defaultWorkers, poolRunner } from '../runner/query-pool.js'
 import { storeFlags } from './store-flags.js'
 import { PIECE_CODERS, type PieceCoder } from '../encode/gzip-member.js'
 import { LOG_FORMATS, logDestination, type LogFormat } from './log-destination.js'
+import { StreamHub } from '../live/stream-hub.js'
+import { RedisFanout } from '../live/redis-fanout.js'
+import { DEFAULT_STREAM_CAPS } from '../live/stream-session.js'
 
 export interface ServeConfig {
   /** The store; serve never creates one. */
@@ -38,6 +41,10 @@ export interface ServeConfig {
   /** The ingest listener's port (absent: no ingest) and address. */
   readonly ingestPort?: number
   readonly ingestHost: string
+  /** Stream connections one key may hold on this instance. */
+  readonly streamConnectionsPerKey: number
+  /** Stream subscriptions (channel and symbol) one key may hold on this instance. */
+  readonly streamSubscriptionsPerKey: number
 }
 
 /**
@@ -88,6 +95,9 @@ export async function serve(config: ServeConfig): Promise<void> {
     ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
     : new MemoryRateLimiter()
   if (config.rateLimit === 0) await limiter.close()
+  // Snapshots pushed to any instance reach every instance's subscribers through the same Redis.
+  const hub = new StreamHub()
+  const fanout = config.redisUrl ? new RedisFanout(config.redisUrl, hub) : undefined
   const logStream = logDestination(config.logFormat, process.stdout.isTTY === true)
   const bench = benchCompression()
   // Each worker opens the store itself through the same factory (a SQLite handle per thread).
@@ -118,6 +128,14 @@ export async function serve(config: ServeConfig): Promise<void> {
             failOpen: config.redisFailure === 'open',
           },
     now: Date.now, // the wall clock, read only for a quote's session
+    live: {
+      hub,
+      fanout,
+      caps: {
+        connectionsPerKey: config.streamConnectionsPerKey,
+        subscriptionsPerKey: config.streamSubscriptionsPerKey,
+      },
+    },
     ...(bench.brotliQuality !== undefined && { brotliQuality: bench.brotliQuality }),
   })
   const feed = new InProcessLiveFeed((err) => app.log.error({ err }, 'a live feed listener failed'))
@@ -133,10 +151,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     // before the store closes.
     const listeners = ingest ? [app, ingest] : [app]
     const hard = setTimeout(() => listeners.forEach((l) => l.server.closeAllConnections()), SHUTDOWN_GRACE_MS)
-    await Promise.all(listeners.map((l) => l.close())) // the app's close also closes the limiter
+    await Promise.all(listeners.map((l) => l.close())) // the app's close also closes the limiter and every stream
     clearTimeout(hard)
     await stopFolding()
-    await Promise.all([store.close(), keys.close(), runner?.close()])
+    await Promise.all([store.close(), keys.close(), runner?.close(), fanout?.close()])
     logStream.flushSync()
     process.exit(0)
   }
@@ -157,7 +175,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     await app.close().catch(() => {})
     await ingest?.close().catch(() => {})
     await limiter.close()
-    await Promise.all([store.close(), keys.close(), runner?.close()])
+    await Promise.all([store.close(), keys.close(), runner?.close(), fanout?.close()])
     logStream.flushSync()
     const code = (err as { code?: string }).code
     const reason =
@@ -242,6 +260,21 @@ export function registerServe(program: Command): void {
           .default(REDIS_COMMAND_TIMEOUT_MS)
           .argParser(positiveInt),
       )
+      .addOption(
+        new Option('--stream-connections-per-key <n>', 'WebSocket stream connections one key may hold per instance')
+          .env('MDQ_STREAM_CONNECTIONS_PER_KEY')
+          .default(DEFAULT_STREAM_CAPS.connectionsPerKey)
+          .argParser(positiveInt),
+      )
+      .addOption(
+        new Option(
+          '--stream-subscriptions-per-key <n>',
+          'stream subscriptions (channel and symbol pairs) one key may hold per instance',
+        )
+          .env('MDQ_STREAM_SUBSCRIPTIONS_PER_KEY')
+          .default(DEFAULT_STREAM_CAPS.subscriptionsPerKey)
+          .argParser(positiveInt),
+      )
   type Flags = {
     port: number
     host: string
@@ -256,6 +289,8 @@ export function registerServe(program: Command): void {
     workers: number
     ingestPort?: number
     ingestHost: string
+    streamConnectionsPerKey: number
+    streamSubscriptionsPerKey: number
   }
 
   options(program.command('serve').description('serve the HTTP API from the store')).action(async (o: Flags) => {
