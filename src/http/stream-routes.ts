@@ -36,6 +36,12 @@ export async function registerWebSockets(app: FastifyInstance, connections: Stre
     errorHandler: (err, socket) => connections.failed(err, socket),
   }
   await app.register(websocket, options)
+  // Node hands an upgrade request's socket over whole: an answer does not close it. The plugin closes
+  // those it saw; one answered before its hook (the closing 503 of a shutdown, a 414) is closed here,
+  // or a client that reconnects while the server closes would hold the close open.
+  app.addHook('onResponse', async (req) => {
+    if ((req.raw as { upgrade?: boolean }).upgrade === true) req.raw.socket.destroy()
+  })
   app.addHook('onRequest', async (req, reply) => {
     if (!req.ws) return
     // A refused handshake's socket is closed once answered (the plugin's onResponse): say so.

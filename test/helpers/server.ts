@@ -42,18 +42,18 @@ export async function newKey(
  */
 const TEST_WORKERS = Number(process.env.MDQ_TEST_WORKERS ?? 0)
 
-export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}): Promise<TestServer> {
+/** `port`: 0 for a free one; a given port restarts a server where its clients reconnect. */
+export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}, port = 0): Promise<TestServer> {
   const { market: store, keys } = await openStores({ store: dbPath, create: true })
   const runner =
     extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:'
       ? poolRunner(TEST_WORKERS, { store: parseStoreUrl(dbPath) }, { blockingReads: true })
       : undefined
   const app = await buildApp({ store, keys, ...(runner && { runner }), ...extra })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
+  await app.listen({ port, host: '127.0.0.1' })
   const key = await newKey(keys)
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
     app,
     store,
     keys,

@@ -265,9 +265,9 @@ describe('TickFlow Python SDK against mdq (real data)', () => {
       },
     )
 
-    it(`${mode}: depth raises NotFoundError saying why mdq does not serve it`, { skip }, async () => {
+    it(`${mode}: depth of a symbol with none pushed raises NotFoundError saying so`, { skip }, async () => {
       const r = await report(mode)
-      assert.match(r.not_served.depth ?? '', /live market feed/)
+      assert.match(r.not_served.depth ?? '', /No depth was pushed for /)
     })
 
     it(
