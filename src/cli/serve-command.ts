@@ -15,6 +15,7 @@ import { PIECE_CODERS, type PieceCoder } from '../encode/gzip-member.js'
 import { LOG_FORMATS, logDestination, type LogFormat } from './log-destination.js'
 import { StreamHub } from '../live/stream-hub.js'
 import { RedisFanout } from '../live/redis-fanout.js'
+import { streamFeed } from '../live/feed-snapshots.js'
 import { DEFAULT_STREAM_CAPS } from '../live/stream-session.js'
 
 export interface ServeConfig {
@@ -139,6 +140,8 @@ export async function serve(config: ServeConfig): Promise<void> {
     ...(bench.brotliQuality !== undefined && { brotliQuality: bench.brotliQuality }),
   })
   const feed = new InProcessLiveFeed((err) => app.log.error({ err }, 'a live feed listener failed'))
+  // What the ingest listener accepts goes out on the streams of every instance.
+  streamFeed(feed, hub)
   const ingest = config.ingestPort === undefined ? undefined : await ingestApp({ store, keys, feed, metrics, logger })
   const stopFolding = keepFoldingAppends(store, app.log)
   let closing = false

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import { allocBars } from './bars.js'
 import { bareInstrument } from './instrument.js'
 import { MARKETS } from './market.js'
-import { quoteOfDay, quoteSession } from './quote.js'
+import type { QuoteSnapshot } from './minute-bars.js'
+import { quoteOfDay, quoteOfSnapshot, quoteSession } from './quote.js'
 
 describe('quoteSession', () => {
   const local = (exchange: 'SH' | 'HK' | 'US', y: number, mo: number, d: number, hh: number, mm: number) =>
@@ -96,5 +97,53 @@ describe('quoteOfDay', () => {
     )
     const dailyOnly = quoteOfDay(instrument, MARKETS.SH, daily, allocBars(0), 0)
     assert.deepEqual([dailyOnly.timestamp, dailyOnly.lastPrice], [0, 12.3])
+  })
+})
+
+describe('quoteOfSnapshot: a pushed quote read back later', () => {
+  const SH = MARKETS.SH
+  const US = MARKETS.US
+  const at = (market: typeof SH, y: number, mo: number, d: number, hh: number, mm: number) =>
+    market.zone.utcOf(y, mo, d, hh * 60 + mm)
+  const pushed = (symbol: string, timestamp: number): QuoteSnapshot => ({
+    symbol,
+    timestamp,
+    lastPrice: 10.52,
+    open: 10.3,
+    high: 10.6,
+    low: 10.21,
+    prevClose: 10.44,
+    volume: 12_345,
+    amount: 12_900_000.5,
+  })
+  const session = (market: typeof SH, quoteMs: number, nowMs: number) =>
+    quoteOfSnapshot(pushed(market === SH ? '600000.SH' : 'AAPL.US', quoteMs), market, null, nowMs).session
+
+  it('is regular only while the session it was stamped in runs; closed after it, at lunch, on another day', () => {
+    const morning = at(SH, 2026, 11, 18, 10, 0)
+    assert.equal(session(SH, morning, at(SH, 2026, 11, 18, 11, 29)), 'regular')
+    assert.equal(session(SH, morning, at(SH, 2026, 11, 18, 11, 30)), 'closed') // lunch break
+    assert.equal(session(SH, morning, at(SH, 2026, 11, 18, 13, 5)), 'closed') // the afternoon session is another
+    assert.equal(session(SH, at(SH, 2026, 11, 18, 13, 0), at(SH, 2026, 11, 18, 14, 59)), 'regular')
+    assert.equal(session(SH, morning, at(SH, 2026, 11, 19, 10, 0)), 'closed') // the next day
+    assert.equal(session(SH, at(SH, 2026, 11, 18, 9, 25), at(SH, 2026, 11, 18, 9, 40)), 'closed') // auction print
+    // A feed's clock a second ahead of ours; a quote an hour ahead is not of the session running now.
+    assert.equal(session(US, at(US, 2026, 7, 15, 15, 0) + 1000, at(US, 2026, 7, 15, 15, 0)), 'regular')
+    assert.equal(session(SH, at(SH, 2026, 11, 18, 13, 5), at(SH, 2026, 11, 18, 11, 29)), 'closed')
+  })
+
+  it('carries its own day figures and time, the changes rounded, the pushed ext over the computed one', () => {
+    const q = quoteOfSnapshot(pushed('600000.SH', at(SH, 2026, 11, 18, 10, 0)), SH, null, at(SH, 2026, 11, 18, 10, 0), {
+      name: '浦发银行',
+      turnover_rate: 0.0012,
+    })
+    assert.equal(q.timestamp, at(SH, 2026, 11, 18, 10, 0))
+    assert.deepEqual([q.lastPrice, q.open, q.high, q.low, q.prevClose], [10.52, 10.3, 10.6, 10.21, 10.44])
+    assert.deepEqual([q.volume, q.amount], [12_345, 12_900_000.5])
+    assert.equal(q.changeAmount, 0.08) // 10.52 - 10.44 is 0.08000000000000007 in doubles
+    assert.equal(q.changePct, 0.007663)
+    assert.equal(q.amplitude, 0.037356)
+    assert.equal(q.name, '浦发银行')
+    assert.deepEqual(q.pushedExt, { name: '浦发银行', turnover_rate: 0.0012 })
   })
 })

@@ -1,8 +1,12 @@
-/** @module A quote derived from stored bars (contract "TickFlow's other stored-data routes"): no live feed, no clock read here. */
+/**
+ * @module A quote: derived from stored bars (contract "TickFlow's other stored-data routes"), or from
+ * the latest snapshot pushed to the ingest listener. No clock read here: `now` is passed in.
+ */
 import { round4 } from './adjust.js'
 import { barCount, type Bars } from './bars.js'
 import type { Instrument } from './instrument.js'
 import type { InstrumentKind, Market, Region } from './market.js'
+import type { QuoteSnapshot } from './minute-bars.js'
 import { isoWeekday } from './time-zone.js'
 
 /** TickFlow's session states we can honestly tell from a quote's time and the clock. */
@@ -33,6 +37,8 @@ export interface Quote {
   readonly changePct: number
   /** (high - low) / prevClose, to 6 decimals. */
   readonly amplitude: number
+  /** A pushed quote's own `ext` members (TickFlow's: turnover rate, ...), over the computed ones. */
+  readonly pushedExt?: Readonly<Record<string, string | number | boolean | null>>
 }
 
 /** Which of the market's sessions `ms` falls in (exchange-local), -1 outside them and on weekends. */
@@ -91,24 +97,58 @@ export function quoteOfDay(instrument: Instrument, market: Market, daily: Bars, 
   }
   const timestamp = m > 0 ? minutes.timestamp[m - 1] : daily.timestamp[0]
   const lastPrice = m > 0 ? minutes.close[m - 1] : daily.close[0]
-  const changeAmount = round4(lastPrice - prevClose)
+  const day = { timestamp, lastPrice, open, high, low, volume, amount, prevClose }
+  return withChanges(instrument.symbol, market, instrument.name, day, quoteSession(market, timestamp, nowMs))
+}
+
+/** How far ahead of this server's clock a feed's may run and its quotes still count as of now. */
+const FEED_CLOCK_AHEAD_MS = 5_000
+
+/**
+ * The quote of a pushed snapshot (its own time and day figures), seen at `nowMs`: `session` from the
+ * snapshot's time; `name` from the instrument, else from the pushed `ext`.
+ */
+export function quoteOfSnapshot(
+  s: QuoteSnapshot,
+  market: Market,
+  name: string | null,
+  nowMs: number,
+  pushedExt?: Quote['pushedExt'],
+): Quote {
+  const named = name ?? (typeof pushedExt?.name === 'string' ? pushedExt.name : null)
+  // A feed's clock a little ahead of ours still stamps the session running now.
+  const seenMs = s.timestamp > nowMs && s.timestamp - nowMs <= FEED_CLOCK_AHEAD_MS ? s.timestamp : nowMs
+  const quote = withChanges(s.symbol, market, named, s, quoteSession(market, s.timestamp, seenMs))
+  return pushedExt ? { ...quote, pushedExt } : quote
+}
+
+type DayFigures = Pick<Quote, 'timestamp' | 'lastPrice' | 'open' | 'high' | 'low' | 'volume' | 'amount' | 'prevClose'>
+
+function withChanges(
+  symbol: string,
+  market: Market,
+  name: string | null,
+  d: DayFigures,
+  session: SessionStatus,
+): Quote {
+  const changeAmount = round4(d.lastPrice - d.prevClose)
   return {
-    symbol: instrument.symbol,
-    region: instrument.region,
-    timestamp,
-    lastPrice,
-    open,
-    high,
-    low,
-    volume,
-    amount,
-    prevClose,
-    session: quoteSession(market, timestamp, nowMs),
+    symbol,
+    region: market.region,
+    timestamp: d.timestamp,
+    lastPrice: d.lastPrice,
+    open: d.open,
+    high: d.high,
+    low: d.low,
+    volume: d.volume,
+    amount: d.amount,
+    prevClose: d.prevClose,
+    session,
     kind: market.kind,
-    name: instrument.name,
+    name,
     changeAmount,
-    changePct: roundRatio(changeAmount / prevClose),
-    amplitude: roundRatio(round4(high - low) / prevClose),
+    changePct: roundRatio(changeAmount / d.prevClose),
+    amplitude: roundRatio(round4(d.high - d.low) / d.prevClose),
   }
 }
 

@@ -167,9 +167,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         limit: rateLimit && ((operation: LimitedOperation) => rateLimitHook(rateLimit, operation)),
       }
       await v1.register(dataRoutes, routeOptions)
-      await v1.register(sdkRoutes, { ...routeOptions, hub, now: opts.now ?? Date.now })
+      await v1.register(sdkRoutes, { ...routeOptions, now: opts.now ?? Date.now })
       await v1.register(financialsRoutes, routeOptions)
-      await v1.register(liveRoutes, { ...routeOptions, hub })
+      await v1.register(liveRoutes, routeOptions)
       await v1.register(streamRoutes, { connections })
     },
     { prefix: '/v1' },

@@ -1,10 +1,8 @@
-/** @module What was pushed, read back: GET /v1/depth, and today's pushed quotes for /v1/quotes. */
+/** @module What was pushed, read back: GET /v1/depth (the latest depth the store holds for a symbol). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { MdqError } from '../domain/errors.js'
-import { isTodays, liveSession } from '../domain/live-quote.js'
-import { MARKETS, parseSymbol } from '../domain/market.js'
-import { wireJson } from '../encode/wire.js'
-import type { StreamHub } from '../live/stream-hub.js'
+import { parseSymbol } from '../domain/market.js'
+import { depthJson } from '../encode/live-wire.js'
 import { docTag } from './doc-tags.js'
 import { sendJson } from './etag.js'
 import { DepthQuery, DepthResponse } from './live-schemas.js'
@@ -12,23 +10,7 @@ import { rejectRepeatedOrEmpty } from './query-string.js'
 import { errors, QUERY_PARAMS, type RouteOptions } from './routes.js'
 import { RateLimitResponse } from './schemas.js'
 
-/**
- * Today's pushed quote of each symbol that has one (exchange-local day), as its wire JSON with the
- * session as of `nowMs`; a symbol whose latest push is of an earlier day is left to the stored bars.
- */
-export function liveQuotes(hub: StreamHub, symbols: readonly string[], nowMs: number): Map<string, string> {
-  const out = new Map<string, string>()
-  for (const symbol of symbols) {
-    const held = hub.latest('quotes', symbol)
-    const market = MARKETS[parseSymbol(symbol).exchange]
-    if (held === undefined || !isTodays(market, held.timestamp, nowMs)) continue
-    const quote = JSON.parse(held.json) as Record<string, unknown>
-    out.set(symbol, wireJson({ ...quote, session: liveSession(market, held.timestamp, nowMs) }))
-  }
-  return out
-}
-
-export const liveRoutes: FastifyPluginAsyncTypebox<RouteOptions & { hub: StreamHub }> = async (app, { hub, limit }) => {
+export const liveRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, limit }) => {
   app.addHook('preValidation', async (req) => rejectRepeatedOrEmpty(req.query, QUERY_PARAMS))
   app.get(
     '/depth',
@@ -44,13 +26,13 @@ export const liveRoutes: FastifyPluginAsyncTypebox<RouteOptions & { hub: StreamH
     },
     async (req, reply) => {
       const { symbol } = parseSymbol(req.query.symbol)
-      const held = hub.latest('depth', symbol)
+      const held = await store.readDepth(symbol)
       if (held === undefined)
         throw new MdqError(
           'NO_LIVE_DATA',
           `No depth was pushed for ${symbol}; depth is served as pushed to the ingest API (POST /v1/ingest/depth).`,
         )
-      return sendJson(reply, `{"data":${held.json}}`)
+      return sendJson(reply, `{"data":${depthJson(held)}}`)
     },
   )
 }

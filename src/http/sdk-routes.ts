@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Readable } from 'node:stream'
 import { MdqError } from '../domain/errors.js'
-import type { Quote } from '../domain/quote.js'
 import type { StoredUniverse } from '../domain/universe.js'
 import { knownSymbols } from '../query/klines-batch.js'
 import { exchangeInstruments, listExchanges, listUniverses, readUniverses } from '../query/listing.js'
@@ -37,14 +36,11 @@ import type { BatchTask, QueryRunner } from '../runner/query-runner.js'
 import { instrumentWire, wireJson } from '../encode/wire.js'
 import type { AnswerMemory } from '../runner/answer-memory.js'
 import { docTag } from './doc-tags.js'
-import type { StreamHub } from '../live/stream-hub.js'
-import { liveQuotes } from './live-routes.js'
+import { quoteJson } from '../encode/live-wire.js'
 
 export interface SdkRouteOptions extends RouteOptions {
-  /** The clock, for a quote's `session` only (epoch ms). */
+  /** The clock, for a quote's `session` and which pushed quotes are today's (epoch ms). */
   readonly now: () => number
-  /** Where today's pushed quotes are (a quote pushed today wins over the stored bars). */
-  readonly hub: StreamHub
 }
 
 /**
@@ -87,20 +83,6 @@ const summaryWire = (u: StoredUniverse) => ({
   symbol_count: u.symbols.length,
 })
 const detailWire = (u: StoredUniverse) => ({ ...summaryWire(u), symbols: u.symbols })
-const quoteWire = (q: Quote) => ({
-  symbol: q.symbol,
-  region: q.region,
-  timestamp: q.timestamp,
-  last_price: q.lastPrice,
-  open: q.open,
-  high: q.high,
-  low: q.low,
-  volume: q.volume,
-  amount: q.amount,
-  prev_close: q.prevClose,
-  session: q.session,
-  ext: { type: q.kind, name: q.name, change_amount: q.changeAmount, change_pct: q.changePct, amplitude: q.amplitude },
-})
 const commaList = (value: string | undefined) =>
   (value ?? '')
     .split(',')
@@ -109,7 +91,7 @@ const commaList = (value: string | undefined) =>
 
 export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
   app,
-  { store, contexts, cache, limit, now, runner, hub },
+  { store, contexts, cache, limit, now, runner },
 ) => {
   // Batch, intraday and quotes each take one token of the key's klines bucket; listings are unlimited.
   const klinesLimited = limit ? { onRequest: limit('klines') } : {}
@@ -291,15 +273,9 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
     },
   )
 
-  // A symbol's quote pushed today, else its quote from the stored bars; in the order asked. As of a past time: stored bars only.
   const quotes = async (request: QuotesRequest) => {
-    const nowMs = now()
-    const symbols = await quoteSymbols(store, request)
-    const live = request.asOf ? new Map<string, string>() : liveQuotes(hub, symbols, nowMs)
-    const asked = live.size ? symbols.filter((s) => !live.has(s)) : symbols
-    const stored = await readQuotes(store, contexts, asked, nowMs, request.asOf)
-    const derived = new Map(stored.map((q) => [q.symbol, wireJson(quoteWire(q))]))
-    return `{"data":[${symbols.flatMap((s) => live.get(s) ?? derived.get(s) ?? []).join(',')}]}`
+    const found = await readQuotes(store, contexts, await quoteSymbols(store, request), now(), request.asOf)
+    return `{"data":[${found.map(quoteJson).join(',')}]}`
   }
   app.get(
     '/quotes',

@@ -1,10 +1,10 @@
-/** @module Quotes from stored bars: the latest trading day of each symbol, raw prices. */
+/** @module Quotes: the latest snapshot pushed today, else the latest trading day of the stored bars (raw prices). */
 import { cutoffsOf, type AsOf } from '../domain/as-of.js'
 import { allocBars, barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS } from '../domain/market.js'
-import { quoteOfDay, type Quote } from '../domain/quote.js'
-import type { MarketStore } from '../store/market-store.js'
+import { quoteOfDay, quoteOfSnapshot, type Quote } from '../domain/quote.js'
+import type { LiveQuote, MarketStore } from '../store/market-store.js'
 import { readKlines } from './klines.js'
 import { readUniverses } from './listing.js'
 import { canonicalSymbols } from './reference.js'
@@ -39,7 +39,11 @@ export async function quoteSymbols(store: MarketStore, req: QuotesRequest): Prom
   return symbols
 }
 
-/** Quotes of the known symbols with bars (up to `asOf`), in order; `nowMs` only decides `session`. */
+/**
+ * Quotes of the known symbols, in order: a symbol's latest pushed snapshot when it is of today
+ * (the exchange's local day of `nowMs`), else from its bars (up to `asOf`; as of a past time, bars
+ * only). `nowMs` decides which day is today and `session`.
+ */
 export async function readQuotes(
   store: MarketStore,
   contexts: SymbolContexts,
@@ -48,10 +52,17 @@ export async function readQuotes(
   asOf?: AsOf,
 ): Promise<Quote[]> {
   const out: Quote[] = []
-  for (const instrument of await store.readInstruments(symbols)) {
+  const instruments = await store.readInstruments(symbols)
+  const pushed = asOf || instruments.length === 0 ? new Map<string, LiveQuote>() : await store.readLiveQuotes(symbols)
+  for (const instrument of instruments) {
     const { symbol } = instrument
     const market = MARKETS[instrument.exchange]
     const zone = market.zone
+    const live = pushed.get(symbol)
+    if (live && zone.localDay(live.state.last.timestamp) === zone.localDay(nowMs)) {
+      out.push(quoteOfSnapshot(live.state.last, market, instrument.name, nowMs, live.ext))
+      continue
+    }
     const cut = asOf && cutoffsOf(asOf, market)
     const [lastDaily, lastMinute] = await Promise.all([
       store.readBars({ symbol, period: '1d', ...(cut && { toMs: cut.daily }), limit: 1 }),

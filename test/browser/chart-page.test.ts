@@ -295,7 +295,7 @@ describe('chart page in Chromium', () => {
     const tags = await docs
       .locator('.opblock-tag-section h3 .nostyle span, .opblock-tag-section h3 a span')
       .allInnerTexts()
-    assert.deepEqual(tags.slice(0, 5), ['klines', 'reference', 'financials', 'SDK extras', 'system'])
+    assert.deepEqual(tags.slice(0, 6), ['klines', 'reference', 'financials', 'SDK extras', 'live', 'system'])
     // Each group holds its routes: the klines group opens with /v1/klines, system holds the health checks.
     const paths = (tag: string) =>
       docs

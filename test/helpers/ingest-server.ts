@@ -4,7 +4,9 @@ import { buildIngestApp } from '../../src/http/ingest-app.js'
 import type { HttpLimits } from '../../src/http/limits.js'
 import { Metrics } from '../../src/http/observability.js'
 import { LiveIngest } from '../../src/ingest/live-ingest.js'
+import { streamFeed } from '../../src/live/feed-snapshots.js'
 import { InProcessLiveFeed, type LiveEvent } from '../../src/live/live-feed.js'
+import type { StreamHub } from '../../src/live/stream-hub.js'
 import { newKey, type TestServer } from './server.js'
 
 export interface TestIngest {
@@ -18,10 +20,16 @@ export interface TestIngest {
   close(): Promise<void>
 }
 
-export async function startIngest(server: TestServer, limits: Partial<HttpLimits> = {}): Promise<TestIngest> {
+/** `hub`: the streams what is accepted goes out on, as `mdq serve` wires them (the server's, given in its `live` option). */
+export async function startIngest(
+  server: TestServer,
+  limits: Partial<HttpLimits> = {},
+  hub?: StreamHub,
+): Promise<TestIngest> {
   const feed = new InProcessLiveFeed()
   const published: (readonly LiveEvent[])[] = []
   feed.subscribe((events) => published.push(events))
+  if (hub) streamFeed(feed, hub)
   const metrics = new Metrics()
   const app = await buildIngestApp({
     ingest: new LiveIngest(server.store, feed, {

@@ -335,7 +335,6 @@ export function httpContractSuite(server: DeploymentHandle): void {
         '/v1/universes',
         '/v1/universes/batch',
         '/v1/universes/{id}',
-        '/v1/ws/{*}',
       ])
       assert.deepEqual(r.body.components.securitySchemes.ApiKeyQuery, { type: 'apiKey', in: 'query', name: 'api_key' })
     })

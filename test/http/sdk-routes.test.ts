@@ -498,7 +498,7 @@ describe('/v1/quotes', () => {
   })
 })
 
-describe('wire numbers and routes not served', () => {
+describe('wire numbers and refusals of the live routes', () => {
   it('prices, amounts and ratios always carry a fraction part; timestamps, volumes and counts stay integers', async () => {
     const text = async (path: string) =>
       (await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key })).body.toString()
@@ -547,11 +547,9 @@ describe('wire numbers and routes not served', () => {
     integers(await text('/v1/universes'), ['symbol_count'])
   })
 
-  it('/v1/depth of a symbol with nothing pushed and /v1/financials/* answer 404 saying why, /v1/ws/* without an upgrade 426; other methods 405', async () => {
+  it('/v1/depth of a symbol with nothing pushed answers 404 saying so, /v1/ws/* without an upgrade 426; other methods 405', async () => {
     await refused('/v1/depth?symbol=600519.SH', 404, /No depth was pushed for 600519\.SH/)
     await refused('/v1/depth?symbol=600519', 400, /symbol/)
-    await refused('/v1/financials/income?symbols=600519.SH', 404, /financial statements/i)
-    await refused('/v1/financials/balance-sheet', 404, /financial statements/i)
     await refused('/v1/ws/stream', 426, /WebSocket endpoint: connect to ws:/)
     await refused('/v1/ws/quotes', 426, /tf\.realtime/)
     const r = await rawRequest(`${server.url}/v1/depth`, { 'X-API-Key': server.key }, 'POST')

@@ -3,7 +3,7 @@
 usage: stream_sdk.py BASE_URL API_KEY sync|async SCENARIO_JSON
 SCENARIO_JSON: {"symbol", "realtime_symbol", "quote_symbols": [...], "t": {"t0", ..., "t7"}}
 
-The test publishes snapshots; this script subscribes and reports. They take turns over the pipes: the
+The test pushes snapshots to mdq's ingest listener; this script subscribes and reports. They take turns over the pipes: the
 script prints {"ready": STEP} when it waits for the test, and reads one line from stdin to go on.
 Its last line is {"report": {...}}.
 """
@@ -85,13 +85,11 @@ def stream_steps(sc, seen, subscribe_depth, unsubscribe_quotes, wait):
         lambda: wait(lambda: has("quotes", t["t5"])() and has("depth", t["t5"])(), "t1..t5 on both channels"),
         unsubscribe_quotes,
         "unsubscribed",
-        # A quote and a depth of t6 were published together, the quote first: depth t6 without quote t6 = unsubscribed.
+        # A quote of t6 was pushed, then a depth of t6: depth t6 without quote t6 = unsubscribed.
         lambda: wait(has("depth", t["t6"]), "depth t6"),
         lambda: out.update(quote_after_unsubscribe=has("quotes", t["t6"])()),
         "restart",
-        # The server restarted; the SDK reconnected and resubscribed depth: the latest depth (t6) again.
-        lambda: wait(lambda: seen.times("depth", sym).count(t["t6"]) == 2, "depth t6 again after the restart"),
-        "resubscribed",
+        # The server restarted (holding nothing of the stream); the SDK reconnected and resubscribed depth, then t7 was pushed.
         lambda: wait(has("depth", t["t7"]), "depth t7 after the restart"),
     ]
 

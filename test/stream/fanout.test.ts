@@ -9,6 +9,7 @@ import { StreamHub } from '../../src/live/stream-hub.js'
 import { RedisServer } from '../helpers/redis.js'
 import { redisServer, requires } from '../helpers/requirements.js'
 import { demoDb, getJson, startServer, type TestServer } from '../helpers/server.js'
+import { startIngest } from '../helpers/ingest-server.js'
 import { depthSnapshot, quoteSnapshot } from '../helpers/snapshots.js'
 import { tempDir } from '../helpers/store-files.js'
 import { StreamClient, streamUrl } from '../helpers/stream-client.js'
@@ -80,25 +81,55 @@ describe('streams across instances over Redis', () => {
   )
 
   need.it(
-    'an instance started later begins from the latest snapshots: at subscribe, and in GET /v1/depth',
+    "a quote and a depth pushed to one instance's ingest listener reach the other's subscribers; its /v1/depth answers the depth (the store they share)",
     async () => {
-      const [a] = instances
-      a.hub.publish([depthSnapshot('600519.SH', T0 + 5000, 1500.5), quoteSnapshot('600519.SH', T0 + 5000, 1500.5)])
-      a.hub.publish([depthSnapshot('600519.SH', T0 + 6000, 1500.75)])
-      const late = await instance()
-      const depth = await getJson<{ data: { timestamp: number; bid_prices: number[] } }>(
-        `${late.server.url}/v1/depth?symbol=600519.SH`,
-        { headers: { 'X-API-Key': late.server.key } },
-      )
-      assert.equal(depth.status, 200)
-      assert.deepEqual([depth.body.data.timestamp, depth.body.data.bid_prices[0]], [T0 + 6000, 1500.75])
-      const client = await StreamClient.open(streamUrl(late.server.url, late.server.key))
-      await client.request({ op: 'subscribe', channel: 'quotes', symbols: ['600519.SH'] })
-      const first = await client.next((m) => m.op === 'quotes', 'the latest quote at subscribe')
-      assert.equal(first.data?.[0].timestamp, T0 + 5000)
-      await client.close()
+      const [a, b] = instances
+      const ingest = await startIngest(a.server, {}, a.hub)
+      try {
+        const onB = await StreamClient.open(streamUrl(b.server.url, b.server.key))
+        await onB.request({ op: 'subscribe', channel: 'quotes', symbols: ['600036.SH'] })
+        await onB.request({ op: 'subscribe', channel: 'depth', symbols: ['600036.SH'] })
+        const at = T0 + 10_000
+        const pushed = {
+          quotes: { symbol: '600036.SH', timestamp: at, last_price: 35.12, open: 35.0, high: 35.2, low: 34.9 },
+          depth: { symbol: '600036.SH', timestamp: at, bid_prices: [35.11], bid_volumes: [40], ask_prices: [35.13] },
+        }
+        for (const [kind, row] of [
+          ['quotes', { ...pushed.quotes, prev_close: 34.8, volume: 1200, amount: 4_214_400.0 }],
+          ['depth', { ...pushed.depth, ask_volumes: [25] }],
+        ] as const) {
+          const res = await fetch(`${ingest.url}/v1/ingest/${kind}`, {
+            method: 'POST',
+            headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
+            body: JSON.stringify([row]),
+          })
+          assert.equal(res.status, 200, await res.text())
+        }
+        await until(() => onB.items('depth').length > 0, 'the depth on the other instance')
+        const [q] = onB.items('quotes')
+        assert.deepEqual([q.symbol, q.timestamp, q.last_price, q.volume], ['600036.SH', at, 35.12, 1200])
+        assert.deepEqual(onB.items('depth'), [{ ...pushed.depth, ask_volumes: [25], bid_volumes: [40], region: 'CN' }])
+        const headers = { 'X-API-Key': b.server.key }
+        const depth = await getJson<{ data: unknown }>(`${b.server.url}/v1/depth?symbol=600036.SH`, { headers })
+        assert.deepEqual(depth.body.data, onB.items('depth')[0])
+        await onB.close()
+      } finally {
+        await ingest.close()
+      }
     },
   )
+
+  need.it('an instance started later begins from the latest snapshots at subscribe', async () => {
+    const [a] = instances
+    a.hub.publish([depthSnapshot('600519.SH', T0 + 5000, 1500.5), quoteSnapshot('600519.SH', T0 + 5000, 1500.5)])
+    a.hub.publish([depthSnapshot('600519.SH', T0 + 6000, 1500.75)])
+    const late = await instance()
+    const client = await StreamClient.open(streamUrl(late.server.url, late.server.key))
+    await client.request({ op: 'subscribe', channel: 'quotes', symbols: ['600519.SH'] })
+    const first = await client.next((m) => m.op === 'quotes', 'the latest quote at subscribe')
+    assert.equal(first.data?.[0].timestamp, T0 + 5000)
+    await client.close()
+  })
 
   need.it(
     'without Redis, local subscribers still get local snapshots and /readyz says so; back, it heals',

@@ -1,6 +1,6 @@
 // TickFlow's streams over real WebSockets against a real server: the handshake's answers, both
-// channels, the deprecated quotes endpoint, replies and errors, GET /v1/depth and today's pushed
-// quotes in /v1/quotes; snapshots published in-process to the server's hub.
+// channels, the deprecated quotes endpoint, replies and errors (snapshots published in-process to the
+// server's hub); GET /v1/depth and today's quotes in /v1/quotes as pushed to the ingest listener.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { MARKETS } from '../../src/domain/market.js'
@@ -9,6 +9,7 @@ import { demoDb, getJson, newKey, startServer, type TestServer } from '../helper
 import { tempDir } from '../helpers/store-files.js'
 import { StreamClient, streamUrl } from '../helpers/stream-client.js'
 import { depthSnapshot, quoteSnapshot } from '../helpers/snapshots.js'
+import { startIngest } from '../helpers/ingest-server.js'
 import { until } from '../helpers/wait.js'
 
 const SH = MARKETS.SH.zone
@@ -151,29 +152,63 @@ describe('streams: handshake, channels, replies', () => {
     await client.close()
   })
 
-  it('GET /v1/depth answers the latest pushed depth; /v1/quotes answers a quote pushed today, with its session now', async () => {
+  it('GET /v1/depth answers the latest depth pushed to the ingest listener; /v1/quotes a quote pushed today, with its session now', async () => {
+    const ingest = await startIngest(server, {}, hub)
+    const push = async (kind: 'quotes' | 'depth', row: object) => {
+      const res = await fetch(`${ingest.url}/v1/ingest/${kind}`, {
+        method: 'POST',
+        headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
+        body: JSON.stringify([row]),
+      })
+      assert.equal(res.status, 200, await res.text())
+    }
     const headers = { 'X-API-Key': server.key }
-    hub.publish([depthSnapshot('600519.SH', NOW - 1000, 1500.5)])
-    const depth = await getJson<{ data: unknown }>(`${server.url}/v1/depth?symbol=600519.sh`, { headers })
-    assert.equal(depth.status, 200)
-    assert.deepEqual(depth.body.data, JSON.parse(depthSnapshot('600519.SH', NOW - 1000, 1500.5).json))
-    type Quote = { symbol: string; timestamp: number; last_price: number; session: string }
-    const quotes = async () =>
-      (await getJson<{ data: Quote[] }>(`${server.url}/v1/quotes?symbols=600519.SH,600000.SH,000001.SZ`, { headers }))
-        .body.data
-    const stored = (await quotes())[0]
-    assert.ok(stored.timestamp < NOW - 86_400_000) // from the demo's stored bars, of an earlier day
-    // Pushed yesterday: the stored bars answer. Pushed today, in the session running now: it answers, regular.
-    hub.publish([quoteSnapshot('600519.SH', NOW - 86_400_000, 1499)])
-    assert.deepEqual(await quotes().then((q) => q[0]), stored)
-    hub.publish([quoteSnapshot('600519.SH', NOW - 60_000, 1501.25)])
-    const [moutai, pufa, pingan] = await quotes()
-    assert.deepEqual(
-      [moutai.symbol, moutai.timestamp, moutai.last_price, moutai.session],
-      ['600519.SH', NOW - 60_000, 1501.25, 'regular'],
-    )
-    assert.equal(pufa.timestamp, NOW + 40_000) // the latest pushed above, in the order asked
-    assert.equal(pingan.symbol, '000001.SZ')
+    try {
+      const book = {
+        symbol: '600519.SH',
+        timestamp: NOW - 1000,
+        bid_prices: [1500.5, 1500.0],
+        bid_volumes: [3, 12],
+        ask_prices: [1501.0, 1502.25],
+        ask_volumes: [7, 1],
+      }
+      await push('depth', book)
+      const depth = await getJson<{ data: unknown }>(`${server.url}/v1/depth?symbol=600519.sh`, { headers })
+      assert.equal(depth.status, 200)
+      assert.deepEqual(depth.body.data, { ...book, region: 'CN' })
+      type Quote = { symbol: string; timestamp: number; last_price: number; session: string }
+      const quotes = async () =>
+        (await getJson<{ data: Quote[] }>(`${server.url}/v1/quotes?symbols=600519.SH,600000.SH,000001.SZ`, { headers }))
+          .body.data
+      const moutai = (at: number, last: number) => ({
+        symbol: '600519.SH',
+        timestamp: at,
+        last_price: last,
+        open: 1490,
+        high: 1510,
+        low: 1480,
+        prev_close: 1495,
+        volume: 100,
+        amount: 15_000_000,
+      })
+      // Pushed yesterday: the stored bars it built answer (stamped as a bar is, not as the snapshot was), closed.
+      const yesterday = NOW - 86_400_000 - 30_000
+      await push('quotes', moutai(yesterday, 1499))
+      const [old] = await quotes()
+      assert.deepEqual([old.last_price, old.session], [1499, 'closed'])
+      assert.notEqual(old.timestamp, yesterday)
+      // Pushed today, in the session running now: it answers as pushed, regular.
+      await push('quotes', moutai(NOW - 60_000, 1501.25))
+      const [live, pufa, pingan] = await quotes()
+      assert.deepEqual(
+        [live.symbol, live.timestamp, live.last_price, live.session],
+        ['600519.SH', NOW - 60_000, 1501.25, 'regular'],
+      )
+      assert.ok(pufa.timestamp < NOW - 86_400_000) // nothing pushed for it: its stored bars, in the order asked
+      assert.equal(pingan.symbol, '000001.SZ')
+    } finally {
+      await ingest.close()
+    }
   })
 
   it('no log line carries a key, whatever the handshake or the stream did', async () => {
