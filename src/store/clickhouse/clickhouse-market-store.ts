@@ -29,6 +29,7 @@ import { Poller } from './poller.js'
 import { ClickHouseWriter, newImportId } from './clickhouse-writer.js'
 import { compact, type CompactionReport } from './compaction.js'
 import { FinancialReads, readUniverseDates, spellsOf } from './financials-reads.js'
+import { claimDeadImports, recordState } from './import-states.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -340,7 +341,12 @@ export class ClickHouseMarketStore implements MarketStore {
         await this.#snapshot.reload()
         this.#track(this.vacuum().catch(() => undefined)) // a later import removes what dead ones left
       },
-      abandoned: (id) => this.#track(this.#removeImports([id]).catch(() => undefined)),
+      abandoned: (id) =>
+        this.#track(
+          recordState(this.#t.metaWriter, [id], 'vacuumed')
+            .then(() => this.#removeRows([id]))
+            .catch(() => undefined),
+        ),
     })
     return writer
   }
@@ -351,18 +357,14 @@ export class ClickHouseMarketStore implements MarketStore {
   }
 
   /**
-   * Removes the rows of imports that will never commit: rolled back, or silent for `graceMs`
-   * (a writer signs of life every few seconds). Returns how many imports it removed.
+   * Removes the rows of imports that will never commit: rolled back, or silent for `graceMs` (a
+   * writer signs of life every few seconds). Each is claimed first (import-states.ts), so one that
+   * was only paused fails to commit rather than become visible with rows missing. Returns how many
+   * imports it removed. A grace under MIN_GRACE_MS fails imports that are still running.
    */
   async vacuum(options: { graceMs?: number } = {}): Promise<number> {
-    const before = Date.now() - (options.graceMs ?? DEFAULT_GRACE_MS)
-    const dead = (
-      await this.#t.metaWriter.rows(
-        `SELECT import_id FROM imports GROUP BY import_id
-         HAVING countIf(state = 'committed') = 0 AND countIf(state = 'vacuumed') = 0 AND (countIf(state = 'aborted') > 0 OR max(at_ms) < ${sql.int(before)})`,
-      )
-    ).map((r) => r[0]!)
-    if (dead.length) await this.#removeImports(dead)
+    const dead = await claimDeadImports(this.#t.metaWriter, options.graceMs ?? DEFAULT_GRACE_MS)
+    if (dead.length) await this.#removeRows(dead)
     return dead.length
   }
 
@@ -374,7 +376,8 @@ export class ClickHouseMarketStore implements MarketStore {
     return compact(this.#t, { ...options, graceMs: options.graceMs ?? DEFAULT_GRACE_MS })
   }
 
-  async #removeImports(ids: readonly string[]): Promise<void> {
+  /** Deletes the rows of imports whose `vacuumed` row is in (no reader sees them). */
+  async #removeRows(ids: readonly string[]): Promise<void> {
     const where = `import_id IN (${sql.list(ids.map(sql.int))})`
     const { barHosts, barsLocal, metaWriter } = this.#t
     for (const ep of barHosts) {
@@ -386,13 +389,6 @@ export class ClickHouseMarketStore implements MarketStore {
       }
     }
     for (const table of META_VERSIONED_TABLES) await metaWriter.command(`ALTER TABLE ${table} DELETE WHERE ${where}`)
-    const now = Date.now()
-    await metaWriter.insert(
-      'imports',
-      ['import_id', 'state', 'at_ms'],
-      'TabSeparated',
-      ids.map((id) => `${id}\tvacuumed\t${now}\n`).join(''),
-    )
   }
 
   async close(): Promise<void> {

@@ -9,7 +9,9 @@ import { valuesJson } from '../../domain/financials.js'
 import type { MarketDepth } from '../../domain/depth.js'
 import type { BarRange, EventRange, LiveQuote, StatementBatch, StatementRange, StoreWriter } from '../market-store.js'
 import { depthRow, liveQuoteRow } from './live-tables.js'
+import { MdqError } from '../../domain/errors.js'
 import { tsv } from './connection.js'
+import { HEARTBEAT_MS, commitImport, recordState } from './import-states.js'
 import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
@@ -17,9 +19,6 @@ import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 
 /** Bar INSERTs sent at once by one putBars. */
 const INSERTS_IN_FLIGHT = 2
-
-/** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
-const HEARTBEAT_MS = 5_000
 
 let lastId = 0n
 /**
@@ -67,13 +66,8 @@ export class ClickHouseWriter implements StoreWriter {
     return String(this.#id)
   }
 
-  async #state(state: 'begun' | 'committed' | 'aborted'): Promise<void> {
-    await this.#t.metaWriter.insert(
-      'imports',
-      ['import_id', 'state', 'at_ms'],
-      'TabSeparated',
-      `${this.#id}\t${state}\t${Date.now()}\n`,
-    )
+  async #state(state: 'begun' | 'aborted'): Promise<void> {
+    await recordState(this.#t.metaWriter, [this.#id], state)
   }
 
   #live(): void {
@@ -288,12 +282,22 @@ export class ClickHouseWriter implements StoreWriter {
     for (const s of new Set(symbols)) await this.#tombstone('instruments', s, '', undefined, undefined)
   }
 
-  /** The one row that makes the whole import visible, atomically, to every reader. */
+  /**
+   * The one row that makes the whole import visible, atomically, to every reader; refused when a
+   * vacuum took this import for dead (its process paused longer than the grace) and removed its rows.
+   */
   async commit(): Promise<void> {
     this.#live()
     this.#end()
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
-    await this.#state('committed')
+    if (!(await commitImport(this.#t.metaWriter, this.#id))) {
+      await this.#state('aborted').catch(() => undefined)
+      this.#hooks.abandoned(this.importId)
+      throw new MdqError(
+        'STORE_UNAVAILABLE',
+        `import ${this.importId} was not committed: a vacuum took it for dead (no sign of life for longer than its grace) and removed its rows; nothing of it is visible, run it again`,
+      )
+    }
     await this.#hooks.committed()
   }
 

@@ -4,6 +4,7 @@ import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoi
 import type { ClickHouseConfig } from './config.js'
 import { FINANCIAL_TABLES, FINANCIAL_VERSIONED_TABLES } from './financials-schema.js'
 import { LIVE_TABLES, LIVE_VERSIONED_TABLES } from './live-tables.js'
+import { IMPORT_STATE_TYPE } from './import-states.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
 const VERSION = 'import_id UInt64, seq UInt32'
@@ -31,8 +32,7 @@ const BARS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTIN
 
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
 const META_TABLES: readonly string[] = [
-  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state Enum8('begun' = 1, 'committed' = 2, 'aborted' = 3, 'vacuumed' = 4), at_ms Int64)
-   ENGINE = MergeTree ORDER BY import_id`,
+  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state ${IMPORT_STATE_TYPE}, at_ms Int64) ENGINE = MergeTree ORDER BY import_id`,
   `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64, ${VERSION})
    ENGINE = MergeTree ORDER BY (symbol, period)`,
   `CREATE TABLE IF NOT EXISTS instruments (symbol String, code String, exchange String, name Nullable(String), type Nullable(String),
@@ -250,7 +250,10 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<Ho
         await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
         for (const s of statements) await c.command(s)
       }
-      if (ep === t.barHosts[0]) await addMissingColumns(c, config.database)
+      if (ep === t.barHosts[0]) {
+        await addMissingColumns(c, config.database)
+        await upgradeImportStates(c)
+      }
     } finally {
       await Promise.all([admin.close(), c.close()])
     }
@@ -274,6 +277,14 @@ async function addMissingColumns(c: Connection, database: string): Promise<void>
       if (!(await has())) throw err
     }
   }
+}
+
+/** A store made before the commit protocol had its last two states gets them (adding Enum values keeps the data). */
+async function upgradeImportStates(meta: Connection): Promise<void> {
+  const [[type]] = await meta.rows(
+    "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'imports' AND name = 'state'",
+  )
+  if (type !== IMPORT_STATE_TYPE) await meta.command(`ALTER TABLE imports MODIFY COLUMN state ${IMPORT_STATE_TYPE}`)
 }
 
 export async function closeTopology(t: Topology): Promise<void> {

@@ -1,6 +1,7 @@
 /** @module The committed state readers filter by: committed imports and tombstones; per series, the spans imports wrote. */
 import type { StoredPeriod } from '../../domain/period.js'
 import { sql, type Connection } from './connection.js'
+import { VISIBLE } from './import-states.js'
 
 export interface Tombstone {
   readonly fromTs: number
@@ -10,6 +11,8 @@ export interface Tombstone {
 }
 
 export interface Snapshot {
+  /** What the imports table said when this was loaded (the next poll reloads when it differs). */
+  readonly head: string
   /** Changes with every commit (any process). */
   readonly version: string
   readonly importCount: number
@@ -35,14 +38,15 @@ export const tombstoneKey = (
   period: StoredPeriod | '' = '',
 ) => `${kind}|${symbol}|${period}`
 
-/** Reloads only when the commit count or newest committed import moved. */
+/** Reloads only when the commit count, the newest committed import or the vacuumed count moved. */
 export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
-  const [head] = await meta.rows("SELECT count(), max(import_id) FROM imports WHERE state = 'committed'")
-  const headVersion = `ch${head[0]}.${head[1]}`
-  if (previous && previous.version === headVersion) return previous
-  const ids = (await meta.rows("SELECT import_id FROM imports WHERE state = 'committed' ORDER BY import_id")).map(
-    (r) => r[0]!,
+  const [head] = await meta.rows(
+    "SELECT countIf(state = 'committed'), maxIf(import_id, state = 'committed'), countIf(state = 'vacuumed') FROM imports",
   )
+  if (previous && previous.head === head.join('.')) return previous
+  const ids = (
+    await meta.rows(`SELECT import_id FROM imports GROUP BY import_id HAVING ${VISIBLE} ORDER BY import_id`)
+  ).map((r) => r[0]!)
   // The version comes from the list actually read, so the filters below match it exactly.
   const version = `ch${ids.length}.${ids.length ? ids[ids.length - 1] : 0}`
   const committedSql = `import_id IN (${sql.list(ids)})`
@@ -57,7 +61,7 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
       tombstones.set(key, list)
     }
   }
-  return { version, importCount: ids.length, committedSql, tombstones }
+  return { head: head.join('.'), version, importCount: ids.length, committedSql, tombstones }
 }
 
 /**
