@@ -5,7 +5,8 @@
 // Run: npm run bench -- clickhouse
 // Scale: MDQ_BENCH_SYMBOLS (5000), MDQ_BENCH_YEARS (20), MDQ_BENCH_MINUTE_SYMBOLS (300), MDQ_BENCH_MINUTE_DAYS
 // (250); BENCH_SECONDS (5) per load, BENCH_ROUNDS (3), BENCH_PULL_SECONDS (10), BENCH_HOUR_ROUNDS (21);
-// BENCH_APPENDS (240) one-minute appends of BENCH_APPEND_SYMBOLS (5000) symbols; BENCH_ONLY=reads|writes.
+// BENCH_APPENDS (240) one-minute appends of BENCH_APPEND_SYMBOLS (5000) symbols; BENCH_ONLY: a comma list of
+// latest, windows, hour, bulk, writes (default all).
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,7 +41,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const PULL_SECONDS = Number(process.env.BENCH_PULL_SECONDS ?? 10)
 const HOUR_ROUNDS = Number(process.env.BENCH_HOUR_ROUNDS ?? 21)
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 240)
-const ONLY = process.env.BENCH_ONLY
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'latest,windows,hour,bulk,writes').split(','))
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-ch-'))
 const servers: Server[] = []
 let server: ClickHouseServer | undefined
@@ -145,90 +146,92 @@ try {
   }
   agent.destroy()
 
-  if (ONLY !== 'writes') {
+  if (['latest', 'windows', 'hour', 'bulk'].some((p) => ONLY.has(p))) {
     const rawUrl = srv.httpUrl
     const t = (name: string, url: string, paths: readonly string[]): Target => ({ name, url, paths })
+    // The DIY route as a quant writes it, and the same SQL told to use one thread a query (as mdq does).
+    const tuned = (paths: readonly string[]) => paths.map((p) => `${p}&max_threads=1`)
     console.log(
-      `\nreads, scale ${scale}: ${ROUNDS} alternating rounds, medians; mdq --cache-mb 0, adjust=forward; raw SQL unadjusted (JSONCompact); load ${loadAverage()}`,
+      `\nreads, scale ${scale}: ${ROUNDS} alternating rounds, medians; mdq --cache-mb 0, adjust=forward; raw SQL unadjusted (JSONCompact), server defaults; load ${loadAverage()}`,
     )
     row('workload', 'mdq SQLite', 'mdq CH', 'raw CH SQL', 'CH/raw', 'CH/SQLite', 'CH p99 ms', 'raw p99 ms')
-    const [ls, lc, lr] = await alternate(
-      dir,
-      key,
-      [t('sqlite', onSqlite.url, w.latest.mdq), t('ch', onCh.url, w.latest.mdq), t('raw', rawUrl, w.latest.raw)],
-      SECONDS,
-      ROUNDS,
-    )
-    row(
-      'latest 100 daily, random symbol (req/s)',
-      fmt(ls.perS),
-      fmt(lc.perS),
-      fmt(lr.perS),
-      ratio(lc.perS, lr.perS),
-      ratio(lc.perS, ls.perS),
-      lc.p99.toFixed(1),
-      lr.p99.toFixed(1),
-    )
-    const [ws, wc, wr, wb] = await alternate(
-      dir,
-      key,
-      [
-        t('sqlite', onSqlite.url, w.windows.mdq),
-        t('ch', onCh.url, w.windows.mdq),
-        t('raw', rawUrl, w.windows.raw),
-        t('raw14', rawUrl, w.windows.bounded),
-      ],
-      SECONDS,
-      ROUNDS,
-    )
-    row(
-      'random 1,000-bar 1m windows (req/s)',
-      fmt(ws.perS),
-      fmt(wc.perS),
-      fmt(wr.perS),
-      ratio(wc.perS, wr.perS),
-      ratio(wc.perS, ws.perS),
-      wc.p99.toFixed(1),
-      wr.p99.toFixed(1),
-    )
-    row('  raw with a 14-day bound (req/s)', '', '', fmt(wb.perS), ratio(wc.perS, wb.perS), '', '', wb.p99.toFixed(1))
-    const [hs, hc, hr] = await sequential(
-      [
-        { url: onSqlite.url, path: w.hour.mdq },
-        { url: onCh.url, path: w.hour.mdq },
-        { url: rawUrl, path: w.hour.raw },
-      ],
-      key,
-      HOUR_ROUNDS,
-    )
-    row(
-      '10,000 60m bars, one at a time (ms)',
-      hs.toFixed(1),
-      hc.toFixed(1),
-      hr.toFixed(1),
-      ratio(hr, hc),
-      ratio(hs, hc),
-    )
-    const [bs, bc, br] = await pulls(
-      dir,
-      key,
-      [t('sqlite', onSqlite.url, w.bulk.mdq), t('ch', onCh.url, w.bulk.mdq), t('raw', rawUrl, w.bulk.raw)],
-      w.bulk.barsPerBatch,
-      PULL_SECONDS,
-      ROUNDS,
-    )
-    row(
-      'whole market daily, 100 a request, 8 at once (bars/s)',
-      `${(bs / 1e6).toFixed(2)}M`,
-      `${(bc / 1e6).toFixed(2)}M`,
-      `${(br / 1e6).toFixed(2)}M`,
-      ratio(bc, br),
-      ratio(bc, bs),
-    )
+    const loaded = async (label: string, paths: { mdq: string[]; raw: string[] }, extra: [string, string[]][]) => {
+      const [sq, ch, raw, ...more] = await alternate(
+        dir,
+        key,
+        [
+          t('sqlite', onSqlite.url, paths.mdq),
+          t('ch', onCh.url, paths.mdq),
+          t('raw', rawUrl, paths.raw),
+          ...extra.map(([name, p]) => t(name, rawUrl, p)),
+        ],
+        SECONDS,
+        ROUNDS,
+      )
+      row(
+        label,
+        fmt(sq.perS),
+        fmt(ch.perS),
+        fmt(raw.perS),
+        ratio(ch.perS, raw.perS),
+        ratio(ch.perS, sq.perS),
+        ch.p99.toFixed(1),
+        raw.p99.toFixed(1),
+      )
+      for (const [k, [name]] of extra.entries())
+        row(
+          `  raw, ${name} (req/s)`,
+          '',
+          '',
+          fmt(more[k].perS),
+          ratio(ch.perS, more[k].perS),
+          '',
+          '',
+          more[k].p99.toFixed(1),
+        )
+    }
+    if (ONLY.has('latest'))
+      await loaded('latest 100 daily, random symbol (req/s)', w.latest, [['max_threads = 1', tuned(w.latest.raw)]])
+    if (ONLY.has('windows'))
+      await loaded('random 1,000-bar 1m windows (req/s)', w.windows, [
+        ['a 14-day bound', w.windows.bounded],
+        ['a 14-day bound, max_threads = 1', tuned(w.windows.bounded)],
+      ])
+    if (ONLY.has('hour')) {
+      const [hs, hc, hr] = await sequential(
+        [
+          { url: onSqlite.url, path: w.hour.mdq },
+          { url: onCh.url, path: w.hour.mdq },
+          { url: rawUrl, path: w.hour.raw },
+        ],
+        key,
+        HOUR_ROUNDS,
+      )
+      row(
+        '10,000 60m bars, one at a time (ms)',
+        hs.toFixed(1),
+        hc.toFixed(1),
+        hr.toFixed(1),
+        ratio(hr, hc),
+        ratio(hs, hc),
+      )
+    }
+    if (ONLY.has('bulk')) {
+      const [bs, bc, br] = await pulls(
+        dir,
+        key,
+        [t('sqlite', onSqlite.url, w.bulk.mdq), t('ch', onCh.url, w.bulk.mdq), t('raw', rawUrl, w.bulk.raw)],
+        w.bulk.barsPerBatch,
+        PULL_SECONDS,
+        ROUNDS,
+      )
+      const m = (r: number) => `${(r / 1e6).toFixed(2)}M`
+      row('whole market daily, 100 a request, 8 at once (bars/s)', m(bs), m(bc), m(br), ratio(bc, br), ratio(bc, bs))
+    }
     console.log(`  (ratios: higher is better for mdq ClickHouse; 60m as raw ms / CH ms; load ${loadAverage()})`)
   }
 
-  if (ONLY !== 'reads') {
+  if (ONLY.has('writes')) {
     // Writes go to a copy of the SQLite store, served by its own mdq, so the cached store stays as generated.
     const copy = join(dir, 'writes.db')
     copyFileSync(sqlite.db, copy)
