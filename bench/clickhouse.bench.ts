@@ -100,6 +100,8 @@ const row = (...cells: (string | number)[]) =>
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const ratio = (a: number, b: number) => (a / b).toFixed(2)
+/** The median p99 of the loads run during a write ('none' when no load completed a request). */
+const tail = (p99s: readonly number[]) => (p99s.length ? median(p99s).toFixed(1) : 'none')
 
 try {
   requireWrk()
@@ -243,7 +245,7 @@ try {
     const day = nextTradingDay(data.cal.days.at(-1)!)
     const eod = oneRowCsv(join(dir, 'eod.csv'), data.symbols, MARKETS.SH.zone.midnightUtc(day))
     console.log(
-      `\nwrites, scale ${scale}; reads meanwhile: latest 100 daily at 32 connections (1 s wrk loads); load ${loadAverage()}`,
+      `\nwrites, scale ${scale}; reads meanwhile: latest 100 daily at 32 connections (2 s wrk loads, the median p99); load ${loadAverage()}`,
     )
     row('workload', 'mdq SQLite', 'mdq CH', 'raw CH SQL', 'CH p99 before', 'CH p99 during', 'SQLite p99 before/during')
     const quiet = { ch: await quietP99(onCh.url, key, readFiles), sqlite: await quietP99(onCopy.url, key, readFiles) }
@@ -258,8 +260,8 @@ try {
       (eodCh.result / 1000).toFixed(2),
       (eodRawMs / 1000).toFixed(2),
       quiet.ch.toFixed(1),
-      median(eodCh.p99s).toFixed(1),
-      `${quiet.sqlite.toFixed(1)} / ${median(eodSqlite.p99s).toFixed(1)}`,
+      tail(eodCh.p99s),
+      `${quiet.sqlite.toFixed(1)} / ${tail(eodSqlite.p99s)}`,
     )
     await settled(srv.httpUrl)
 
@@ -307,7 +309,7 @@ try {
       (median(api.ch) / 1000).toFixed(3),
       (median(api.raw) / 1000).toFixed(3),
       quiet.ch.toFixed(1),
-      median(during.p99s).toFixed(1),
+      tail(during.p99s),
     )
     const after = await parts(srv.httpUrl, 'mdq', 'bars')
     const rawAfter = await parts(srv.httpUrl, 'default', 'raw_minute')

@@ -28,7 +28,9 @@ const DAYS = tradingDays('SH', 19000, 300)
 const symbols = (prefix: number, n: number) => Array.from({ length: n }, (_, i) => `${prefix + i}.SH`)
 
 type Stores = { market: ClickHouseMarketStore; keys: KeyStore }
-const open = (url: string): Promise<Stores> => ClickHouseStores.open(parseClickHouseUrl(url))
+/** `blockRows`: bar rows per INSERT; small, so an import's rows are on disk before its commit. */
+const open = (url: string, blockRows?: number): Promise<Stores> =>
+  ClickHouseStores.open({ ...parseClickHouseUrl(url), insertBlockRows: blockRows })
 const close = (s: Stores | undefined) => Promise.all([s?.keys.close(), s?.market.close()])
 
 async function query(base: string, sql: string): Promise<string> {
@@ -54,7 +56,7 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
   before(async () => {
     if (!need.met) return
     cluster = await ClickHouseCluster.start()
-    a = await open(cluster.storeUrl('live'))
+    a = await open(cluster.storeUrl('live'), 100)
     b = await open(cluster.storeUrl('live'))
   })
   after(async () => {
@@ -101,6 +103,7 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
       const w = await a.market.beginWrite()
       await w.putInstruments(list.map((s) => bareInstrument(s)))
       for (const [i, s] of list.entries()) await w.putBars(s, '1d', walkBars(DAYS, [i / 10, 0.3]))
+      assert.ok((await onDisk(list)) > 0, 'the open import has sent rows')
       // A grace of 0 takes the open import for dead, as a grace does an import paused longer than it.
       assert.equal(await b.market.vacuum({ graceMs: 0 }), 1)
       await assert.rejects(w.commit(), /was not committed: a vacuum took it for dead/)
@@ -206,7 +209,8 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
           if (child.exitCode !== null) throw new Error(`the import exited: ${err}`)
           return /^\d+ \(.*\) T /.test(readFileSync(`/proc/${child.pid}/stat`, 'utf8'))
         })
-        assert.ok((await onDisk(list)) > 0, 'the paused import has written rows')
+        const begun = `SELECT count() FROM live.imports WHERE state = 'begun' AND import_id NOT IN (SELECT import_id FROM live.imports WHERE state != 'begun')`
+        assert.equal(await query(cluster.servers[0].httpUrl, begun), '1', 'the paused import is open')
         // Silent for longer than the grace: a vacuum (here the CLI's) takes it for dead.
         await sleep(MIN_GRACE_MS + 1000)
         const vacuumed = runMdq(['--store', store, 'vacuum', '--grace', String(MIN_GRACE_MS / 1000)])

@@ -84,3 +84,21 @@ export async function claimDeadImports(meta: Connection, graceMs: number): Promi
   if (claimed.length) await recordState(meta, claimed, 'vacuumed')
   return claimed
 }
+
+/**
+ * Draws an import id above every committed one and records it `begun`: readers hide the rows of
+ * imports at or below their newest visible id that are not visible (snapshot.ts), so an import that
+ * starts later must not get an id below that mark. Its `begun` row goes in first, then the newest
+ * committed id is read: an id at or below it is given up (`aborted`) and a higher one drawn.
+ */
+export async function beginImport(meta: Connection, newId: (floor: bigint) => bigint): Promise<bigint> {
+  let floor = 0n
+  for (;;) {
+    const id = newId(floor)
+    await recordState(meta, [id], 'begun')
+    const [[max]] = await meta.rows("SELECT max(import_id) FROM imports WHERE state = 'committed'")
+    if (BigInt(max ?? 0) < id) return id
+    await recordState(meta, [id], 'aborted')
+    floor = BigInt(max ?? 0)
+  }
+}
