@@ -12,6 +12,7 @@ import { seededRandom } from '../src/demo/demo-data.js'
 import { bareInstrument } from '../src/domain/instrument.js'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
+import type { StoreWriter } from '../src/store/market-store.js'
 
 /** Bump when the generated data changes, so a stale store is rebuilt. */
 const GENERATOR_VERSION = 2 // 2: stores carry rollup chunks (migration 5)
@@ -23,15 +24,22 @@ export interface FullMarketSpec {
   readonly minuteDays: number
 }
 
-/** The issue's sizes; `MDQ_BENCH_SYMBOLS` (daily) and `MDQ_BENCH_MINUTE_SYMBOLS` shrink it for a quick run. */
+/**
+ * The full market's sizes; `MDQ_BENCH_SYMBOLS` (daily), `MDQ_BENCH_YEARS`, `MDQ_BENCH_MINUTE_SYMBOLS`
+ * and `MDQ_BENCH_MINUTE_DAYS` shrink it for a quick run.
+ */
 export function fullMarketSpec(env: NodeJS.ProcessEnv = process.env): FullMarketSpec {
   return {
     dailySymbols: Number(env.MDQ_BENCH_SYMBOLS ?? 5000),
-    years: 20,
+    years: Number(env.MDQ_BENCH_YEARS ?? 20),
     minuteSymbols: Number(env.MDQ_BENCH_MINUTE_SYMBOLS ?? 300),
-    minuteDays: 250,
+    minuteDays: Number(env.MDQ_BENCH_MINUTE_DAYS ?? 250),
   }
 }
+
+/** The spec as a label for figures and file names. */
+export const specTag = (spec: FullMarketSpec): string =>
+  `${spec.dailySymbols}x${spec.years}y-${spec.minuteSymbols}x${spec.minuteDays}d`
 
 export interface FullMarketStore {
   /** The SQLite file (keys beside it, as the factory places them). */
@@ -90,12 +98,75 @@ function tradingDays(firstDay: number, count: number): number[] {
   return days
 }
 
+/** The trading days (SH calendar) of the daily bars, and the minutes of the last `minuteDays` of them. */
+export interface FullMarketCalendar {
+  readonly days: readonly number[]
+  readonly dailyTs: readonly number[]
+  readonly minuteTs: readonly number[]
+}
+
+export function fullMarketCalendar(spec: FullMarketSpec): FullMarketCalendar {
+  const zone = MARKETS.SH.zone
+  const days = tradingDays(daysFromCivil(2005, 1, 3), spec.years * 243)
+  const minuteTs: number[] = []
+  for (const d of days.slice(-spec.minuteDays))
+    for (const s of MARKETS.SH.sessions)
+      for (let m = s.open; m < s.close; m++) minuteTs.push(zone.midnightUtc(d) + m * 60_000)
+  return { days, dailyTs: days.map((d) => zone.midnightUtc(d)), minuteTs }
+}
+
+export const fullMarketSymbols = (spec: FullMarketSpec): string[] =>
+  Array.from({ length: spec.dailySymbols }, (_, i) => symbolOf(i, spec.dailySymbols))
+
+/** One symbol's generated data: daily bars, a dividend a year, and 1m bars for the first `minuteSymbols`. */
+export interface SymbolSeries {
+  readonly symbol: string
+  readonly daily: Bars
+  readonly events: readonly ExFactorEvent[]
+  readonly minutes?: Bars
+}
+
+/** Every symbol's data in symbol order, generated one at a time (seeded: every run and store the same). */
+export function* fullMarketSeries(spec: FullMarketSpec, cal: FullMarketCalendar): Generator<SymbolSeries> {
+  const symbols = fullMarketSymbols(spec)
+  for (let i = 0; i < symbols.length; i++) {
+    const rnd = seededRandom(i + 1)
+    const daily = walk(cal.dailyTs, rnd, 500 + Math.round(rnd() * 5000), 1e6)
+    // One cash dividend a year (about 1% of the price): factors that change every year.
+    const events: ExFactorEvent[] = []
+    for (let y = 1; y < spec.years; y++) events.push({ timestamp: cal.dailyTs[y * 243 + 100], exFactor: 1.01 })
+    const minutes =
+      i < spec.minuteSymbols
+        ? walk(cal.minuteTs, rnd, Math.round(daily.close[daily.close.length - spec.minuteDays - 1] * 100), 1e4)
+        : undefined
+    yield { symbol: symbols[i], daily, events, minutes }
+  }
+}
+
+/** Writes every symbol's instrument and data through one writer (not committed). */
+export async function writeFullMarket(
+  writer: StoreWriter,
+  spec: FullMarketSpec,
+  cal: FullMarketCalendar,
+  each?: (series: SymbolSeries) => Promise<void>,
+): Promise<void> {
+  await writer.putInstruments(
+    fullMarketSymbols(spec).map((s, i) => bareInstrument(s, { name: `Bench ${i}`, type: 'stock' })),
+  )
+  for (const series of fullMarketSeries(spec, cal)) {
+    await writer.putBars(series.symbol, '1d', series.daily)
+    await writer.putExFactors(series.symbol, series.events)
+    if (series.minutes) await writer.putBars(series.symbol, '1m', series.minutes)
+    await each?.(series)
+  }
+}
+
 /** Opens (or first generates) the full-market store under `dir`. */
 export async function fullMarketStore(
   dir = join('data', 'bench'),
   spec: FullMarketSpec = fullMarketSpec(),
 ): Promise<FullMarketStore> {
-  const tag = `v${GENERATOR_VERSION}-${spec.dailySymbols}x${spec.years}y-${spec.minuteSymbols}x${spec.minuteDays}d`
+  const tag = `v${GENERATOR_VERSION}-${specTag(spec)}`
   const db = join(dir, `full-market-${tag}.db`)
   const manifest = `${db}.json`
   if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')) as FullMarketStore
@@ -103,40 +174,13 @@ export async function fullMarketStore(
   const keysDb = db.replace(/\.db$/, '.keys.db')
   for (const file of [db, keysDb]) for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
 
-  const zone = MARKETS.SH.zone
-  const days = tradingDays(daysFromCivil(2005, 1, 3), spec.years * 243)
-  const dailyTs = days.map((d) => zone.midnightUtc(d))
-  const minuteDays = days.slice(-spec.minuteDays)
-  const minuteTs: number[] = []
-  for (const d of minuteDays)
-    for (const s of MARKETS.SH.sessions)
-      for (let m = s.open; m < s.close; m++) minuteTs.push(zone.midnightUtc(d) + m * 60_000)
-
-  const symbols = Array.from({ length: spec.dailySymbols }, (_, i) => symbolOf(i, spec.dailySymbols))
-  const minuteSymbols = symbols.slice(0, spec.minuteSymbols)
+  const cal = fullMarketCalendar(spec)
+  const symbols = fullMarketSymbols(spec)
   const { market, keys } = await openStores({ store: db, create: true })
   const started = Date.now()
   const writer = await market.beginWrite()
   try {
-    await writer.putInstruments(symbols.map((s, i) => bareInstrument(s, { name: `Bench ${i}`, type: 'stock' })))
-    for (let i = 0; i < symbols.length; i++) {
-      const rnd = seededRandom(i + 1)
-      const daily = walk(dailyTs, rnd, 500 + Math.round(rnd() * 5000), 1e6)
-      await writer.putBars(symbols[i], '1d', daily)
-      // One cash dividend a year (about 1% of the price): factors that change every year.
-      const events: ExFactorEvent[] = []
-      for (let y = 1; y < spec.years; y++) events.push({ timestamp: dailyTs[y * 243 + 100], exFactor: 1.01 })
-      await writer.putExFactors(symbols[i], events)
-      if (i < spec.minuteSymbols) {
-        const minutes = walk(
-          minuteTs,
-          rnd,
-          Math.round(daily.close[daily.close.length - minuteDays.length - 1] * 100),
-          1e4,
-        )
-        await writer.putBars(symbols[i], '1m', minutes)
-      }
-    }
+    await writeFullMarket(writer, spec, cal)
     await writer.commit()
   } catch (err) {
     await writer.rollback()
@@ -149,11 +193,11 @@ export async function fullMarketStore(
     db,
     key,
     symbols,
-    minuteSymbols,
-    dailyBars: symbols.length * dailyTs.length,
-    minuteBars: minuteSymbols.length * minuteTs.length,
-    firstMinuteMs: minuteTs[0],
-    lastMinuteMs: minuteTs[minuteTs.length - 1],
+    minuteSymbols: symbols.slice(0, spec.minuteSymbols),
+    dailyBars: symbols.length * cal.dailyTs.length,
+    minuteBars: spec.minuteSymbols * cal.minuteTs.length,
+    firstMinuteMs: cal.minuteTs[0],
+    lastMinuteMs: cal.minuteTs[cal.minuteTs.length - 1],
   }
   writeFileSync(manifest, JSON.stringify(store))
   console.log(

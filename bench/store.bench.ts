@@ -167,12 +167,7 @@ try {
   const first = Date.UTC(2011, 0, 1)
   const last = Date.UTC(2010 + Math.max(2, Math.floor(ROWS / SYMBOLS.length / 240 / 250)), 0, 1)
   const sqliteReader = SqliteMarketStore.open(db)
-  // The same store without its in-memory daily histories: every daily read (also the two behind a 1m read) asks the server.
-  const { market: chNoDaily, keys: keysNoDaily } = await ClickHouseStores.open({
-    ...parseClickHouseUrl(server.storeUrl('bench')),
-    dailyCacheBytes: 0,
-  })
-  row('', 'SQLite'.padEnd(20), 'ClickHouse'.padEnd(20), 'ClickHouse, daily cache off')
+  row('', 'SQLite'.padEnd(20), 'ClickHouse')
   // Other processes share this machine: the load beside the read figures says how much.
   console.log(`load average before the reads: ${loadAverage()}`)
   for (const [label, period, count] of [
@@ -180,12 +175,11 @@ try {
     ['10,000 1m bars', '1m', 10_000],
     ['10,000 60m bars', '60m', 10_000],
   ] as const) {
-    const [a, b, c] = await latencies([sqliteReader, ch, chNoDaily], period, count, first, last)
-    row(`readKlines ${label}`, a.padEnd(20), b.padEnd(20), c)
+    const [a, b] = await latencies([sqliteReader, ch], period, count, first, last)
+    row(`readKlines ${label}`, a.padEnd(20), b)
   }
   console.log(`load average after the reads: ${loadAverage()}`)
   await sqliteReader.close()
-  await Promise.all([keysNoDaily.close(), chNoDaily.close()])
   await keys.close()
   await ch.close()
 } finally {

@@ -13,14 +13,22 @@ export function registerVacuum(program: Command): void {
     .description(
       'remove the rows of imports that never committed (rolled back, or killed and silent for --grace seconds), then rows superseded by a newer import or deleted, as of imports committed --grace seconds ago',
     )
-    .option('--grace <seconds>', 'how long an import must have shown no sign of life, or have been committed', '120')
+    .option(
+      '--grace <seconds>',
+      'how long an import must have shown no sign of life, or have been committed (ClickHouse: at least 10)',
+      '120',
+    )
     .action(async (o: { grace: string }) => {
       const flags = storeFlags(program)
       const graceMs = Number(o.grace) * 1000
-      if (!Number.isFinite(graceMs) || graceMs < 0)
-        throw new MdqError('BAD_PARAM', `--grace '${o.grace}' must be a number of seconds >= 0`)
+      const { vacuum, vacuumGrace } = backendOf(flags.store)
+      const min = vacuumGrace?.minMs ?? 0
+      if (!Number.isFinite(graceMs) || graceMs < min)
+        throw new MdqError(
+          'BAD_PARAM',
+          `--grace '${o.grace}' must be a number of seconds >= ${min / 1000}${vacuumGrace ? `: ${vacuumGrace.why}` : ''}`,
+        )
       const shown = displayLocation(flags.store)
-      const { vacuum } = backendOf(flags.store)
       await withStores({ ...flags, create: false }, async ({ market }) => {
         // A backend without vacuum (SQLite rolls an unfinished import back itself) never leaves anything to remove.
         const lines = vacuum

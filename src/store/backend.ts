@@ -51,4 +51,6 @@ export interface StoreBackend<L extends StoreLocation = StoreLocation> {
    * lines to report. Absent: the backend never leaves anything to remove.
    */
   vacuum?(store: MarketStore, options: { readonly graceMs: number }): Promise<string[]>
+  /** The shortest grace `vacuum` takes (a shorter one would take running imports for dead), with why. */
+  readonly vacuumGrace?: { readonly minMs: number; readonly why: string }
 }

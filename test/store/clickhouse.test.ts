@@ -15,6 +15,8 @@ import {
   type ClickHouseMarketStore,
 } from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
+import { Connection } from '../../src/store/clickhouse/connection.js'
+import { beginImport } from '../../src/store/clickhouse/import-states.js'
 import { walkBars } from '../helpers/arbitraries.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 import { ClickHouseCluster, ClickHouseServer } from '../helpers/clickhouse.js'
@@ -147,9 +149,14 @@ describe('clickhouse store on one server', () => {
       assert.ok(killedBeforeCommit >= 1, 'every kill came after the commit; the test proved nothing')
       // The killed imports' rows are on disk, invisible; vacuum (no grace: every writer here is dead) removes them.
       const uncommitted = `SELECT count() FROM mdq.bars WHERE import_id NOT IN (SELECT import_id FROM mdq.imports WHERE state = 'committed')`
-      await a.market.vacuum({ graceMs: 0 })
-      await poll('vacuum to remove the rows of killed imports', async () =>
-        (await httpQuery(server.httpUrl, uncommitted)).trim() === '0' ? true : undefined,
+      // One killed between its `committing` and `committed` rows is removed once its claim is MIN_GRACE_MS old.
+      await poll(
+        'vacuum to remove the rows of killed imports',
+        async () => {
+          await a.market.vacuum({ graceMs: 0 })
+          return (await httpQuery(server.httpUrl, uncommitted)).trim() === '0' ? true : undefined
+        },
+        60_000,
       )
       assert.deepEqual(
         await readAll(),
@@ -288,12 +295,9 @@ describe('clickhouse store on one server', () => {
         assert.ok(err instanceof MdqError && err.code === 'STORE_UNAVAILABLE', `${what}: ${String(err)}`)
         return Date.now() - t0
       }
-      // A daily history already read is answered from memory for its data version until the pings notice
-      // an outage, so the reads that must reach the server ask for a series not read before.
-      const unread = { ...q, symbol: '000002.SZ' }
       await server.pause(true)
       try {
-        const took = await rejects('read from a frozen server', () => b.market.readBars(unread))
+        const took = await rejects('read from a frozen server', () => b.market.readBars(q))
         // Bounded by the health pings (every 250 ms, 1.5 s timeout); printed, not gated (a loaded machine varies).
         console.log(`frozen server: readBars rejected after ${took} ms`)
         await rejects('check on a frozen server', () => b.market.check())
@@ -306,13 +310,16 @@ describe('clickhouse store on one server', () => {
               (e: unknown) => (e instanceof MdqError ? e : undefined),
             ),
         )
-        await rejects('a daily read held in memory, once the outage is known', () => b.market.readBars(q))
+        // Instruments and events are held in memory: answered until the pings notice the outage, then refused.
+        await rejects('instruments held in memory, once the outage is known', () =>
+          b.market.readInstruments([q.symbol]),
+        )
       } finally {
         await server.pause(false)
       }
       await poll('recovery after thaw', async () => barCount(await b.market.readBars(q)))
       await server.stop()
-      await rejects('read from a stopped server', () => b.market.readBars(unread))
+      await rejects('read from a stopped server', () => b.market.readBars(q))
       await rejects('key lookup on a stopped server', () => b.keys.findKey('cd'.repeat(32)))
       await server.start()
       await poll('recovery after restart', async () => barCount(await b.market.readBars(q)))
@@ -365,6 +372,75 @@ describe('clickhouse store on a two-shard cluster', () => {
     } finally {
       await keys.close()
       await market.close()
+    }
+  })
+})
+
+describe('clickhouse visibility by watermark on a two-shard cluster', () => {
+  let cluster: ClickHouseCluster
+  before(async () => {
+    if (need.met) cluster = await ClickHouseCluster.start()
+  })
+  after(() => cluster?.destroy())
+
+  need.it(
+    'an import begun before another commits stays hidden below the watermark until its own commit, in every instance',
+    async () => {
+      const [a, b] = [await open(cluster.storeUrl('watermark')), await open(cluster.storeUrl('watermark'))]
+      try {
+        const days = Array.from({ length: 20 }, (_, i) => Date.UTC(2024, 0, 2 + i))
+        const older = await a.market.beginWrite()
+        await older.putBars('600100.SH', '1d', walkBars(days, [0.4]))
+        await a.market.write({ bars: [{ symbol: '600101.SH', period: '1d', bars: walkBars(days, [0.2]) }] })
+        const version = await a.market.dataVersion()
+        await poll('the other instance to see the newer import', async () =>
+          (await b.market.dataVersion()) === version ? true : undefined,
+        )
+        // The newer import's id is the watermark; the older, open import's rows lie below it and stay hidden.
+        for (const m of [a.market, b.market]) {
+          assert.equal(barCount(await m.readBars({ symbol: '600101.SH', period: '1d', limit: 100 })), 20)
+          assert.equal(barCount(await m.readBars({ symbol: '600100.SH', period: '1d', limit: 100 })), 0)
+        }
+        await older.commit()
+        await poll('the other instance to see the older import', async () =>
+          barCount(await b.market.readBars({ symbol: '600100.SH', period: '1d', limit: 100 })) === 20
+            ? true
+            : undefined,
+        )
+        assert.notEqual(await b.market.dataVersion(), version)
+      } finally {
+        for (const s of [a, b]) await Promise.all([s.keys.close(), s.market.close()])
+      }
+    },
+  )
+
+  need.it('an import id is drawn above every committed one, whatever the writer clock says', async () => {
+    const { market, keys } = await open(cluster.storeUrl('watermark'))
+    const meta = new Connection({
+      url: cluster.servers[0].httpUrl,
+      username: 'default',
+      password: '',
+      database: 'watermark',
+    })
+    try {
+      await market.write({ instruments: [bareInstrument('600102.SH')] })
+      const [[committed]] = await meta.rows("SELECT max(import_id) FROM imports WHERE state = 'committed'")
+      // A clock behind the one that committed: its first id lies below the newest committed import.
+      const drawn: bigint[] = []
+      const id = await beginImport(meta, (floor) => {
+        const next = drawn.length === 0 ? 1n : floor + 1n
+        drawn.push(next)
+        return next
+      })
+      assert.deepEqual(drawn, [1n, BigInt(committed!) + 1n])
+      assert.equal(id, BigInt(committed!) + 1n)
+      const [[state]] = await meta.rows(
+        'SELECT arraySort(groupArray(toString(state))) FROM imports WHERE import_id = 1',
+      )
+      assert.equal(state, "['aborted','begun']", 'the id given up is recorded aborted')
+    } finally {
+      await meta.close()
+      await Promise.all([keys.close(), market.close()])
     }
   })
 })

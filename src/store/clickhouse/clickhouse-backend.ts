@@ -5,6 +5,7 @@ import type { KeyStore } from '../key-store.js'
 import type { MarketStore } from '../market-store.js'
 import { ClickHouseMarketStore, ClickHouseStores, type HostSchema } from './clickhouse-stores.js'
 import { parseClickHouseUrl, redact, type ClickHouseConfig } from './config.js'
+import { HEARTBEAT_MS, MIN_GRACE_MS } from './import-states.js'
 
 export interface ClickHouseLocation extends StoreLocation {
   readonly scheme: 'clickhouse'
@@ -84,6 +85,10 @@ export const clickhouseBackend: StoreBackend<ClickHouseLocation> = {
       const made = [...(h.database ? [`database ${db}`] : []), ...(h.tables.length ? [tables(h.tables)] : [])]
       return `${h.host}: ${made.length ? `created ${made.join(' and ')}` : `nothing to create (database ${db} and its tables are there)`}`
     })
+  },
+  vacuumGrace: {
+    minMs: MIN_GRACE_MS,
+    why: `a running import shows a sign of life every ${HEARTBEAT_MS / 1000} s, so a shorter grace would take imports still running for dead (they would then fail to commit)`,
   },
   async vacuum(store, { graceMs }) {
     const ch = vacuumable(store)

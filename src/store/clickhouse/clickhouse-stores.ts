@@ -15,7 +15,7 @@ export const ClickHouseStores = {
     const t = await connect(config)
     try {
       await migrate(t, config)
-      const market = await ClickHouseMarketStore.open(t, config.dailyCacheBytes)
+      const market = await ClickHouseMarketStore.open(t, { blockRows: config.insertBlockRows })
       const keys = await ClickHouseKeyStore.open(t.meta, t.metaWriter, t.health)
       return { market, keys }
     } catch (err) {

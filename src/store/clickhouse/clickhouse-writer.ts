@@ -1,34 +1,35 @@
-/** @module One import into ClickHouse: rows tagged with its id, made visible at once by its commit row (FORMAT.md). */
+/** @module One import into ClickHouse: rows tagged with its id, sent in a few large blocks, made visible at once by its commit row (FORMAT.md). */
 import { randomInt } from 'node:crypto'
 import { barCount, type Bars } from '../../domain/bars.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument } from '../../domain/instrument.js'
+import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import { valuesJson } from '../../domain/financials.js'
 import type { MarketDepth } from '../../domain/depth.js'
 import type { BarRange, EventRange, LiveQuote, StatementBatch, StatementRange, StoreWriter } from '../market-store.js'
 import { depthRow, liveQuoteRow } from './live-tables.js'
+import { MdqError } from '../../domain/errors.js'
 import { tsv } from './connection.js'
+import { partialRollups } from './clickhouse-rollups.js'
+import { HEARTBEAT_MS, beginImport, commitImport, recordState } from './import-states.js'
+import { BarBlocks, MetaRows } from './insert-buffers.js'
 import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
-import { BAR_COLUMNS, type Topology } from './schema.js'
+import { BAR_COLUMNS, MARK_EVERY, SERIES_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
-
-/** Bar INSERTs sent at once by one putBars. */
-const INSERTS_IN_FLIGHT = 2
-
-/** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
-const HEARTBEAT_MS = 5_000
 
 let lastId = 0n
 /**
  * Import ids order imports by their start (newest wins): milliseconds in the high bits, 20 random
- * bits below so two processes starting in the same millisecond still differ.
+ * bits below so two processes starting in the same millisecond still differ; never at or below
+ * `floor` (an id the store has already committed: beginImport).
  */
-export function newImportId(): bigint {
+export function newImportId(floor = 0n): bigint {
   let id = (BigInt(Date.now()) << 20n) | BigInt(randomInt(1 << 20))
   if (id <= lastId) id = lastId + 1n
+  if (id <= floor) id = floor + 1n + BigInt(randomInt(1 << 20))
   lastId = id
   return id
 }
@@ -40,24 +41,38 @@ export interface WriterHooks {
   abandoned(id: string): void
 }
 
+export interface WriterOptions {
+  /** Bar rows per INSERT (default INSERT_BLOCK_ROWS). */
+  readonly blockRows?: number
+}
+
 export class ClickHouseWriter implements StoreWriter {
   readonly #t: Topology
   readonly #id: bigint
   readonly #hooks: WriterHooks
+  readonly #bars: BarBlocks
+  readonly #meta: MetaRows
   #seq = 0
   #open = true
   #heartbeat: NodeJS.Timeout | undefined
 
-  private constructor(t: Topology, id: bigint, hooks: WriterHooks) {
+  private constructor(t: Topology, id: bigint, hooks: WriterHooks, options: WriterOptions) {
     this.#t = t
     this.#id = id
     this.#hooks = hooks
+    // Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists.
+    const settings: Record<string, 0 | 1> = t.cluster ? { insert_distributed_sync: 1 } : {}
+    this.#bars = new BarBlocks(
+      (body) => t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', body, settings),
+      options.blockRows ?? INSERT_BLOCK_ROWS,
+    )
+    this.#meta = new MetaRows(t.metaWriter)
   }
 
-  static async begin(t: Topology, id: bigint, hooks: WriterHooks): Promise<ClickHouseWriter> {
-    const w = new ClickHouseWriter(t, id, hooks)
+  static async begin(t: Topology, hooks: WriterHooks, options: WriterOptions = {}): Promise<ClickHouseWriter> {
     // The begun row goes in before any data, so every row on disk belongs to a known import.
-    await w.#state('begun')
+    const id = await beginImport(t.metaWriter, newImportId)
+    const w = new ClickHouseWriter(t, id, hooks, options)
     w.#heartbeat = setInterval(() => void w.#state('begun').catch(() => undefined), HEARTBEAT_MS)
     w.#heartbeat.unref()
     return w
@@ -67,13 +82,8 @@ export class ClickHouseWriter implements StoreWriter {
     return String(this.#id)
   }
 
-  async #state(state: 'begun' | 'committed' | 'aborted'): Promise<void> {
-    await this.#t.metaWriter.insert(
-      'imports',
-      ['import_id', 'state', 'at_ms'],
-      'TabSeparated',
-      `${this.#id}\t${state}\t${Date.now()}\n`,
-    )
+  async #state(state: 'begun' | 'aborted'): Promise<void> {
+    await recordState(this.#t.metaWriter, [this.#id], state)
   }
 
   #live(): void {
@@ -81,36 +91,28 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   /** Small-table rows as TabSeparated, each with its own seq so a later row of one import wins. */
-  async #insertMeta(
-    table: string,
-    columns: readonly string[],
-    rows: readonly (string | number | null)[][],
-  ): Promise<void> {
+  #insertMeta(table: string, columns: readonly string[], rows: readonly (string | number | null)[][]): void {
     this.#live()
     if (rows.length === 0) return
     const body = rows.map((r) => [...r.map(tsv), String(this.#id), String(++this.#seq)].join('\t')).join('\n') + '\n'
-    await this.#t.metaWriter.insert(table, [...columns, 'import_id', 'seq'], 'TabSeparated', body)
+    this.#meta.add(table, [...columns, 'import_id', 'seq'], 'TabSeparated', body)
   }
 
   /** Rows with floats go in binary: 18.16 parses floats from text inexactly. */
-  async #insertBinary(
-    table: string,
-    columns: readonly [string, ColumnType][],
-    rows: readonly (readonly Cell[])[],
-  ): Promise<void> {
+  #insertBinary(table: string, columns: readonly [string, ColumnType][], rows: readonly (readonly Cell[])[]): void {
     this.#live()
     if (rows.length === 0) return
     const body = encodeRows(
       [...columns.map(([, t]) => t), 'UInt64', 'UInt32'],
       rows.map((r) => [...r, this.#id, ++this.#seq]),
     )
-    await this.#t.metaWriter.insert(table, [...columns.map(([c]) => c), 'import_id', 'seq'], 'RowBinary', body)
+    this.#meta.add(table, [...columns.map(([c]) => c), 'import_id', 'seq'], 'RowBinary', body)
   }
 
   async putInstruments(list: readonly Instrument[]): Promise<void> {
     const s = 'Nullable(String)'
     const f = 'Nullable(Float64)'
-    await this.#insertBinary(
+    this.#insertBinary(
       'instruments',
       [
         ['symbol', 'String'],
@@ -145,6 +147,10 @@ export class ClickHouseWriter implements StoreWriter {
     )
   }
 
+  /**
+   * Bars of one series, gathered into the import's blocks; a 1m put also gathers its rollups
+   * (clickhouse-rollups.ts) and every put one `series` row: its span, bar count and marks.
+   */
   async putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void> {
     this.#live()
     const ts = bars.timestamp
@@ -154,32 +160,30 @@ export class ClickHouseWriter implements StoreWriter {
     const n = barCount(bars)
     if (n === 0) return
     const seq = ++this.#seq
-    // Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists.
-    const settings: Record<string, 0 | 1> = this.#t.cluster ? { insert_distributed_sync: 1 } : {}
-    // Blocks are encoded while the server takes earlier ones, INSERTS_IN_FLIGHT at a time: the
-    // server parses each INSERT on one thread, so two keep two of its cores busy.
-    const sending: Promise<void>[] = []
-    let failure: { reason: unknown } | undefined
-    try {
-      for (let from = 0; from < n; from += INSERT_BLOCK_ROWS) {
-        const body = encodeBars(symbol, period, bars, from, Math.min(n, from + INSERT_BLOCK_ROWS), this.#id, seq)
-        if (sending.length === INSERTS_IN_FLIGHT) await sending.shift()
-        const insert = this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', body, settings)
-        insert.catch(() => undefined) // awaited below; this only keeps a failure of a later one from going unhandled first
-        sending.push(insert)
-      }
-    } catch (reason) {
-      failure = { reason }
-    }
-    // None is left running past putBars, failed or not.
-    const settled = await Promise.allSettled(sending)
-    failure ??= settled.find((r) => r.status === 'rejected')
-    if (failure) throw failure.reason
-    await this.#insertMeta('series', ['symbol', 'period', 'first_ts', 'last_ts'], [[symbol, period, ts[0], ts[n - 1]]])
+    const step = INSERT_BLOCK_ROWS
+    for (let from = 0; from < n; from += step)
+      await this.#bars.add(
+        encodeBars(symbol, period, bars, from, Math.min(n, from + step), this.#id, seq),
+        Math.min(n, from + step) - from,
+      )
+    if (period === '1m')
+      for (const r of partialRollups(bars, MARKETS[parseSymbol(symbol).exchange]))
+        await this.#bars.add(
+          encodeBars(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume),
+          barCount(r.bars),
+        )
+    const marks: number[] = []
+    for (let k = MARK_EVERY; k < n; k += MARK_EVERY) marks.push(ts[k])
+    this.#meta.add(
+      'series',
+      SERIES_COLUMNS,
+      'TabSeparated',
+      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\n`,
+    )
   }
 
   async putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void> {
-    await this.#insertBinary(
+    this.#insertBinary(
       'ex_factors',
       [
         ['symbol', 'String'],
@@ -211,7 +215,7 @@ export class ClickHouseWriter implements StoreWriter {
           ].join('\t'),
         )
         .join('\n') + '\n'
-    await this.#t.metaWriter.insert(
+    this.#meta.add(
       'universes',
       ['id', 'name', 'region', 'category', 'description', 'symbols', 'import_id', 'seq'],
       'TabSeparated',
@@ -220,7 +224,7 @@ export class ClickHouseWriter implements StoreWriter {
     // A dated version's dates go beside it, under the same (import_id, seq) (financials-schema.ts).
     const dated = rows.filter(({ u }) => u.spells)
     if (dated.length)
-      await this.#t.metaWriter.insert(
+      this.#meta.add(
         'universe_dates',
         ['id', 'in_dates', 'out_dates', 'import_id', 'seq'],
         'TabSeparated',
@@ -239,7 +243,7 @@ export class ClickHouseWriter implements StoreWriter {
 
   /** Values as JSON text (never parsed by the server, so no float is read inexactly). */
   async putFinancials(b: StatementBatch): Promise<void> {
-    await this.#insertMeta(
+    this.#insertMeta(
       'financials',
       ['statement', 'symbol', 'period_end', 'announce_date', 'data'],
       b.records.map((r) => [b.statement, b.symbol, r.periodEnd, r.announceDate, valuesJson(r.values)]),
@@ -247,7 +251,7 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   async deleteFinancials(r: StatementRange): Promise<void> {
-    await this.#insertMeta(
+    this.#insertMeta(
       'financial_deletes',
       ['statement', 'symbol', 'from_period', 'to_period'],
       [[r.statement, r.symbol, r.fromPeriod ?? FIRST_PERIOD, r.toPeriod ?? LAST_PERIOD]],
@@ -255,11 +259,11 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   async putLiveQuotes(list: readonly LiveQuote[]): Promise<void> {
-    await this.#insertMeta('live_quotes', ['symbol', 'ts', 'quote'], list.map(liveQuoteRow))
+    this.#insertMeta('live_quotes', ['symbol', 'ts', 'quote'], list.map(liveQuoteRow))
   }
 
   async putDepth(list: readonly MarketDepth[]): Promise<void> {
-    await this.#insertMeta('live_depth', ['symbol', 'ts', 'depth'], list.map(depthRow))
+    this.#insertMeta('live_depth', ['symbol', 'ts', 'depth'], list.map(depthRow))
   }
 
   async #tombstone(
@@ -269,7 +273,7 @@ export class ClickHouseWriter implements StoreWriter {
     fromMs: number | undefined,
     toMs: number | undefined,
   ): Promise<void> {
-    await this.#insertMeta(
+    this.#insertMeta(
       'deletes',
       ['kind', 'symbol', 'period', 'from_ts', 'to_ts'],
       [[kind, symbol, period, Math.ceil(fromMs ?? OPEN_FROM), Math.floor(toMs ?? OPEN_TO)]],
@@ -288,24 +292,44 @@ export class ClickHouseWriter implements StoreWriter {
     for (const s of new Set(symbols)) await this.#tombstone('instruments', s, '', undefined, undefined)
   }
 
-  /** The one row that makes the whole import visible, atomically, to every reader. */
+  /**
+   * Sends what is gathered, then the one row that makes the whole import visible, atomically, to
+   * every reader; refused when a vacuum took this import for dead (its process paused longer than
+   * the grace) and removed its rows.
+   */
   async commit(): Promise<void> {
     this.#live()
-    this.#end()
+    this.#open = false
+    try {
+      await this.#bars.finish()
+      await this.#meta.finish()
+    } catch (err) {
+      await this.#abandon()
+      throw err
+    }
+    clearInterval(this.#heartbeat)
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
-    await this.#state('committed')
+    if (!(await commitImport(this.#t.metaWriter, this.#id))) {
+      await this.#state('aborted').catch(() => undefined)
+      this.#hooks.abandoned(this.importId)
+      throw new MdqError(
+        'STORE_UNAVAILABLE',
+        `import ${this.importId} was not committed: a vacuum took it for dead (no sign of life for longer than its grace) and removed its rows; nothing of it is visible, run it again`,
+      )
+    }
     await this.#hooks.committed()
   }
 
   async rollback(): Promise<void> {
     if (!this.#open) return
-    this.#end()
-    await this.#state('aborted').catch(() => undefined)
-    this.#hooks.abandoned(this.importId)
+    this.#open = false
+    await this.#abandon()
   }
 
-  #end(): void {
-    this.#open = false
+  async #abandon(): Promise<void> {
     clearInterval(this.#heartbeat)
+    await Promise.all([this.#bars.abandon(), this.#meta.abandon()])
+    await this.#state('aborted').catch(() => undefined)
+    this.#hooks.abandoned(this.importId)
   }
 }

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { Topology } from './schema.js'
 import { hiddenBy } from './snapshot.js'
+import { VISIBLE } from './import-states.js'
 
 export interface CompactionReport {
   /** Committed rows removed because a newer committed row of their key exists. */
@@ -60,7 +61,7 @@ export async function compact(
   const committed: string[] = []
   const old: string[] = []
   for (const [id, at] of await meta.rows(
-    "SELECT import_id, min(at_ms) FROM imports WHERE state = 'committed' GROUP BY import_id ORDER BY import_id",
+    `SELECT import_id, minIf(at_ms, state = 'committed') FROM imports GROUP BY import_id HAVING ${VISIBLE} ORDER BY import_id`,
   )) {
     committed.push(id!)
     if (Number(at) <= cutoff) old.push(id!)

@@ -3,6 +3,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { Readable } from 'node:stream'
 import { MdqError } from '../../domain/errors.js'
 import { patientDeadline } from '../../lib/deadline.js'
+import { HttpRows, MAX_QUERY_BYTES } from './http-rows.js'
 
 /**
  * A ceiling for reads: a big legitimate read on a loaded server may take seconds, so a dead or frozen
@@ -16,12 +17,21 @@ export const PING_TIMEOUT_MS = 1500
 export const PING_INTERVAL_MS = 250
 
 /**
- * Liveness of the servers a store uses, from pings every 250 ms: while one fails, every request
- * in flight is aborted and new ones fail at once with STORE_UNAVAILABLE; the first good ping ends it.
+ * How long the pings must fail before writes are given up: an import of many minutes should not die
+ * of one slow ping on a loaded machine (a write waits for its own timeout otherwise), reads should.
+ */
+export const WRITE_OUTAGE_MS = 30_000
+
+/**
+ * Liveness of the servers a store uses, from pings every 250 ms: while one fails, every read in
+ * flight is aborted and new ones fail at once with STORE_UNAVAILABLE; writes once the pings have
+ * failed for WRITE_OUTAGE_MS. The first good ping ends it.
  */
 export class Health {
   #down: MdqError | undefined
+  #downSince = 0
   #controller = new AbortController()
+  #writes = new AbortController()
   #timer: NodeJS.Timeout | undefined
   #pinging = false
 
@@ -39,20 +49,34 @@ export class Health {
       const failed = (await Promise.all(this.targets.map((c) => c.ping()))).find((e) => e !== undefined)
       if (failed && !this.#down) {
         this.#down = failed
+        this.#downSince = Date.now()
         this.#controller.abort(failed)
+      } else if (failed && this.#down && !this.#writes.signal.aborted && this.#longDown()) {
+        this.#writes.abort(this.#down)
       } else if (!failed && this.#down) {
         this.#down = undefined
         this.#controller = new AbortController()
+        if (this.#writes.signal.aborted) this.#writes = new AbortController()
       }
     } finally {
       this.#pinging = false
     }
   }
 
+  #longDown(): boolean {
+    return this.#down !== undefined && Date.now() - this.#downSince >= WRITE_OUTAGE_MS
+  }
+
   /** Throws while the servers are down; else a signal that fires when they go down. */
   signal(): AbortSignal {
     if (this.#down) throw this.#down
     return this.#controller.signal
+  }
+
+  /** As `signal`, for writes: only an outage of WRITE_OUTAGE_MS counts. */
+  writeSignal(): AbortSignal {
+    if (this.#longDown()) throw this.#down!
+    return this.#writes.signal
   }
 
   stop(): void {
@@ -92,14 +116,18 @@ export const sql = {
 
 export class Connection {
   readonly #client: ClickHouseClient
+  readonly #rows: HttpRows
   readonly #where: string
 
   constructor(
     readonly endpoint: Endpoint,
     readonly timeoutMs = READ_TIMEOUT_MS,
     private readonly health?: Health,
+    /** Writes: ended by an outage only once it has lasted WRITE_OUTAGE_MS (Health.writeSignal). */
+    private readonly writes = false,
   ) {
     this.#where = `ClickHouse at ${endpoint.url}`
+    this.#rows = new HttpRows(endpoint)
     this.#client = createClient({
       url: endpoint.url,
       username: endpoint.username,
@@ -111,8 +139,8 @@ export class Connection {
       application: 'mdq',
       // Failures reach the caller as MdqErrors; the client's own console logging would only repeat them.
       log: { level: ClickHouseLogLevel.OFF },
-      // Readers name the committed imports in the query text; the 256 KiB default would cap them near 13,000.
-      clickhouse_settings: { max_query_size: '67108864' },
+      // Vacuum and the snapshot name imports in the query text: more than the 256 KiB default at worst.
+      clickhouse_settings: { max_query_size: String(MAX_QUERY_BYTES) },
     })
   }
 
@@ -120,12 +148,16 @@ export class Connection {
     try {
       // The client's request_timeout covers the socket; the signal bounds the whole exchange and ends it on an outage.
       const timeout = AbortSignal.timeout(this.timeoutMs)
-      const signal = this.health ? AbortSignal.any([this.health.signal(), timeout]) : timeout
+      const signal = this.health ? AbortSignal.any([this.#outage(this.health), timeout]) : timeout
       return await what(signal)
     } catch (err) {
-      this.health?.signal() // throws the outage itself when that is why the request ended
+      if (this.health) this.#outage(this.health) // throws the outage itself when that is why the request ended
       throw this.unavailable(err)
     }
+  }
+
+  #outage(health: Health): AbortSignal {
+    return this.writes ? health.writeSignal() : health.signal()
   }
 
   /** Undefined when `/ping` answers within PING_TIMEOUT_MS, else the failure. */
@@ -173,14 +205,9 @@ export class Connection {
     })
   }
 
-  /** The raw bytes of a `... FORMAT RowBinary` query. */
-  async bytes(query: string): Promise<Buffer> {
-    return this.#run(async (signal) => {
-      const { stream } = await this.#client.exec({ query, abort_signal: signal })
-      const parts: Buffer[] = []
-      for await (const part of stream) parts.push(part as Buffer)
-      return parts.length === 1 ? parts[0] : Buffer.concat(parts)
-    })
+  /** The raw bytes of a `... FORMAT RowBinary` query (with `settings` for this query only). */
+  async bytes(query: string, settings: Record<string, number> = {}): Promise<Buffer> {
+    return this.#run((signal) => this.#rows.bytes(query, settings, signal))
   }
 
   /** `INSERT INTO table (columns) FORMAT <format>` with a body already encoded in that format. */
@@ -204,6 +231,7 @@ export class Connection {
   }
 
   async close(): Promise<void> {
+    this.#rows.close()
     await this.#client.close()
   }
 }

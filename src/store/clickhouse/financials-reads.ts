@@ -1,5 +1,4 @@
 /** @module Reading statement versions from ClickHouse: the newest committed row per version key, tombstones applied. */
-import { LRUCache } from 'lru-cache'
 import { valuesOfJson, type PeriodRange, type Statement, type StatementRecord } from '../../domain/financials.js'
 import type { UniverseSpell } from '../../domain/universe.js'
 import { sql, type Connection } from './connection.js'
@@ -9,42 +8,9 @@ import type { Snapshot } from './snapshot.js'
 export const FIRST_PERIOD = '0000-00-00'
 export const LAST_PERIOD = '9999-99-99'
 
-interface Tombstone {
-  readonly statement: string
-  readonly symbol: string
-  readonly from: string
-  readonly to: string
-  readonly importId: string
-  readonly seq: string
-}
-
-/** What a statement read needs beyond the snapshot: committed tombstones, loaded once per data version. */
+/** What a statement read needs beyond the snapshot's filter: the tombstones of the visible imports, held in memory (metadata.ts). */
 export class FinancialReads {
-  readonly #tombstones = new LRUCache<string, Promise<Tombstone[]>>({ max: 4 })
   constructor(private readonly meta: Connection) {}
-
-  #committedTombstones(s: Snapshot): Promise<Tombstone[]> {
-    let t = this.#tombstones.get(s.version)
-    if (!t) {
-      t = this.meta
-        .rows(
-          `SELECT statement, symbol, from_period, to_period, import_id, seq FROM financial_deletes WHERE ${s.committedSql}`,
-        )
-        .then((rows) =>
-          rows.map(([statement, symbol, from, to, importId, seq]) => ({
-            statement: statement!,
-            symbol: symbol!,
-            from: from!,
-            to: to!,
-            importId: importId!,
-            seq: seq!,
-          })),
-        )
-      this.#tombstones.set(s.version, t)
-      t.catch(() => this.#tombstones.delete(s.version))
-    }
-    return t
-  }
 
   /** Every committed, not deleted version, ascending by period_end and announce_date per symbol. */
   async read(
@@ -57,8 +23,8 @@ export class FinancialReads {
     const unique = [...new Set(symbols)]
     if (unique.length === 0) return out
     // A tombstone hides the rows of older imports, and of earlier operations of its own (a --replace).
-    const hidden = (await this.#committedTombstones(s))
-      .filter((t) => t.statement === statement && unique.includes(t.symbol))
+    const hidden = unique
+      .flatMap((symbol) => s.meta.financialTombstones.get(`${statement}|${symbol}`) ?? [])
       .map(
         (t) =>
           ` AND NOT (symbol = ${sql.str(t.symbol)} AND period_end >= ${sql.str(t.from)} AND period_end <= ${sql.str(t.to)} AND (import_id, seq) < (${sql.int(t.importId)}, ${sql.int(t.seq)}))`,
@@ -68,7 +34,7 @@ export class FinancialReads {
       `SELECT symbol, period_end, announce_date, argMax(data, (import_id, seq)) FROM financials
        WHERE statement = ${sql.str(statement)} AND symbol IN (${sql.list(unique.map(sql.str))})
          AND period_end >= ${sql.str(range.fromPeriod ?? FIRST_PERIOD)} AND period_end <= ${sql.str(range.toPeriod ?? LAST_PERIOD)}
-         AND ${s.committedSql}${hidden}
+         AND ${s.visibleSql}${hidden}
        GROUP BY symbol, period_end, announce_date ORDER BY symbol, period_end, announce_date`,
     )
     for (const [symbol, periodEnd, announceDate, data] of rows) {
@@ -78,17 +44,6 @@ export class FinancialReads {
     }
     return out
   }
-}
-
-/** The committed dated memberships by `${id}|${import_id}|${seq}` of the universe version they date. */
-export async function readUniverseDates(
-  meta: Connection,
-  s: Snapshot,
-): Promise<Map<string, { inDates: string[]; outDates: string[] }>> {
-  const rows = await meta.json<{ id: string; import_id: string; seq: number; in_dates: string[]; out_dates: string[] }>(
-    `SELECT id, import_id, seq, in_dates, out_dates FROM universe_dates WHERE ${s.committedSql}`,
-  )
-  return new Map(rows.map((r) => [`${r.id}|${r.import_id}|${r.seq}`, { inDates: r.in_dates, outDates: r.out_dates }]))
 }
 
 /** The spells of a universe version from its symbols and its dates row ('' = open). */

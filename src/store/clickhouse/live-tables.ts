@@ -37,7 +37,7 @@ async function newest(
   if (symbols.length === 0) return out
   const rows = await meta.rows(
     `SELECT symbol, argMax(${column}, (import_id, seq)) FROM ${table}
-     WHERE symbol IN (${sql.list(symbols.map(sql.str))}) AND ${s.committedSql} GROUP BY symbol`,
+     WHERE symbol IN (${sql.list(symbols.map(sql.str))}) AND ${s.visibleSql} GROUP BY symbol`,
   )
   for (const [symbol, json] of rows) out.set(symbol!, json!)
   return out

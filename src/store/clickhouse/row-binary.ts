@@ -1,6 +1,6 @@
 /** @module Bars to and from ClickHouse RowBinary: prices and volumes as scaled Int64 (FORMAT.md, "Bars"). */
 import { allocBars, type Bars } from '../../domain/bars.js'
-import type { StoredPeriod } from '../../domain/period.js'
+import type { ChunkPeriod } from '../market-store.js'
 
 /** Scale meaning "the Int64 holds the IEEE-754 bits of the double": lossless for any value. */
 export const RAW_SCALE = 255
@@ -10,7 +10,19 @@ const TWO32 = 4294967296
 const MAX_SCALED = 2 ** 53
 /** NaN (a prev_close not imported) in a scaled column: Int64's minimum, never a scaled value. */
 const NAN_HI = -2147483648
-const PERIOD_CODE: Record<StoredPeriod, number> = { '1m': 1, '1d': 2 }
+/** The `period` Enum8 of the bars table: the stored periods and the rollups (schema.ts). */
+export const PERIOD_CODE: Record<ChunkPeriod, number> = {
+  '1m': 1,
+  '1d': 2,
+  '5m': 3,
+  '10m': 4,
+  '15m': 5,
+  '30m': 6,
+  '60m': 7,
+}
+export const PERIOD_ENUM = `Enum8(${Object.entries(PERIOD_CODE)
+  .map(([p, c]) => `'${p}' = ${c}`)
+  .join(', ')})`
 
 /** Whether v is exactly an integer / 10^k (NaN fits: it has its own marker). */
 function fits(v: number, k: number): boolean {
@@ -74,15 +86,20 @@ class Writer {
 /** Bytes of one row besides the symbol. */
 const FIXED_ROW = 1 + 8 + 1 + 5 * 8 + 1 + 2 * 8 + 8 + 4
 
-/** RowBinary rows of BAR_COLUMNS for bars [from, to) of one series, tagged with the import and its op seq. */
+/**
+ * RowBinary rows of BAR_COLUMNS for bars [from, to) of one series, tagged with the import and its op
+ * seq. Rows whose `rawVolume` flag is set keep volume and amount as raw doubles (scale 255) even when
+ * a decimal scale fits: a rollup that must not be summed with others (clickhouse-rollups.ts).
+ */
 export function encodeBars(
   symbol: string,
-  period: StoredPeriod,
+  period: ChunkPeriod,
   bars: Bars,
   from: number,
   to: number,
   importId: bigint,
   seq: number,
+  rawVolume?: Uint8Array,
 ): Buffer {
   const name = Buffer.from(symbol, 'utf8')
   if (name.length > 127) throw new Error(`symbol too long: ${symbol}`)
@@ -106,10 +123,10 @@ export function encodeBars(
     w.scaled(low[i], pk)
     w.scaled(close[i], pk)
     w.scaled(prevClose[i], pk)
-    vk = volumeScale(vk, volume[i], amount[i])
-    w.byte(vk)
-    w.scaled(volume[i], vk)
-    w.scaled(amount[i], vk)
+    const k = rawVolume?.[i] ? RAW_SCALE : (vk = volumeScale(vk, volume[i], amount[i]))
+    w.byte(k)
+    w.scaled(volume[i], k)
+    w.scaled(amount[i], k)
     tail.copy(w.buf, w.at)
     w.at += 12
   }
@@ -127,30 +144,40 @@ function readScaled(dv: DataView, at: number, k: number): number {
   return (hi * TWO32 + lo) / POW10[k]
 }
 
-/** Decodes `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount ... FORMAT RowBinary`. */
-export function decodeBars(buf: Buffer): Bars {
+/** Decodes one row (ts, pscale, 5 prices, vscale, volume, amount) at `at` into bar `i`; returns its volume scale. */
+export function decodeInto(dv: DataView, buf: Buffer, at: number, out: Bars, i: number): number {
+  out.timestamp[i] = dv.getInt32(at + 4, true) * TWO32 + dv.getUint32(at, true)
+  const pk = buf[at + 8]
+  out.open[i] = readScaled(dv, at + 9, pk)
+  out.high[i] = readScaled(dv, at + 17, pk)
+  out.low[i] = readScaled(dv, at + 25, pk)
+  out.close[i] = readScaled(dv, at + 33, pk)
+  out.prevClose[i] = readScaled(dv, at + 41, pk)
+  const vk = buf[at + 49]
+  out.volume[i] = readScaled(dv, at + 50, vk)
+  out.amount[i] = readScaled(dv, at + 58, vk)
+  return vk
+}
+
+/**
+ * Decodes `SELECT ts, pscale, open, high, low, close, prev_close, vscale, volume, amount ... FORMAT
+ * RowBinary`; `vscales`, when given, receives each row's volume scale (255: raw doubles).
+ */
+export function decodeBars(buf: Buffer, vscales?: (scales: Uint8Array) => void): Bars {
   const n = buf.length / READ_ROW
   if (!Number.isInteger(n)) throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${READ_ROW}`)
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   const out = allocBars(n)
-  let at = 0
-  for (let i = 0; i < n; i++) {
-    out.timestamp[i] = dv.getInt32(at + 4, true) * TWO32 + dv.getUint32(at, true)
-    const pk = buf[at + 8]
-    out.open[i] = readScaled(dv, at + 9, pk)
-    out.high[i] = readScaled(dv, at + 17, pk)
-    out.low[i] = readScaled(dv, at + 25, pk)
-    out.close[i] = readScaled(dv, at + 33, pk)
-    out.prevClose[i] = readScaled(dv, at + 41, pk)
-    const vk = buf[at + 49]
-    out.volume[i] = readScaled(dv, at + 50, vk)
-    out.amount[i] = readScaled(dv, at + 58, vk)
-    at += READ_ROW
+  const scales = vscales ? new Uint8Array(n) : undefined
+  for (let i = 0, at = 0; i < n; i++, at += READ_ROW) {
+    const vk = decodeInto(dv, buf, at, out, i)
+    if (scales) scales[i] = vk
   }
+  if (scales) vscales!(scales)
   return out
 }
 
-/** Rows per INSERT: bounds the memory of one block for a 10M-row import. */
+/** Bar rows per INSERT (the writer gathers many series into one): bounds the memory of a block. */
 export const INSERT_BLOCK_ROWS = 500_000
 
 /** Column types of the small tables written in RowBinary (18.16 parses floats from text inexactly: '7.956' is not 7.956). */

@@ -4,6 +4,8 @@ import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoi
 import type { ClickHouseConfig } from './config.js'
 import { FINANCIAL_TABLES, FINANCIAL_VERSIONED_TABLES } from './financials-schema.js'
 import { LIVE_TABLES, LIVE_VERSIONED_TABLES } from './live-tables.js'
+import { IMPORT_STATE_TYPE } from './import-states.js'
+import { PERIOD_ENUM } from './row-binary.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
 const VERSION = 'import_id UInt64, seq UInt32'
@@ -24,17 +26,16 @@ export const BAR_COLUMNS = [
   'import_id',
   'seq',
 ] as const
-const BARS = `symbol String, period Enum8('1m' = 1, '1d' = 2), ts Int64,
+const BARS = `symbol String, period ${PERIOD_ENUM}, ts Int64,
   pscale UInt8, open Int64, high Int64, low Int64, close Int64, prev_close Int64,
   vscale UInt8, volume Int64, amount Int64, ${VERSION}`
 const BARS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = 8192'
 
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
 const META_TABLES: readonly string[] = [
-  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state Enum8('begun' = 1, 'committed' = 2, 'aborted' = 3, 'vacuumed' = 4), at_ms Int64)
-   ENGINE = MergeTree ORDER BY import_id`,
-  `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64, ${VERSION})
-   ENGINE = MergeTree ORDER BY (symbol, period)`,
+  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state ${IMPORT_STATE_TYPE}, at_ms Int64) ENGINE = MergeTree ORDER BY import_id`,
+  `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64, ${VERSION},
+   bars UInt32, marks Array(Int64)) ENGINE = MergeTree ORDER BY (symbol, period)`,
   `CREATE TABLE IF NOT EXISTS instruments (symbol String, code String, exchange String, name Nullable(String), type Nullable(String),
    listing_date Nullable(String), tick_size Nullable(Float64), total_shares Nullable(Float64), float_shares Nullable(Float64),
    limit_up Nullable(Float64), limit_down Nullable(Float64), name_en Nullable(String), lot_size Nullable(Float64), ${VERSION})
@@ -57,7 +58,16 @@ const META_TABLES: readonly string[] = [
 const META_COLUMNS: readonly { readonly table: string; readonly column: string; readonly definition: string }[] = [
   // Scopes: every key made before them reads only.
   { table: 'api_keys', column: 'scope', definition: "scope String DEFAULT 'read'" },
+  // Per put its bar count and marks (0 and [] on old rows: readers then estimate bounds from time).
+  { table: 'series', column: 'bars', definition: 'bars UInt32' },
+  { table: 'series', column: 'marks', definition: 'marks Array(Int64)' },
 ]
+
+/** A series row marks the timestamp of every this-many-th bar of its put, for readers' exact bounds. */
+export const MARK_EVERY = 256
+
+/** A `series` row per put: its span, how many bars, and the timestamp of every MARK_EVERY-th (clickhouse-writer.ts). */
+export const SERIES_COLUMNS = ['symbol', 'period', 'first_ts', 'last_ts', 'bars', 'marks', 'import_id', 'seq'] as const
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
 export const META_VERSIONED_TABLES = [
@@ -107,12 +117,17 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
       (ep) => new Connection(ep, PING_TIMEOUT_MS),
     )
     const health = new Health(pingers)
-    return { pingers, health, connection: (ep: Endpoint, timeoutMs?: number) => new Connection(ep, timeoutMs, health) }
+    return {
+      pingers,
+      health,
+      connection: (ep: Endpoint, timeoutMs?: number) => new Connection(ep, timeoutMs, health),
+      writer: (ep: Endpoint) => new Connection(ep, WRITE_TIMEOUT_MS, health, true),
+    }
   }
   if (!config.cluster) {
-    const { pingers, health, connection } = watched([entryEp])
+    const { pingers, health, connection, writer: writerOf } = watched([entryEp])
     const entry = connection(entryEp)
-    const writer = connection(entryEp, WRITE_TIMEOUT_MS)
+    const writer = writerOf(entryEp)
     return {
       entry,
       meta: entry,
@@ -141,12 +156,12 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
     database: config.database,
   }))
   const metaEp = barHosts[0]
-  const { pingers, health, connection } = watched([entryEp, ...barHosts])
+  const { pingers, health, connection, writer } = watched([entryEp, ...barHosts])
   return {
     entry: connection(entryEp),
     meta: connection(metaEp),
-    entryWriter: connection(entryEp, WRITE_TIMEOUT_MS),
-    metaWriter: connection(metaEp, WRITE_TIMEOUT_MS),
+    entryWriter: writer(entryEp),
+    metaWriter: writer(metaEp),
     barHosts,
     barsLocal: 'bars_local',
     cluster: config.cluster,
@@ -241,8 +256,7 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<Ho
     const before = await lacking(ep, config.database, statements)
     created.push(before)
     const whole = !before.database && before.tables.length === 0
-    // Columns added since a table was made go in on the metadata server even when every table is there.
-    if (whole && ep !== t.barHosts[0]) continue
+    // Columns and Enum values added since a table was made go in even when every table is there.
     const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password }, WRITE_TIMEOUT_MS)
     const c = new Connection(ep, WRITE_TIMEOUT_MS)
     try {
@@ -250,7 +264,7 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<Ho
         await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
         for (const s of statements) await c.command(s)
       }
-      if (ep === t.barHosts[0]) await addMissingColumns(c, config.database)
+      await upgrade(c, config.database, ep === t.barHosts[0], t.cluster ? ['bars_local', 'bars'] : ['bars'])
     } finally {
       await Promise.all([admin.close(), c.close()])
     }
@@ -274,6 +288,28 @@ async function addMissingColumns(c: Connection, database: string): Promise<void>
       if (!(await has())) throw err
     }
   }
+}
+
+/**
+ * A store made by an earlier mdq gets what this one adds, each a metadata-only ALTER: the commit
+ * protocol's import states and the META_COLUMNS on the metadata server, the rollup periods on every
+ * bars table (Enum values added keep the data).
+ */
+async function upgrade(c: Connection, database: string, meta: boolean, bars: readonly string[]): Promise<void> {
+  const type = async (table: string, name: string) =>
+    (
+      await c.rows(
+        `SELECT type FROM system.columns WHERE database = ${sql.str(database)} AND table = ${sql.str(table)} AND name = ${sql.str(name)}`,
+      )
+    )[0]?.[0] ?? ''
+  if (meta) {
+    if (!(await type('imports', 'state')).includes("'vacuuming'"))
+      await c.command(`ALTER TABLE imports MODIFY COLUMN state ${IMPORT_STATE_TYPE}`)
+    await addMissingColumns(c, database)
+  }
+  for (const table of bars)
+    if (!(await type(table, 'period')).includes("'60m'"))
+      await c.command(`ALTER TABLE ${table} MODIFY COLUMN period ${PERIOD_ENUM}`)
 }
 
 export async function closeTopology(t: Topology): Promise<void> {

@@ -1,63 +1,224 @@
-/** @module The committed state readers filter by: committed imports and tombstones; per series, the spans imports wrote. */
+/**
+ * @module The committed state readers use, held in memory and polled: which imports are visible (a
+ * watermark and the few below it that are not), the small tables (metadata.ts) and every series'
+ * spans (series-index.ts). The first load reads everything; each poll after reads only the imports
+ * at or above the oldest one still open, and the rows of those that became visible.
+ */
+import { MARKETS, parseSymbol } from '../../domain/market.js'
+import type { SecurityType } from '../../domain/instrument.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import { sql, type Connection } from './connection.js'
-
-export interface Tombstone {
-  readonly fromTs: number
-  readonly toTs: number
-  readonly importId: string
-  readonly seq: number
-}
-
-export interface Snapshot {
-  /** Changes with every commit (any process). */
-  readonly version: string
-  readonly importCount: number
-  /** `import_id IN (...)` of every committed import; NULL when none. */
-  readonly committedSql: string
-  /** Tombstones by `${kind}|${symbol}|${period}`. */
-  readonly tombstones: ReadonlyMap<string, readonly Tombstone[]>
-}
-
-/** The span of bars one committed putBars wrote to a series (deletes ignored: a superset). */
-export interface Interval {
-  readonly first: number
-  readonly last: number
-  readonly importId: string
-}
+import { VISIBLE } from './import-states.js'
+import { Metadata, tombstoneKey, type Rows, type Tombstone, type Version } from './metadata.js'
+import { SeriesState, type SpanRow } from './series-index.js'
+import { spellsOf } from './financials-reads.js'
+import { universeOfRows } from '../../domain/universe.js'
 
 export const OPEN_FROM = -8.64e15
 export const OPEN_TO = 8.64e15
 
-export const tombstoneKey = (
-  kind: 'bars' | 'ex_factors' | 'instruments',
-  symbol: string,
-  period: StoredPeriod | '' = '',
-) => `${kind}|${symbol}|${period}`
+export interface Snapshot {
+  /** Changes with every commit (any process): `ch<visible imports>.<watermark>`. */
+  readonly version: string
+  readonly importCount: number
+  /** The newest visible import: rows of imports above it are not read. */
+  readonly watermark: bigint
+  /** Imports at or below the watermark that are not visible (open, rolled back, removed), and whether they can still commit. */
+  readonly hidden: ReadonlyMap<bigint, 'open' | 'closed'>
+  /** The rows readers may see, as SQL: `import_id <= watermark AND import_id NOT IN (hidden)`. */
+  readonly visibleSql: string
+  readonly meta: Metadata
+  /** Per `${symbol}|${period}`. */
+  readonly series: ReadonlyMap<string, SeriesState>
+}
 
-/** Reloads only when the commit count or newest committed import moved. */
+export const seriesKey = (symbol: string, period: StoredPeriod) => `${symbol}|${period}`
+
+let revisions = 0
+
+interface ImportStates {
+  readonly committed: boolean
+  readonly vacuumed: boolean
+  readonly aborted: boolean
+}
+type States = Map<bigint, ImportStates>
+
+/** Loads the state anew, or moves `previous` forward by the imports that became visible since. */
 export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
-  const [head] = await meta.rows("SELECT count(), max(import_id) FROM imports WHERE state = 'committed'")
-  const headVersion = `ch${head[0]}.${head[1]}`
-  if (previous && previous.version === headVersion) return previous
-  const ids = (await meta.rows("SELECT import_id FROM imports WHERE state = 'committed' ORDER BY import_id")).map(
-    (r) => r[0]!,
-  )
-  // The version comes from the list actually read, so the filters below match it exactly.
-  const version = `ch${ids.length}.${ids.length ? ids[ids.length - 1] : 0}`
-  const committedSql = `import_id IN (${sql.list(ids)})`
-  const tombstones = new Map<string, Tombstone[]>()
-  if (ids.length) {
-    for (const [kind, symbol, period, from, to, id, seq] of await meta.rows(
-      `SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${committedSql}`,
-    )) {
-      const key = `${kind}|${symbol}|${period}`
-      const list = tombstones.get(key) ?? []
-      list.push({ fromTs: Number(from), toTs: Number(to), importId: id!, seq: Number(seq) })
-      tombstones.set(key, list)
-    }
+  const floor = previous ? pollFloor(previous) : 0n
+  const states: States = new Map()
+  for (const [id, committed, vacuumed, aborted] of await meta.rows(
+    `SELECT import_id, max(state = 'committed'), max(state = 'vacuumed'), max(state = 'aborted') FROM imports
+     WHERE import_id >= ${floor} GROUP BY import_id`,
+  ))
+    states.set(BigInt(id!), { committed: committed === '1', vacuumed: vacuumed === '1', aborted: aborted === '1' })
+  const isVisible = (s: ImportStates) => s.committed && !s.vacuumed
+  const seen = (id: bigint) => previous !== undefined && id <= previous.watermark && !previous.hidden.has(id)
+  const fresh = [...states].filter(([id, s]) => isVisible(s) && !seen(id)).map(([id]) => id)
+  let watermark = previous?.watermark ?? 0n
+  for (const id of fresh) if (id > watermark) watermark = id
+  const hidden = new Map<bigint, 'open' | 'closed'>()
+  for (const [id, kind] of previous?.hidden ?? []) if (!fresh.includes(id)) hidden.set(id, kind)
+  for (const [id, s] of states)
+    if (id <= watermark && !isVisible(s)) hidden.set(id, s.aborted || s.vacuumed ? 'closed' : 'open')
+  if (previous && fresh.length === 0 && sameKeys(hidden, previous.hidden)) return previous
+
+  const importCount = (previous?.importCount ?? 0) + fresh.length
+  const visibleSql = `import_id <= ${watermark}${hidden.size ? ` AND import_id NOT IN (${[...hidden.keys()].join(', ')})` : ''}`
+  // The rows of the newly visible imports (all visible ones on the first load).
+  const rowsOf = previous ? `import_id IN (${sql.list(fresh.map(String))})` : visibleSql
+  if (previous && fresh.length === 0) return { ...previous, hidden, visibleSql }
+  const rows = await loadRows(meta, rowsOf)
+  const metadata = (previous?.meta ?? Metadata.empty()).with(rows)
+  const series = new Map(previous?.series ?? [])
+  for (const [key, span] of await loadSpans(meta, rowsOf)) {
+    const period = key.slice(key.indexOf('|') + 1) as StoredPeriod
+    series.set(key, (series.get(key) ?? SeriesState.empty(period)).with(span, ++revisions))
   }
-  return { version, importCount: ids.length, committedSql, tombstones }
+  for (const t of rows.tombstones) {
+    const [kind, symbol, period] = t.key.split('|')
+    const key = seriesKey(symbol, period as StoredPeriod)
+    if (kind === 'bars' && series.has(key)) series.set(key, series.get(key)!.touched(++revisions))
+  }
+  return {
+    version: versionOf(importCount, watermark),
+    importCount,
+    watermark,
+    hidden,
+    visibleSql,
+    meta: metadata,
+    series,
+  }
+}
+
+const versionOf = (count: number, watermark: bigint) => `ch${count}.${watermark}`
+
+/** Polls start at the oldest import that may still become visible (else just above the watermark). */
+function pollFloor(s: Snapshot): bigint {
+  let floor = s.watermark + 1n
+  for (const [id, kind] of s.hidden) if (kind === 'open' && id < floor) floor = id
+  return floor
+}
+
+function sameKeys(a: ReadonlyMap<bigint, string>, b: ReadonlyMap<bigint, string>): boolean {
+  if (a.size !== b.size) return false
+  for (const [k, v] of a) if (b.get(k) !== v) return false
+  return true
+}
+
+type InstrumentTuple = [
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  string | null,
+  number | null,
+]
+
+async function loadRows(meta: Connection, where: string): Promise<Rows> {
+  const v = (r: { import_id: string; seq: number }): Version => ({ importId: BigInt(r.import_id), seq: Number(r.seq) })
+  const [instruments, events, universes, deletes, statementDeletes, universeDates] = await Promise.all([
+    meta.json<{ symbol: string; r: InstrumentTuple; import_id: string; seq: number }>(
+      `SELECT symbol, (code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size) AS r, import_id, seq
+       FROM instruments WHERE ${where}`,
+    ),
+    meta.json<{ symbol: string; ts: string; ex_factor: number; import_id: string; seq: number }>(
+      `SELECT symbol, ts, ex_factor, import_id, seq FROM ex_factors WHERE ${where}`,
+    ),
+    meta.json<{
+      id: string
+      name: string
+      region: string | null
+      category: string | null
+      description: string | null
+      symbols: string[]
+      import_id: string
+      seq: number
+    }>(`SELECT id, name, region, category, description, symbols, import_id, seq FROM universes WHERE ${where}`),
+    meta.json<{
+      kind: string
+      symbol: string
+      period: string
+      from_ts: string
+      to_ts: string
+      import_id: string
+      seq: number
+    }>(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${where}`),
+    meta.rows(`SELECT statement, symbol, from_period, to_period, import_id, seq FROM financial_deletes WHERE ${where}`),
+    meta.json<{ id: string; in_dates: string[]; out_dates: string[]; import_id: string; seq: number }>(
+      `SELECT id, in_dates, out_dates, import_id, seq FROM universe_dates WHERE ${where}`,
+    ),
+  ])
+  // A dated universe version's dates have its (import_id, seq), and come from the same import.
+  const datesOf = new Map(universeDates.map((d) => [`${d.id}|${d.import_id}|${d.seq}`, d]))
+  return {
+    instruments: instruments.map((r) => ({ ...v(r), row: toInstrument(r.symbol, r.r) })),
+    events: events.map((r) => ({ ...v(r), symbol: r.symbol, ts: Number(r.ts), exFactor: r.ex_factor })),
+    universes: universes.map((r) => {
+      const fields = { id: r.id, name: r.name, region: r.region, category: r.category, description: r.description }
+      const dates = datesOf.get(`${r.id}|${r.import_id}|${r.seq}`)
+      const row = dates
+        ? universeOfRows(fields, spellsOf(r.symbols, { inDates: dates.in_dates, outDates: dates.out_dates }))
+        : { ...fields, symbols: r.symbols }
+      return { ...v(r), row: Object.freeze(row) }
+    }),
+    tombstones: deletes.map((r): Tombstone & { key: string } => ({
+      ...v(r),
+      key: tombstoneKey(r.kind as 'bars', r.symbol, r.period),
+      fromTs: Number(r.from_ts),
+      toTs: Number(r.to_ts),
+    })),
+    financialTombstones: statementDeletes.map(([statement, symbol, from, to, importId, seq]) => ({
+      statement: statement!,
+      symbol: symbol!,
+      from: from!,
+      to: to!,
+      importId: BigInt(importId!),
+      seq: Number(seq),
+    })),
+  }
+}
+
+/** Spans of the puts of the matching imports, in import and operation order. */
+async function loadSpans(meta: Connection, where: string): Promise<[string, SpanRow][]> {
+  const rows = await meta.rows(
+    `SELECT symbol, period, first_ts, last_ts, bars, marks FROM series WHERE ${where} ORDER BY import_id, seq`,
+  )
+  return rows.map(([symbol, period, first, last, bars, marks]) => [
+    seriesKey(symbol!, period as StoredPeriod),
+    {
+      first: Number(first),
+      last: Number(last),
+      bars: Number(bars),
+      marks: marks === '[]' ? [] : marks!.slice(1, -1).split(',').map(Number),
+    },
+  ])
+}
+
+function toInstrument(symbol: string, r: InstrumentTuple) {
+  const { exchange } = parseSymbol(symbol)
+  return Object.freeze({
+    symbol,
+    code: r[0],
+    exchange,
+    region: MARKETS[exchange].region,
+    name: r[2],
+    type: r[3] as SecurityType | null,
+    listingDate: r[4],
+    tickSize: r[5],
+    totalShares: r[6],
+    floatShares: r[7],
+    limitUp: r[8],
+    limitDown: r[9],
+    nameEn: r[10],
+    lotSize: r[11],
+  })
 }
 
 /**
@@ -69,7 +230,7 @@ export function hiddenBy(
   t: {
     readonly fromTs: number | string
     readonly toTs: number | string
-    readonly importId: string
+    readonly importId: bigint | string
     readonly seq: number | string
   },
   tsColumn: string | null,
@@ -79,28 +240,19 @@ export function hiddenBy(
   return `${range}(import_id, seq) < (${sql.int(t.importId)}, ${sql.int(t.seq)})`
 }
 
-/** `AND NOT (...)` for each tombstone of a key. */
-export function tombstoneFilter(list: readonly Tombstone[] | undefined, tsColumn: string | null): string {
+/** `AND NOT (...)` for each tombstone of a key (those of a range that misses [from, to] left out). */
+export function tombstoneFilter(
+  list: readonly Tombstone[] | undefined,
+  tsColumn: string,
+  from = OPEN_FROM,
+  to = OPEN_TO,
+): string {
   if (!list) return ''
-  return list.map((t) => ` AND NOT (${hiddenBy(t, tsColumn)})`).join('')
+  return list
+    .filter((t) => t.fromTs <= to && from <= t.toTs)
+    .map((t) => ` AND NOT (${hiddenBy(t, tsColumn)})`)
+    .join('')
 }
 
-/** The committed spans of one series, oldest import first. */
-export async function loadIntervals(
-  meta: Connection,
-  s: Snapshot,
-  symbol: string,
-  period: StoredPeriod,
-): Promise<Interval[]> {
-  const rows = await meta.rows(
-    `SELECT first_ts, last_ts, import_id FROM series WHERE symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ${s.committedSql} ORDER BY import_id, seq`,
-  )
-  return rows.map(([first, last, id]) => ({ first: Number(first), last: Number(last), importId: id! }))
-}
-
-/** Whether spans clipped to [from, to] overlap: only then can two rows of one timestamp be in the window. */
-export function overlapping(spans: readonly Interval[], from: number, to: number): boolean {
-  const clipped = spans.map((i) => [Math.max(i.first, from), Math.min(i.last, to)] as const).sort((a, b) => a[0] - b[0])
-  for (let k = 1; k < clipped.length; k++) if (clipped[k][0] <= clipped[k - 1][1]) return true
-  return false
-}
+/** The SQL the compaction and the visible-set queries share. */
+export { VISIBLE }

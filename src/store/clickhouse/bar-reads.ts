@@ -1,0 +1,151 @@
+/**
+ * @module Reading bars: one query per read, its time range from the series' positions held in memory
+ * (series-index.ts), so it scans little more than the bars it returns; rollups from the partials
+ * each 1m put stored, folded here (clickhouse-rollups.ts), or rolled up from the 1m bars where puts
+ * overlap or a delete hides some of them (FORMAT.md "Reads").
+ */
+import { allocBars, barCount, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { MARKETS, parseSymbol } from '../../domain/market.js'
+import { MINUTES_OF, type StoredPeriod } from '../../domain/period.js'
+import { buildRollups, type RollupPeriod } from '../../domain/rollups.js'
+import type { ChunkPeriod } from '../market-store.js'
+import { newest, sortedByTime } from './bar-window.js'
+import { foldPartials } from './clickhouse-rollups.js'
+import { CoalescedReads } from './coalesced-reads.js'
+import { sql, type Connection } from './connection.js'
+import { tombstoneKey } from './metadata.js'
+import { decodeBars } from './row-binary.js'
+import { OPEN_FROM, OPEN_TO, seriesKey, tombstoneFilter, type Snapshot } from './snapshot.js'
+
+/** Upper bounds of milliseconds per stored bar: a window for `limit` bars where positions are not known. */
+const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_000 }
+const SLACK_MS = 10 * 86_400_000
+/** The value columns of a bar as read (the newest import's, per timestamp, where puts overlap). */
+const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volume, amount'
+/**
+ * One thread a query, for reads of up to this many rows: a small read is latency, and a second thread
+ * per query only waits on a busy machine (18.16 starts its threads per query).
+ */
+const ONE_THREAD_ROWS = 200_000
+
+export interface ReadRange {
+  readonly symbol: string
+  readonly fromMs?: number
+  readonly toMs?: number
+  readonly limit: number
+}
+
+export class BarReads {
+  readonly #together: CoalescedReads
+
+  constructor(private readonly entry: Connection) {
+    this.#together = new CoalescedReads(entry)
+  }
+
+  /** The newest `limit` visible, not deleted bars of a stored period in [fromMs, toMs], ascending. */
+  async series(s: Snapshot, period: StoredPeriod, q: ReadRange): Promise<Bars> {
+    const series = s.series.get(seriesKey(q.symbol, period))
+    if (!series || q.limit <= 0) return allocBars(0)
+    const from = Math.max(q.fromMs ?? OPEN_FROM, series.first)
+    const to = Math.min(q.toMs ?? OPEN_TO, series.last)
+    if (from > to) return allocBars(0)
+    let start = series.startFor(to, q.limit) ?? to - (q.limit * MS_PER_BAR[period] + SLACK_MS)
+    for (;;) {
+      const lo = Math.max(from, start)
+      const bars = await this.range(s, q.symbol, period, lo, to, q.limit)
+      if (barCount(bars) >= q.limit || lo <= from) return newest(bars, q.limit)
+      // Fewer than the positions promised (deleted bars) or than the time estimate held: look further back.
+      start = lo - 8 * Math.max(to - lo, MS_PER_BAR[period] * q.limit)
+    }
+  }
+
+  /** The newest `limit` rollups of `period` stamped in [fromMs, toMs]: what stored rollups of every 1m bar give. */
+  async rollups(s: Snapshot, period: RollupPeriod, q: ReadRange): Promise<Bars> {
+    const minute = s.series.get(seriesKey(q.symbol, '1m'))
+    if (!minute || q.limit <= 0) return allocBars(0)
+    const market = MARKETS[parseSymbol(q.symbol).exchange]
+    const { zone } = market
+    const dayStart = (t: number) => zone.midnightUtc(zone.localDay(t))
+    const from = Math.max(q.fromMs ?? OPEN_FROM, minute.first)
+    const to = Math.min(q.toMs ?? OPEN_TO, minute.last)
+    if (from > to) return allocBars(0)
+    // Whole local days: a bucket never spans two, so its partials are all read or none.
+    const end = zone.midnightUtc(zone.localDay(to) + 1) - 1
+    const perBar = MINUTES_OF[period]
+    let start = minute.startFor(to, q.limit * perBar) ?? to - (q.limit * perBar * MS_PER_BAR['1m'] + SLACK_MS)
+    for (;;) {
+      const lo = dayStart(Math.max(from, start))
+      const rolled = await this.#rolled(s, q.symbol, period, lo, end)
+      const hi = lowerBound(rolled.timestamp, to + 1)
+      const first = lowerBound(rolled.timestamp, from, 0, hi)
+      if (hi - first >= q.limit || lo <= dayStart(from)) return sliceBars(rolled, Math.max(first, hi - q.limit), hi)
+      start = lo - 8 * Math.max(end - lo, 86_400_000)
+    }
+  }
+
+  /** Rollups of whole local days [lo, end]: the stored partials folded, or the 1m bars rolled up. */
+  async #rolled(s: Snapshot, symbol: string, period: RollupPeriod, lo: number, end: number): Promise<Bars> {
+    const market = MARKETS[parseSymbol(symbol).exchange]
+    const minute = s.series.get(seriesKey(symbol, '1m'))!
+    const deletes = s.meta.tombstones.get(tombstoneKey('bars', symbol, '1m')) ?? []
+    const stored = !minute.overlapsIn(lo, end) && !minute.legacyIn(lo, end)
+    if (stored && !deletes.some((t) => t.fromTs <= end && lo <= t.toTs)) {
+      let scales: Uint8Array = new Uint8Array(0)
+      const partials = await this.#query(s, symbol, period, lo, end, false, (v) => (scales = v))
+      const folded = foldPartials(sortedByTimeWith(partials, scales), scales, period, market)
+      if (folded) return folded
+    }
+    return buildRollups(await this.range(s, symbol, '1m', lo, end, Infinity), period, market)
+  }
+
+  /** Every visible, not deleted bar of [lo, to], ascending (the newest import's where puts overlap). */
+  async range(s: Snapshot, symbol: string, period: StoredPeriod, lo: number, to: number, limit: number): Promise<Bars> {
+    const series = s.series.get(seriesKey(symbol, period))
+    const grouped = series?.overlapsIn(lo, to) ?? false
+    // At most one bar a minute (a day): the rows the range can hold, whatever `limit` says.
+    const most = Math.min(limit, (to - lo) / (period === '1d' ? 86_400_000 : 60_000) + 1)
+    return sortedByTime(await this.#query(s, symbol, period, lo, to, grouped, undefined, most))
+  }
+
+  /**
+   * A series' rows in [lo, to], unsorted; `grouped`: the newest row per timestamp (puts overlap
+   * there), in a query of its own. Plain reads of modest size go through CoalescedReads.
+   */
+  async #query(
+    s: Snapshot,
+    symbol: string,
+    period: ChunkPeriod,
+    lo: number,
+    to: number,
+    grouped: boolean,
+    vscales?: (v: Uint8Array) => void,
+    expectedRows = 0,
+  ): Promise<Bars> {
+    const deletes = s.meta.tombstones.get(tombstoneKey('bars', symbol, period)) ?? []
+    if (!grouped && expectedRows <= ONE_THREAD_ROWS) {
+      const meeting = deletes.filter((t) => t.fromTs <= to && lo <= t.toTs)
+      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting })
+      vscales?.(read.vscales)
+      return read.bars
+    }
+    const prewhere = `symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ts >= ${sql.int(Math.ceil(lo))} AND ts <= ${sql.int(Math.floor(to))}`
+    const where = `${s.visibleSql}${tombstoneFilter(deletes, 'ts', lo, to)}`
+    const query = grouped
+      ? `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
+           SELECT ts, argMax((${VALUE_COLUMNS}), (import_id, seq)) AS r FROM bars PREWHERE ${prewhere} WHERE ${where} GROUP BY ts)`
+      : `SELECT ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${prewhere} WHERE ${where}`
+    const settings: Record<string, number> = expectedRows <= ONE_THREAD_ROWS ? { max_threads: 1 } : {}
+    return decodeBars(await this.entry.bytes(`${query} FORMAT RowBinary`, settings), vscales)
+  }
+}
+
+/** Bars and a per-row column put in time order together. */
+function sortedByTimeWith(bars: Bars, column: Uint8Array): Bars {
+  const sorted = sortedByTime(bars)
+  if (sorted === bars) return bars
+  const ts = bars.timestamp
+  const order = Array.from({ length: ts.length }, (_, i) => i).sort((a, b) => ts[a] - ts[b])
+  const copy = column.slice()
+  order.forEach((from, to) => (column[to] = copy[from]))
+  return sorted
+}

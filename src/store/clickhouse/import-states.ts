@@ -1,0 +1,104 @@
+/**
+ * @module The imports table's protocol: an import's rows become visible by its `committed` row, and a
+ * vacuum removes them only after a `vacuumed` row; the two never both happen (FORMAT.md "Commit and
+ * vacuum"). ClickHouse has no compare-and-set, so each side writes its intent and then reads the
+ * other's: a commit writes `committing` before its conditional `committed`, a vacuum `vacuuming`
+ * before it looks for `committing`.
+ */
+import { sql, type Connection } from './connection.js'
+
+export const IMPORT_STATE_TYPE =
+  "Enum8('begun' = 1, 'committed' = 2, 'aborted' = 3, 'vacuumed' = 4, 'committing' = 5, 'vacuuming' = 6)"
+
+export type ImportState = 'begun' | 'committed' | 'aborted' | 'vacuumed' | 'committing' | 'vacuuming'
+
+/** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
+export const HEARTBEAT_MS = 5_000
+/**
+ * The shortest grace a vacuum may give running imports: two heartbeats. A shorter one would take a
+ * live import for a dead one between two of its heartbeats (the import would then fail to commit).
+ */
+export const MIN_GRACE_MS = 2 * HEARTBEAT_MS
+
+/** Per import (GROUP BY import_id): the imports readers see. A `vacuumed` row hides an import for good. */
+export const VISIBLE = "countIf(state = 'committed') > 0 AND countIf(state = 'vacuumed') = 0"
+
+export async function recordState(
+  meta: Connection,
+  ids: readonly (bigint | string)[],
+  state: ImportState,
+): Promise<void> {
+  const now = Date.now()
+  await meta.insert(
+    'imports',
+    ['import_id', 'state', 'at_ms'],
+    'TabSeparated',
+    ids.map((id) => `${sql.int(id)}\t${state}\t${now}\n`).join(''),
+  )
+}
+
+/**
+ * Makes an import visible unless a vacuum has claimed it; true when it is visible. The `committed`
+ * row goes in by one INSERT ... SELECT that finds no `vacuuming` row: the server reads and writes
+ * in one statement, so no pause of this process can fall between the check and the row.
+ */
+export async function commitImport(meta: Connection, id: bigint): Promise<boolean> {
+  await recordState(meta, [id], 'committing')
+  const i = sql.int(id)
+  await meta.command(
+    `INSERT INTO imports (import_id, state, at_ms) SELECT ${i}, 'committed', ${sql.int(Date.now())} FROM system.one
+     WHERE (SELECT count() FROM imports WHERE import_id = ${i} AND state IN ('vacuuming', 'vacuumed')) = 0`,
+  )
+  const [[committed, vacuumed]] = await meta.rows(
+    `SELECT countIf(state = 'committed'), countIf(state = 'vacuumed') FROM imports WHERE import_id = ${i}`,
+  )
+  return committed !== '0' && vacuumed === '0'
+}
+
+/**
+ * Claims the imports that will never commit: rolled back, or with no sign of life for `graceMs`.
+ * Returns the ids whose `vacuumed` row is in: their rows may be removed, no reader will see them and
+ * their commits fail. An import that had begun to commit when claimed is left until its claim is
+ * older than the grace (and MIN_GRACE_MS): its conditional `committed` insert, if it saw no claim,
+ * has long landed by then, and a later one sees the claim.
+ */
+export async function claimDeadImports(meta: Connection, graceMs: number): Promise<string[]> {
+  const now = Date.now()
+  const candidates = (
+    await meta.rows(
+      `SELECT import_id FROM imports GROUP BY import_id
+       HAVING countIf(state IN ('committed', 'vacuumed')) = 0
+          AND (countIf(state = 'aborted') > 0 OR maxIf(at_ms, state IN ('begun', 'committing')) < ${sql.int(now - graceMs)})`,
+    )
+  ).map((r) => r[0]!)
+  if (candidates.length === 0) return []
+  await recordState(meta, candidates, 'vacuuming')
+  const settled = now - Math.max(graceMs, MIN_GRACE_MS)
+  const claimed = (
+    await meta.rows(
+      `SELECT import_id FROM imports WHERE import_id IN (${sql.list(candidates.map(sql.int))}) GROUP BY import_id
+       HAVING countIf(state IN ('committed', 'vacuumed')) = 0
+          AND (countIf(state = 'committing') = 0 OR minIf(at_ms, state = 'vacuuming') <= ${sql.int(settled)})`,
+    )
+  ).map((r) => r[0]!)
+  if (claimed.length) await recordState(meta, claimed, 'vacuumed')
+  return claimed
+}
+
+/**
+ * Draws an import id above every committed one and records it `begun`: readers hide the rows of
+ * imports at or below their newest visible id that are not visible (snapshot.ts), so an import that
+ * starts later must not get an id below that mark. Its `begun` row goes in first, then the newest
+ * committed id is read: an id at or below it is given up (`aborted`) and a higher one drawn.
+ */
+export async function beginImport(meta: Connection, newId: (floor: bigint) => bigint): Promise<bigint> {
+  let floor = 0n
+  for (;;) {
+    const id = newId(floor)
+    await recordState(meta, [id], 'begun')
+    const [[max]] = await meta.rows("SELECT max(import_id) FROM imports WHERE state = 'committed'")
+    if (BigInt(max ?? 0) < id) return id
+    await recordState(meta, [id], 'aborted')
+    floor = BigInt(max ?? 0)
+  }
+}

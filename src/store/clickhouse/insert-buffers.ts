@@ -1,0 +1,115 @@
+/**
+ * @module What one import sends, gathered: bar rows of many series into large RowBinary blocks (two
+ * in flight, so the next is encoded while the server takes one), small-table rows per table until
+ * the commit. An import of 5,000 one-bar series is then a handful of INSERTs, not 10,000, and each
+ * INSERT is one part per shard.
+ */
+import type { Connection } from './connection.js'
+
+/** Bar INSERTs in flight at once: the server parses each on one thread, so two keep two of its cores busy. */
+const IN_FLIGHT = 2
+
+export class BarBlocks {
+  #parts: Buffer[] = []
+  #rows = 0
+  #sending: Promise<void>[] = []
+
+  constructor(
+    private readonly send: (body: Buffer) => Promise<void>,
+    private readonly blockRows: number,
+  ) {}
+
+  /** Adds encoded rows; sends a block once `blockRows` have gathered (a failure of an earlier one throws here). */
+  async add(body: Buffer, rows: number): Promise<void> {
+    if (rows === 0) return
+    this.#parts.push(body)
+    this.#rows += rows
+    if (this.#rows >= this.blockRows) await this.#flush()
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#rows === 0) return
+    const body = this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts)
+    this.#parts = []
+    this.#rows = 0
+    if (this.#sending.length >= IN_FLIGHT) await this.#sending.shift()
+    const sent = this.send(body)
+    sent.catch(() => undefined) // awaited by add or finish; this only keeps a later failure from going unhandled first
+    this.#sending.push(sent)
+  }
+
+  /** Sends what is left and waits for every block; throws the first failure. None is left running. */
+  async finish(): Promise<void> {
+    let failure: { reason: unknown } | undefined
+    try {
+      await this.#flush()
+    } catch (reason) {
+      failure = { reason }
+    }
+    const settled = await Promise.allSettled(this.#sending)
+    this.#sending = []
+    failure ??= settled.find((r) => r.status === 'rejected')
+    if (failure) throw failure.reason
+  }
+
+  /** Drops what is gathered and waits for the blocks in flight, failed or not (a rollback). */
+  async abandon(): Promise<void> {
+    this.#parts = []
+    this.#rows = 0
+    await Promise.allSettled(this.#sending)
+    this.#sending = []
+  }
+}
+
+interface TableRows {
+  readonly columns: readonly string[]
+  readonly format: 'RowBinary' | 'TabSeparated'
+  bodies: (Buffer | string)[]
+  bytes: number
+}
+
+/** A table's gathered rows are sent once they pass this size (statements' JSON can be large), so an import's memory stays bounded. */
+const META_FLUSH_BYTES = 16 << 20
+
+/** Rows of the small tables, per table, sent in one INSERT each by `finish` (or earlier, past META_FLUSH_BYTES). */
+export class MetaRows {
+  readonly #tables = new Map<string, TableRows>()
+  readonly #sent: Promise<void>[] = []
+
+  constructor(private readonly meta: Connection) {}
+
+  add(table: string, columns: readonly string[], format: TableRows['format'], body: Buffer | string): void {
+    let rows = this.#tables.get(table)
+    if (!rows) this.#tables.set(table, (rows = { columns, format, bodies: [], bytes: 0 }))
+    rows.bodies.push(body)
+    rows.bytes += body.length
+    if (rows.bytes >= META_FLUSH_BYTES) {
+      const sent = this.#send(table, rows)
+      sent.catch(() => undefined) // awaited by finish; this only keeps a failure from going unhandled first
+      this.#sent.push(sent)
+    }
+  }
+
+  #send(table: string, rows: TableRows): Promise<void> {
+    const { columns, format, bodies } = rows
+    rows.bodies = []
+    rows.bytes = 0
+    const body = format === 'RowBinary' ? Buffer.concat(bodies as Buffer[]) : (bodies as string[]).join('')
+    return this.meta.insert(table, columns, format, body)
+  }
+
+  /** Sends what is left, one INSERT per table, and waits for every send; throws the first failure. */
+  async finish(): Promise<void> {
+    for (const [table, rows] of this.#tables) if (rows.bodies.length) this.#sent.push(this.#send(table, rows))
+    this.#tables.clear()
+    const settled = await Promise.allSettled(this.#sent.splice(0))
+    const failed = settled.find((r) => r.status === 'rejected')
+    if (failed) throw failed.reason
+  }
+
+  /** Drops what is gathered and waits for the sends under way, failed or not (a rollback: then its rows are removed). */
+  async abandon(): Promise<void> {
+    this.#tables.clear()
+    await Promise.allSettled(this.#sent.splice(0))
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * @module What readers know of each series from the `series` rows of visible imports, held in memory:
+ * where its bars are, where two puts overlap (only there can a timestamp have two rows), and the
+ * position of every MARK_EVERY-th bar, so a read of the latest N bars asks for a range that holds
+ * N to N + 2 x MARK_EVERY of them.
+ */
+import type { StoredPeriod } from '../../domain/period.js'
+import { MARK_EVERY } from './schema.js'
+
+/** One put's row of the `series` table (bars 0: written before counts were kept). */
+export interface SpanRow {
+  readonly first: number
+  readonly last: number
+  readonly bars: number
+  /** Timestamps of bars MARK_EVERY, 2 x MARK_EVERY, ... of the put. */
+  readonly marks: readonly number[]
+}
+
+/** Bars of puts that follow one another this close are held as one span (a day of one-minute appends). */
+const JOIN_GAP_MS: Record<StoredPeriod, number> = { '1m': 4 * 86_400_000, '1d': 15 * 86_400_000 }
+
+/** Puts joined: first and last bar, count, and checkpoints (timestamp, bars before it in the span). */
+interface Span {
+  readonly first: number
+  readonly last: number
+  readonly bars: number
+  readonly ts: readonly number[]
+  readonly at: readonly number[]
+}
+
+export class SeriesState {
+  #flat: { ts: Float64Array; pos: Float64Array } | undefined | null
+
+  private constructor(
+    readonly period: StoredPeriod,
+    /** Sorted by first bar; disjoint unless `overlaps` says where they meet. */
+    readonly spans: readonly Span[],
+    /** Sorted, merged [from, to] ranges where two puts meet. */
+    readonly overlaps: readonly (readonly [number, number])[],
+    /** Changes whenever the series does (a new put, or a tombstone of it): keys what is held per series. */
+    readonly rev: number,
+  ) {}
+
+  static empty(period: StoredPeriod): SeriesState {
+    return new SeriesState(period, [], [], 0)
+  }
+
+  get first(): number {
+    return this.spans.length ? this.spans[0].first : Infinity
+  }
+
+  get last(): number {
+    let last = -Infinity
+    for (const s of this.spans) last = Math.max(last, s.last)
+    return last
+  }
+
+  /** This state with one more put (`rev`: the new revision). */
+  with(row: SpanRow, rev: number): SeriesState {
+    const overlaps = [...this.overlaps]
+    for (const s of this.spans)
+      if (s.first <= row.last && row.first <= s.last)
+        overlaps.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
+    const spans = [...this.spans]
+    const tail = spans.at(-1)
+    const ts = [row.first, ...row.marks]
+    const at = ts.map((_, k) => k * MARK_EVERY)
+    if (
+      tail &&
+      tail.bars > 0 &&
+      row.bars > 0 &&
+      row.first > tail.last &&
+      row.first - tail.last <= JOIN_GAP_MS[this.period]
+    ) {
+      // Joined, its checkpoints thinned to one per MARK_EVERY bars: a day of appends is one span, not 240.
+      const joined = { ts: [...tail.ts], at: [...tail.at] }
+      for (let k = 0; k < ts.length; k++) {
+        const offset = tail.bars + at[k]
+        if (offset - joined.at[joined.at.length - 1] >= MARK_EVERY) {
+          joined.ts.push(ts[k])
+          joined.at.push(offset)
+        }
+      }
+      spans[spans.length - 1] = { first: tail.first, last: row.last, bars: tail.bars + row.bars, ...joined }
+    } else {
+      let i = spans.length
+      while (i > 0 && spans[i - 1].first > row.first) i--
+      spans.splice(i, 0, { first: row.first, last: row.last, bars: row.bars, ts, at })
+    }
+    return new SeriesState(this.period, spans, merged(overlaps), rev)
+  }
+
+  /** The same series at a new revision (a tombstone of it became visible). */
+  touched(rev: number): SeriesState {
+    return new SeriesState(this.period, this.spans, this.overlaps, rev)
+  }
+
+  /** Whether a put written before counts were kept (and so before rollups were stored) meets [from, to]. */
+  legacyIn(from: number, to: number): boolean {
+    return this.spans.some((s) => s.bars === 0 && s.first <= to && from <= s.last)
+  }
+
+  /** Whether two puts meet anywhere in [from, to]. */
+  overlapsIn(from: number, to: number): boolean {
+    for (const [a, b] of this.overlaps) if (a <= to && from <= b) return true
+    return false
+  }
+
+  /**
+   * A time from which [from, to] holds at least `limit` bars (or from itself), as few more as the
+   * checkpoints allow; undefined when positions are unknown (puts overlap, or rows from before counts).
+   * Bars deleted since make it hold fewer: the caller widens then.
+   */
+  startFor(to: number, limit: number): number | undefined {
+    const flat = this.#positions()
+    if (!flat) return undefined
+    // j: the last checkpoint at or before `to`; at least pos[j] + 1 bars lie at or before `to`.
+    let lo = 0
+    let hi = flat.ts.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (flat.ts[mid] <= to) lo = mid + 1
+      else hi = mid
+    }
+    const j = lo - 1
+    if (j < 0) return undefined
+    const want = flat.pos[j] + 1 - limit
+    if (want < 0) return -Infinity
+    // i: the last checkpoint at a position <= want: [ts[i], to] holds >= limit bars.
+    lo = 0
+    hi = j + 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (flat.pos[mid] <= want) lo = mid + 1
+      else hi = mid
+    }
+    return lo === 0 ? -Infinity : flat.ts[lo - 1]
+  }
+
+  /** Every checkpoint in time order with its position in the series; null when not known exactly. */
+  #positions(): { ts: Float64Array; pos: Float64Array } | null {
+    if (this.#flat !== undefined) return this.#flat
+    if (this.overlaps.length || this.spans.some((s) => s.bars === 0)) return (this.#flat = null)
+    const count = this.spans.reduce((n, s) => n + s.ts.length, 0)
+    const ts = new Float64Array(count)
+    const pos = new Float64Array(count)
+    let k = 0
+    let base = 0
+    for (const s of this.spans) {
+      for (let m = 0; m < s.ts.length; m++, k++) {
+        ts[k] = s.ts[m]
+        pos[k] = base + s.at[m]
+      }
+      base += s.bars
+    }
+    return (this.#flat = { ts, pos })
+  }
+}
+
+function merged(ranges: (readonly [number, number])[]): (readonly [number, number])[] {
+  if (ranges.length < 2) return ranges
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0])
+  const out: [number, number][] = [[sorted[0][0], sorted[0][1]]]
+  for (const [a, b] of sorted.slice(1)) {
+    const last = out[out.length - 1]
+    if (a <= last[1]) last[1] = Math.max(last[1], b)
+    else out.push([a, b])
+  }
+  return out
+}
