@@ -18,6 +18,14 @@ import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 /** Bar INSERTs sent at once by one putBars. */
 const INSERTS_IN_FLIGHT = 2
 
+/**
+ * A putBars of at most this many bars waits with the others of its transaction, and they go in as one
+ * INSERT at commit (or once they hold PENDING_MAX_ROWS): a live push writes a bar or two for each of
+ * thousands of symbols, which as an INSERT each would cost thousands of round trips and parts.
+ */
+const SMALL_PUT_ROWS = 64
+const PENDING_MAX_ROWS = 100_000
+
 /** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
 const HEARTBEAT_MS = 5_000
 
@@ -47,6 +55,8 @@ export class ClickHouseWriter implements StoreWriter {
   #seq = 0
   #open = true
   #heartbeat: NodeJS.Timeout | undefined
+  /** Small putBars not yet sent: their encoded rows (each with the seq of its putBars) and series rows. */
+  #pending = { bodies: [] as Buffer[], rows: 0, series: [] as (string | number)[][] }
 
   private constructor(t: Topology, id: bigint, hooks: WriterHooks) {
     this.#t = t
@@ -154,8 +164,15 @@ export class ClickHouseWriter implements StoreWriter {
     const n = barCount(bars)
     if (n === 0) return
     const seq = ++this.#seq
-    // Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists.
-    const settings: Record<string, 0 | 1> = this.#t.cluster ? { insert_distributed_sync: 1 } : {}
+    if (n <= SMALL_PUT_ROWS) {
+      const p = this.#pending
+      p.bodies.push(encodeBars(symbol, period, bars, 0, n, this.#id, seq))
+      p.rows += n
+      p.series.push([symbol, period, ts[0], ts[n - 1]])
+      if (p.rows >= PENDING_MAX_ROWS) await this.#sendPending()
+      return
+    }
+    const settings = this.#barSettings()
     // Blocks are encoded while the server takes earlier ones, INSERTS_IN_FLIGHT at a time: the
     // server parses each INSERT on one thread, so two keep two of its cores busy.
     const sending: Promise<void>[] = []
@@ -176,6 +193,21 @@ export class ClickHouseWriter implements StoreWriter {
     failure ??= settled.find((r) => r.status === 'rejected')
     if (failure) throw failure.reason
     await this.#insertMeta('series', ['symbol', 'period', 'first_ts', 'last_ts'], [[symbol, period, ts[0], ts[n - 1]]])
+  }
+
+  /** Sharded by symbol: the Distributed table must hand each block to its shard before the commit row exists. */
+  #barSettings(): Record<string, 0 | 1> {
+    return this.#t.cluster ? { insert_distributed_sync: 1 } : {}
+  }
+
+  /** The small putBars held so far, as one bars INSERT and one series INSERT. */
+  async #sendPending(): Promise<void> {
+    const { bodies, series } = this.#pending
+    if (bodies.length === 0) return
+    this.#pending = { bodies: [], rows: 0, series: [] }
+    const settings = this.#barSettings()
+    await this.#t.entryWriter.insert('bars', BAR_COLUMNS, 'RowBinary', Buffer.concat(bodies), settings)
+    await this.#insertMeta('series', ['symbol', 'period', 'first_ts', 'last_ts'], series)
   }
 
   async putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void> {
@@ -291,6 +323,7 @@ export class ClickHouseWriter implements StoreWriter {
   /** The one row that makes the whole import visible, atomically, to every reader. */
   async commit(): Promise<void> {
     this.#live()
+    await this.#sendPending()
     this.#end()
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
     await this.#state('committed')
