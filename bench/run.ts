@@ -16,6 +16,7 @@ for (const name of [
   'deflate.bench.js',
   'compression.bench.js',
   'work.bench.js',
+  'live.bench.js',
 ]) {
   if (only.length && !only.some((o) => name.includes(o))) continue
   const result = spawnSync(process.execPath, ['--max-old-space-size=8192', join(here, name)], { stdio: 'inherit' })
