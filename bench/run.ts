@@ -17,6 +17,7 @@ for (const name of [
   'compression.bench.js',
   'work.bench.js',
   'clickhouse.bench.js',
+  'live.bench.js',
 ]) {
   if (only.length && !only.some((o) => name.includes(o))) continue
   const result = spawnSync(process.execPath, ['--max-old-space-size=8192', join(here, name)], { stdio: 'inherit' })

@@ -65,3 +65,32 @@ export function getBody(url: string, key: string, accept = 'identity', agent?: A
     req.end()
   })
 }
+
+/** `mdq --db <db> serve --ingest-port 0` (or over `--store`), resolved once both listeners print their address. */
+export function startMdqWithIngest(
+  storeArgs: readonly string[],
+  flags: readonly string[] = [],
+): Promise<Server & { readonly ingest: string }> {
+  const child = spawn(
+    process.execPath,
+    [mdqBin, ...storeArgs, 'serve', '--port', '0', '--ingest-port', '0', ...flags],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
+  let out = ''
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`mdq serve exited (${code}) before listening: ${out}`))
+    child.once('exit', onExit)
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d
+      const api = /serving .* on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
+      const ingest = /ingest listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
+      if (!api || !ingest) return
+      child.off('exit', onExit)
+      child.stdout!.removeAllListeners('data')
+      child.stdout!.resume()
+      resolve({ child, url: `http://127.0.0.1:${api[1]}`, ingest: `http://127.0.0.1:${ingest[1]}` })
+    })
+  })
+}

@@ -10,7 +10,7 @@ import { pauseAt } from './pause-at.js'
 import { storeFlags } from './store-flags.js'
 import { FORMATS, type Format } from '../ingest/presets/presets.js'
 
-function positiveNumber(value: string): number {
+export function positiveNumber(value: string): number {
   const n = Number(value)
   if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number')
   return n

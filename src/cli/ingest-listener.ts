@@ -1,6 +1,7 @@
 /** @module The live half of `mdq serve`: the ingest listener (`--ingest-port`) and the store's background upkeep of appends. */
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildIngestApp } from '../http/ingest-app.js'
+import type { HttpLimits } from '../http/limits.js'
 import type { Metrics } from '../http/observability.js'
 import { LiveIngest } from '../ingest/live-ingest.js'
 import type { LiveFeed } from '../live/live-feed.js'
@@ -17,6 +18,7 @@ export interface IngestListenerOptions {
   readonly feed: LiveFeed
   readonly metrics: Metrics
   readonly logger: FastifyServerOptions['logger']
+  readonly limits?: Partial<HttpLimits>
 }
 
 /** The ingest app, its pushes counted into the server's metrics and published to `feed`. */
@@ -25,7 +27,7 @@ export async function ingestApp(o: IngestListenerOptions): Promise<FastifyInstan
     rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
     ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
   })
-  return buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger })
+  return buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
 }
 
 /**

@@ -8,6 +8,8 @@ import { generateKey, hashKey } from '../auth/api-keys.js'
 import { MemoryRateLimiter, REDIS_COMMAND_TIMEOUT_MS, RedisRateLimiter } from '../auth/rate-limiter.js'
 import { parseRate, positiveInt } from './keys-command.js'
 import { buildDemo } from './demo-command.js'
+import { runDemoFeed } from './demo-feed.js'
+import { positiveNumber } from './import-command.js'
 import { backendOf, displayLocation, openKeyStore, openStores, type StoreLocation } from '../store/backends.js'
 import { defaultWorkers, poolRunner } from '../runner/query-pool.js'
 import { storeFlags } from './store-flags.js'
@@ -90,7 +92,8 @@ function megabytes(value: string): number {
 export const SHUTDOWN_GRACE_MS = 10_000
 
 /** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
-export async function serve(config: ServeConfig): Promise<void> {
+/** Resolves once listening, with the ingest listener's address when there is one. */
+export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?: string }> {
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
   const limiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
@@ -194,11 +197,10 @@ export async function serve(config: ServeConfig): Promise<void> {
     { store: shown },
     `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`,
   )
-  if (ingest)
-    app.log.info(
-      `mdq ingest listening on http://${config.ingestHost}:${(ingest.server.address() as { port: number }).port} (keys of scope ingest)`,
-    )
+  const ingestUrl = ingest && `http://${config.ingestHost}:${(ingest.server.address() as { port: number }).port}`
+  if (ingestUrl) app.log.info(`mdq ingest listening on ${ingestUrl} (keys of scope ingest)`)
   logStream.flush() // the address lines, at once: scripts wait for them
+  return { ...(ingestUrl && { ingestUrl }) }
 }
 
 export function registerServe(program: Command): void {
@@ -300,8 +302,13 @@ export function registerServe(program: Command): void {
     await serve({ ...storeFlags(program), ...o })
   })
 
-  options(program.command('start').description('npm start: build the demo store on first run, then serve')).action(
-    async (o: Flags) => {
+  options(program.command('start').description('npm start: build the demo store on first run, then serve'))
+    .option(
+      '--live [speed]',
+      "also replay the store's latest day of the demo symbols' 1m bars as today's quotes into an ingest listener (loopback; --ingest-port or any), at speed times real time",
+      positiveNumber,
+    )
+    .action(async (o: Flags & { live?: number | true }) => {
       const flags = storeFlags(program)
       const db = displayLocation(flags.store)
       if (!(await backendOf(flags.store).exists(flags.store))) {
@@ -319,7 +326,20 @@ export function registerServe(program: Command): void {
           `Serving ${db}. Create an API key with: npx mdq keys create --name me${flags.isDefault ? '' : ` --store ${db}`}${flags.keys ? ` --keys ${displayLocation(flags.keys)}` : ''}\n`,
         )
       }
-      await serve({ ...flags, ...o })
-    },
-  )
+      const live = o.live === true ? 10 : o.live
+      const { ingestUrl } = await serve({
+        ...flags,
+        ...o,
+        ...(live !== undefined && { ingestPort: o.ingestPort ?? 0, ingestHost: '127.0.0.1' }),
+      })
+      if (live !== undefined && ingestUrl)
+        void runDemoFeed({
+          ...flags,
+          ingestUrl,
+          speed: live,
+          log: (line) => process.stderr.write(`${line}\n`),
+        }).catch((err: unknown) =>
+          process.stderr.write(`Live demo stopped: ${err instanceof Error ? err.message : String(err)}\n`),
+        )
+    })
 }

@@ -1,9 +1,8 @@
-/** @module An ingest listener (buildIngestApp) beside a test server's public app, over the same store, on a loopback port. */
+/** @module An ingest listener (as mdq serve --ingest-port builds it) beside a test server's public app, over the same store, on a loopback port. */
 import type { FastifyInstance } from 'fastify'
-import { buildIngestApp } from '../../src/http/ingest-app.js'
+import { ingestApp } from '../../src/cli/ingest-listener.js'
 import type { HttpLimits } from '../../src/http/limits.js'
 import { Metrics } from '../../src/http/observability.js'
-import { LiveIngest } from '../../src/ingest/live-ingest.js'
 import { streamFeed } from '../../src/live/feed-snapshots.js'
 import { InProcessLiveFeed, type LiveEvent } from '../../src/live/live-feed.js'
 import type { StreamHub } from '../../src/live/stream-hub.js'
@@ -13,6 +12,8 @@ export interface TestIngest {
   readonly url: string
   readonly app: FastifyInstance
   readonly feed: InProcessLiveFeed
+  /** The listener's metrics, counted as mdq serve counts them. */
+  readonly metrics: Metrics
   /** Every batch of events published, in order. */
   readonly published: (readonly LiveEvent[])[]
   /** A key of scope ingest. */
@@ -31,21 +32,14 @@ export async function startIngest(
   feed.subscribe((events) => published.push(events))
   if (hub) streamFeed(feed, hub)
   const metrics = new Metrics()
-  const app = await buildIngestApp({
-    ingest: new LiveIngest(server.store, feed, {
-      rows: (kind, n) => metrics.ingestRows.inc({ kind }, n),
-      ignored: (reason, n) => metrics.ingestIgnored.inc({ reason }, n),
-    }),
-    keys: server.keys,
-    metrics,
-    limits,
-  })
+  const app = await ingestApp({ store: server.store, keys: server.keys, feed, metrics, logger: false, limits })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   return {
     url: `http://127.0.0.1:${port}`,
     app,
     feed,
+    metrics,
     published,
     key: await newKey(server.keys, 'feed', {}, 'ingest'),
     close: () => app.close(),

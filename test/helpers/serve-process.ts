@@ -15,12 +15,13 @@ export interface ServeProcess {
   kill(): Promise<void>
 }
 
-/** Starts `mdq <globalArgs> serve --port 0 ...` and waits (up to 30 s) for its address line. */
+/** Starts `mdq <globalArgs> serve --port 0 ...` (or `start`) and waits (up to 30 s) for its address lines. */
 export async function spawnServe(
   globalArgs: readonly string[],
   serveArgs: readonly string[] = [],
+  command: 'serve' | 'start' = 'serve',
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [MDQ_BIN(), ...globalArgs, 'serve', '--port', '0', ...serveArgs], {
+  const child = spawn(process.execPath, [MDQ_BIN(), ...globalArgs, command, '--port', '0', ...serveArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -29,7 +30,7 @@ export async function spawnServe(
   child.stderr!.on('data', (d) => (err += d))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const t0 = Date.now()
-  const ingestToo = serveArgs.includes('--ingest-port')
+  const ingestToo = serveArgs.includes('--ingest-port') || serveArgs.includes('--live')
   const started = () =>
     /serving .* on http:\/\/127\.0\.0\.1:(\d+)/.test(out) &&
     (!ingestToo || /ingest listening on http:\/\/127\.0\.0\.1:(\d+)/.test(out))

@@ -255,7 +255,7 @@ describe('ingest listener', () => {
     assert.equal(pushed.body.message, "Row 0 ('high'): high 1 is below low 2.")
   })
 
-  it('counts snapshots older than the latest or repeating it and changes nothing for them', async () => {
+  it('counts snapshots older than the latest or repeating it (answer and metric) and changes nothing for them', async () => {
     const first = { ...base(), symbol: '600000.SH', timestamp: at(10, 5), volume: 500, amount: 5000.5 }
     const later = { ...first, timestamp: at(10, 6), volume: 600, amount: 6001.5, lastPrice: 261 }
     assert.deepEqual((await push('quotes', [wire(first), wire(later)])).body.data, {
@@ -265,9 +265,17 @@ describe('ingest listener', () => {
       duplicate: 0,
     })
     const dumped = dumpStore(db)
+    const ignored = async () => {
+      const { values } = await ingest.metrics.ingestIgnored.get()
+      const of = (reason: string) => values.find((v) => v.labels.reason === reason)?.value ?? 0
+      return { stale: of('stale'), duplicate: of('duplicate') }
+    }
+    const before = await ignored()
     const answer = await push('quotes', [wire(later), wire(first), { ...wire(later), last_price: 262 }])
     assert.deepEqual(answer.body.data, { rows: 3, accepted: 0, stale: 2, duplicate: 1 })
     assert.equal(dumpStore(db), dumped)
+    // Counted where an operator sees it: mdq_ingest_ignored_total by reason.
+    assert.deepEqual(await ignored(), { stale: before.stale + 2, duplicate: before.duplicate + 1 })
   })
 
   it('takes NDJSON; refuses more than the documented rows or bytes with 413, a bad NDJSON line with 400; stores nothing', async () => {

@@ -261,6 +261,40 @@ describe('clickhouse store on one server', () => {
     assert.ok((await b.keys.findKey(k.hash))?.revokedMs)
   })
 
+  need.it('a live minute for many symbols goes in as one INSERT: one new part of bars, no mutation', async () => {
+    const live = await open(server.storeUrl('live_parts'))
+    try {
+      // Merges stopped: every INSERT's part stays countable.
+      await httpCommand(server.httpUrl, 'SYSTEM STOP MERGES live_parts.bars')
+      const parts = async () =>
+        Number(
+          await httpQuery(
+            server.httpUrl,
+            "SELECT count() FROM system.parts WHERE database = 'live_parts' AND table = 'bars' AND active",
+          ),
+        )
+      const mutations = () =>
+        httpQuery(server.httpUrl, "SELECT count() FROM system.mutations WHERE database = 'live_parts'")
+      const symbols = Array.from({ length: 300 }, (_, i) => `${600000 + i}.SH`)
+      const minute = Date.UTC(2024, 0, 2, 1, 31)
+      const w = await live.market.beginWrite()
+      for (const [i, symbol] of symbols.entries()) {
+        await w.putBars(symbol, '1m', walkBars([minute - 60_000, minute], [i / 300]))
+        await w.putBars(symbol, '1d', walkBars([Date.UTC(2024, 0, 1, 16)], [i / 300]))
+      }
+      await w.commit()
+      assert.equal(await parts(), 1)
+      assert.equal(Number(await mutations()), 0)
+      for (const i of [0, 299]) {
+        const read = await live.market.readBars({ symbol: symbols[i], period: '1m', limit: 10 })
+        assert.deepEqual([...read.timestamp], [minute - 60_000, minute])
+        assert.deepEqual([...read.close], [...walkBars([minute - 60_000, minute], [i / 300]).close])
+      }
+    } finally {
+      await Promise.all([live.keys.close(), live.market.close()])
+    }
+  })
+
   need.it("a store's api_keys from before scopes gains the scope column on open; its keys read only", async () => {
     await httpCommand(server.httpUrl, 'CREATE DATABASE IF NOT EXISTS old_keys')
     await httpCommand(

@@ -135,8 +135,13 @@ export class TailWriter {
   tryAppend(symbol: string, period: StoredPeriod, bars: Bars): boolean {
     const n = barCount(bars)
     if (n === 0 || n > TAIL_APPEND_MAX) return false
-    const chunked = this.st.lastChunkedMs.get(symbol, period)
-    if (chunked !== undefined && bars.timestamp[0] <= chunked) return false
+    // Every chunked bar of a series is older than its tail's first row, so a series whose tail begins
+    // at or before these bars needs no look at its chunks (a seek there reads rows laden with blobs).
+    const tailFirst = this.st.tailFirst.get(symbol, period)
+    if (tailFirst === undefined || bars.timestamp[0] < tailFirst) {
+      const chunked = this.st.lastChunkedMs.get(symbol, period)
+      if (chunked !== undefined && bars.timestamp[0] <= chunked) return false
+    }
     const { timestamp, open, high, low, close, volume, amount, prevClose } = bars
     for (let i = 0; i < n; i++) {
       const pc = prevClose[i]

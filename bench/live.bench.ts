@@ -1,0 +1,447 @@
+// Live ingest on the full-market store (5,000 symbols), each figure beside a baseline from the same run:
+// A. one minute of quotes for 5,000 symbols (3+ snapshots each) pushed in batches of 500 to a real
+//    `mdq serve --ingest-port` (SQLite): accepted snapshots/s beside a bare node:http server that only
+//    parses the same bodies, and the minute's 5,000 bars written the way appends went before the tail
+//    (each symbol's last chunk and its rollups rewritten); and the time from the minute's last answer
+//    to its last pushed symbol reading the minute, beside that read alone (uncached).
+// B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0 skips
+//    it, BENCH_LIVE_SQLITE=0 skips the others).
+// C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
+//    times the market's cadence (default 10), beside the same reads with no feed; then the rest of the
+//    day at full speed, and store bytes per 1m bar (after the background fold) beside the same bars
+//    imported in one file.
+// D. end of day: one daily bar for each of the 5,000 symbols through `mdq import bars --period 1d`,
+//    beside writing them by rewriting each symbol's last chunk.
+// Run: npm run bench -- live   (BENCH_SECONDS per read load, default 5)
+import { spawn } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
+import { generateKey, hashKey } from '../src/auth/api-keys.js'
+import { allocBars, barCount, sliceBars, type Bars } from '../src/domain/bars.js'
+import { MARKETS } from '../src/domain/market.js'
+import type { StoredPeriod } from '../src/domain/period.js'
+import { openKeyStore } from '../src/store/backends.js'
+import { putBarsWith } from '../src/store/sqlite/chunks.js'
+import { TouchedDays } from '../src/store/sqlite/rollups.js'
+import { openDb } from '../src/store/sqlite/sqlite-db.js'
+import { storeStatements } from '../src/store/sqlite/sqlite-statements.js'
+import { WrittenChunks } from '../src/store/sqlite/written-chunks.js'
+import { clickhouseServer } from '../test/helpers/requirements.js'
+import { ClickHouseServer } from '../test/helpers/clickhouse.js'
+import { fullMarketStore } from './full-market-store.js'
+import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
+import { median, row } from './measure.js'
+import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
+import { requireWrk, wrkFiles, wrkLoad, type WrkLoad } from './wrk.js'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const SPEED = Number(process.env.BENCH_LIVE_SPEED ?? 10)
+const BATCH = 500
+const IN_FLIGHT = 4
+const MEASURED_MINUTES = 5
+
+const here = import.meta.dirname
+const tmp = mkdtempSync(join(tmpdir(), 'mdq-bench-live-'))
+const servers: Server[] = []
+
+const ms = (x: number) => `${x.toFixed(0)} ms`
+const perS = (n: number, msTaken: number) => `${Math.round((n / msTaken) * 1000).toLocaleString('en-US')}/s`
+
+/** A copy of the store file (and its keys) in the bench's temp dir, the original untouched. */
+function copyStore(db: string, name: string): string {
+  const to = join(tmp, `${name}.db`)
+  copyFileSync(db, to)
+  copyFileSync(db.replace(/\.db$/, '.keys.db'), to.replace(/\.db$/, '.keys.db'))
+  return to
+}
+
+/** The file's bytes once its WAL is checkpointed into it, and those of its pages in use (not on the free list). */
+function storeBytes(path: string): { file: number; used: number } {
+  const db = new Database(path)
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  const page = (name: string) => db.pragma(name, { simple: true }) as number
+  const used = (page('page_count') - page('freelist_count')) * page('page_size')
+  db.close()
+  return { file: statSync(path).size, used }
+}
+
+async function ingestKey(db: string): Promise<string> {
+  const keys = await openKeyStore({ store: db })
+  const key = generateKey()
+  await keys.createKey({ name: 'bench feed', hash: hashKey(key), scope: 'ingest', ratePerMin: null, burst: null })
+  await keys.close()
+  return key
+}
+
+/** POSTs the bodies, `inFlight` at a time; every answer must be a 200. */
+async function pushAll(url: string, key: string, bodies: readonly string[], inFlight = IN_FLIGHT): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++]
+      const r = await fetch(`${url}/v1/ingest/quotes`, {
+        method: 'POST',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+        body,
+      })
+      const text = await r.text()
+      if (r.status !== 200) throw new Error(`push: ${r.status} ${text}`)
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight }, worker))
+}
+
+/** The latest `count` 1m bars of `symbols` (at most 100) on `base`: each symbol's first bar start. */
+async function latestMinutes(base: string, key: string, symbols: readonly string[], count = 1) {
+  const r = await fetch(`${base}/v1/klines/batch?symbols=${symbols.join(',')}&period=1m&count=${count}&adjust=none`, {
+    headers: { 'X-API-Key': key },
+  })
+  const body = (await r.json()) as { data?: Record<string, { timestamp: number[] }> }
+  if (r.status !== 200) throw new Error(`read: ${r.status} ${JSON.stringify(body)}`)
+  return symbols.map((s) => body.data?.[s]?.timestamp.at(-1))
+}
+
+/** Resolves when every symbol of `symbols` (at most 100) reads minute `minuteMs` as its latest 1m bar on `base`. */
+async function readable(base: string, key: string, symbols: readonly string[], minuteMs: number): Promise<void> {
+  while (!(await latestMinutes(base, key, symbols)).every((t) => t === minuteMs)) await sleep(5)
+}
+
+/** The symbols of a body's rows. */
+const symbolsOf = (body: string): string[] => [
+  ...new Set((JSON.parse(body) as { symbol: string }[]).map((q) => q.symbol)),
+]
+
+/**
+ * Pushes minutes `from`..`to` (exclusive) and times each: snapshots/s of its pushes, and ms from its
+ * last answer until the last batch's symbols read the minute on `readAt` (another instance, or the same).
+ */
+async function pushMinutes(
+  live: LiveDay,
+  ingest: string,
+  feedKey: string,
+  readAt: string,
+  readKey: string,
+  from: number,
+  to: number,
+): Promise<{ perS: number[]; readableMs: number[]; readMs: number[] }> {
+  const rates: number[] = []
+  const readables: number[] = []
+  const reads: number[] = []
+  for (let m = from; m < to; m++) {
+    const { bodies, snapshots } = minuteBodies(live, m, BATCH)
+    const t0 = performance.now()
+    await pushAll(ingest, feedKey, bodies)
+    const t1 = performance.now()
+    // Timed on the minute's last pushed symbol; then 100 of the last push's symbols must show it too.
+    const lastSymbols = symbolsOf(bodies[bodies.length - 1]).slice(-100)
+    await readable(readAt, readKey, lastSymbols.slice(-1), live.minuteMs[m])
+    const t2 = performance.now()
+    await readable(readAt, readKey, lastSymbols, live.minuteMs[m])
+    // The baseline: the same one-symbol read once more, uncached (count=2), with nothing left to catch up.
+    const t3 = performance.now()
+    await latestMinutes(readAt, readKey, lastSymbols.slice(-1), 2)
+    rates.push((snapshots / (t1 - t0)) * 1000)
+    readables.push(t2 - t1)
+    reads.push(performance.now() - t3)
+  }
+  return { perS: rates, readableMs: readables, readMs: reads }
+}
+
+/** The same bars written as appends were before the tail: each symbol's last chunk rewritten, rollups rebuilt (rolled back). */
+function rewritingChunks(
+  db: string,
+  symbols: readonly string[],
+  barsOf: (k: number) => Bars,
+  period: StoredPeriod,
+): number {
+  const conn = openDb(db)
+  const st = storeStatements(conn)
+  try {
+    conn.exec('BEGIN IMMEDIATE')
+    const t0 = performance.now()
+    const written = new WrittenChunks()
+    const touched = new TouchedDays(st, written)
+    symbols.forEach((symbol, k) => {
+      const bars = barsOf(k)
+      putBarsWith(st, symbol, period, bars, written)
+      if (period === '1m') touched.add(symbol, bars.timestamp[0], bars.timestamp[barCount(bars) - 1])
+    })
+    touched.rebuildAll()
+    return performance.now() - t0
+  } finally {
+    if (conn.inTransaction) conn.exec('ROLLBACK')
+    conn.close()
+  }
+}
+
+/** Snapshots/s of minutes `from`..`to` (exclusive) pushed as to mdq, to a bare server that only parses them. */
+async function bareRates(key: string, live: LiveDay, from: number, to: number): Promise<number[]> {
+  const bare = await startServer([join(here, 'bare-ingest-server.js')])
+  try {
+    const rates: number[] = []
+    for (let m = from; m < to; m++) {
+      const { bodies, snapshots } = minuteBodies(live, m, BATCH)
+      const t0 = performance.now()
+      await pushAll(bare.url, key, bodies)
+      rates.push((snapshots / (performance.now() - t0)) * 1000)
+    }
+    return rates
+  } finally {
+    await stopServer(bare)
+  }
+}
+
+/** A wrk load's p99 and rate, as a row cell. */
+const load = (l: WrkLoad) => `p99 ${l.p99.toFixed(1)} ms, ${Math.round(l.perS)}/s`
+
+try {
+  requireWrk()
+  const fm = await fullMarketStore()
+  console.log(
+    `live ingest: ${fm.symbols.length.toLocaleString('en-US')} symbols, store ${fm.db}; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)} at start`,
+  )
+  storeBytes(fm.db)
+  const day = nextWeekday(MARKETS.SH.zone.localDay(fm.lastMinuteMs))
+  const t0 = performance.now()
+  const live = liveDay(fm.symbols, day)
+  const dayBars = live.symbols.length * live.minuteMs.length
+  console.log(
+    `the feed: ${dayBars.toLocaleString('en-US')} 1m bars of ${MARKETS.SH.zone.isoDate(live.minuteMs[0])} as quote snapshots (${(performance.now() - t0).toFixed(0)} ms to make)`,
+  )
+
+  if (process.env.BENCH_LIVE_SQLITE !== '0') {
+    // A. One minute on SQLite.
+    const liveDb = copyStore(fm.db, 'live')
+    const liveBytes0 = storeBytes(liveDb)
+    const feedKey = await ingestKey(liveDb)
+    const mdq = await startMdqWithIngest(['--db', liveDb], ['--rate-limit', 'off'])
+    servers.push(mdq)
+    await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 0, 1) // warm-up: each symbol's state and instrument looked up once
+    const measured = await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 1, 1 + MEASURED_MINUTES)
+    const bare = await bareRates(feedKey, live, 1, 1 + MEASURED_MINUTES)
+    const oneMinute = (m: number) => (k: number) => sliceBars(live.bars[k], m, m + 1)
+    const chunkMs = median(
+      Array.from({ length: 3 }, (_, r) => rewritingChunks(fm.db, live.symbols, oneMinute(r + 1), '1m')),
+    )
+    const snapshotsPerMinute = minuteBodies(live, 1, BATCH).snapshots
+    console.log(
+      `\nA. one minute (${snapshotsPerMinute.toLocaleString('en-US')} snapshots of ${live.symbols.length} symbols, batches of ${BATCH}, ${IN_FLIGHT} in flight), SQLite; medians of ${MEASURED_MINUTES} minutes`,
+    )
+    row('accepted snapshots/s', `${Math.round(median(measured.perS)).toLocaleString('en-US')}/s`, 'goal >= 50,000/s')
+    row(
+      '  baseline: bare server, parse only',
+      `${Math.round(median(bare)).toLocaleString('en-US')}/s`,
+      `ratio ${(median(measured.perS) / median(bare)).toFixed(2)}`,
+    )
+    row('  baseline: the bars by chunk rewrites', perS(live.symbols.length, chunkMs), `${ms(chunkMs)} a minute`)
+    row('last answer -> bars readable', ms(median(measured.readableMs)), 'goal <= 200 ms')
+    row('  baseline: the same read, uncached', ms(median(measured.readMs)))
+
+    // C. 240 minutes: reads with and without a feed, then the rest of the day at full speed.
+    const cachedPaths = fm.symbols.slice(0, 200).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`)
+    const windowPaths: string[] = []
+    for (let i = 0; i < 20_000; i++) {
+      const s = fm.minuteSymbols[i % fm.minuteSymbols.length]
+      const end = fm.lastMinuteMs - Math.floor((((i * 7919) % 997) / 997) * 200) * 86_400_000
+      windowPaths.push(`/v1/klines?symbol=${s}&period=1m&count=1000&adjust=forward&end_time=${end}`)
+    }
+    const cached = wrkFiles(join(tmp), cachedPaths)
+    const uncachedDir = mkdtempSync(join(tmp, 'uncached-'))
+    const uncached = wrkFiles(uncachedDir, windowPaths)
+    await wrkLoad(mdq.url, fm.key, cached, 1)
+    await wrkLoad(mdq.url, fm.key, uncached, 1)
+    const quiet = {
+      cached: await wrkLoad(mdq.url, fm.key, cached, SECONDS),
+      uncached: await wrkLoad(mdq.url, fm.key, uncached, SECONDS),
+    }
+    // The feed at SPEED x the market's cadence (a minute of quotes every 60/SPEED s) while each load runs.
+    let m = 1 + MEASURED_MINUTES
+    const feeding = async (stop: () => boolean) => {
+      while (!stop() && m < live.minuteMs.length) {
+        const started = performance.now()
+        await pushAll(mdq.ingest, feedKey, minuteBodies(live, m++, BATCH).bodies, 1)
+        await sleep(Math.max(0, 60_000 / SPEED - (performance.now() - started)))
+      }
+    }
+    const during = async (files: { script: string; paths: string }) => {
+      let done = false
+      const feed = feeding(() => done)
+      const l = await wrkLoad(mdq.url, fm.key, files, SECONDS)
+      done = true
+      await feed
+      return l
+    }
+    const fed = { cached: await during(cached), uncached: await during(uncached) }
+    const full0 = performance.now()
+    const fullFrom = m
+    for (; m < live.minuteMs.length; m++) await pushAll(mdq.ingest, feedKey, minuteBodies(live, m, BATCH).bodies)
+    const fullMs = performance.now() - full0
+    let fullSnapshots = 0
+    for (let k = fullFrom; k < live.minuteMs.length; k++) fullSnapshots += minuteBodies(live, k, BATCH).snapshots
+    // Every bar of the day, spot-checked on 100 symbols, before the store is measured.
+    await readable(mdq.url, fm.key, live.symbols.slice(0, 100), live.minuteMs[live.minuteMs.length - 1])
+    // The background fold finishes the tail (series of 16 rows or more), then the server stops.
+    await sleep(3000)
+    await stopServer(mdq)
+    const tailRows = new Database(liveDb, { readonly: true })
+      .prepare('SELECT count(*) FROM tail')
+      .pluck()
+      .get() as number
+    const liveAfter = storeBytes(liveDb)
+    const liveGrowth = liveAfter.file - liveBytes0.file
+    const liveUsed = liveAfter.used - liveBytes0.used
+    // The same day's bars imported in one file (sorted by symbol) into another copy.
+    const importDb = copyStore(fm.db, 'import')
+    const importBytes0 = storeBytes(importDb)
+    const csv = join(tmp, 'day.csv')
+    const lines = ['symbol,time,open,high,low,close,volume,amount']
+    for (const [k, s] of live.symbols.entries()) {
+      const b = live.bars[k]
+      for (let i = 0; i < barCount(b); i++)
+        lines.push(
+          `${s},${b.timestamp[i]},${b.open[i]},${b.high[i]},${b.low[i]},${b.close[i]},${b.volume[i]},${b.amount[i]}`,
+        )
+    }
+    writeFileSync(csv, lines.join('\n') + '\n')
+    await run([mdqBin, '--db', importDb, 'import', 'bars', csv, '--period', '1m'])
+    const importAfter = storeBytes(importDb)
+    const importGrowth = importAfter.file - importBytes0.file
+    const importUsed = importAfter.used - importBytes0.used
+    console.log(`\nC. ${live.minuteMs.length} minutes of appends (${dayBars.toLocaleString('en-US')} 1m bars), SQLite`)
+    row(`reads while a feed runs at ${SPEED}x cadence`, '', '')
+    row(
+      '  cached: 200 symbols daily, latest 100',
+      load(fed.cached),
+      `quiet ${load(quiet.cached)}`,
+      `ratio ${(fed.cached.p99 / quiet.cached.p99).toFixed(2)} (goal <= 1.5)`,
+    )
+    row(
+      '  uncached: 20,000 distinct 1m windows',
+      load(fed.uncached),
+      `quiet ${load(quiet.uncached)}`,
+      `ratio ${(fed.uncached.p99 / quiet.uncached.p99).toFixed(2)} (goal <= 1.5)`,
+    )
+    row(
+      `the rest (${live.minuteMs.length - fullFrom} minutes) at full speed`,
+      perS(fullSnapshots, fullMs),
+      `${(fullMs / 1000).toFixed(1)} s`,
+    )
+    row(
+      'store bytes per 1m bar appended',
+      (liveGrowth / dayBars).toFixed(1),
+      `${(liveUsed / dayBars).toFixed(1)} in pages in use`,
+      `tail rows left ${tailRows}`,
+    )
+    row(
+      '  baseline: imported in one file',
+      (importGrowth / dayBars).toFixed(1),
+      `${(importUsed / dayBars).toFixed(1)} in pages in use`,
+      `ratio ${(liveGrowth / importGrowth).toFixed(2)} / ${(liveUsed / importUsed).toFixed(2)} (goal <= 1.2)`,
+    )
+
+    // D. End of day: one daily bar per symbol.
+    const eodDb = copyStore(fm.db, 'eod')
+    const eodCsv = join(tmp, 'eod.csv')
+    const dailyLines = ['symbol,time,open,high,low,close,volume,amount']
+    const dailyOf = (k: number): Bars => {
+      const b = live.bars[k]
+      const n = barCount(b)
+      const d = allocBars(1)
+      d.timestamp[0] = MARKETS.SH.zone.midnightUtc(day)
+      d.open[0] = b.open[0]
+      d.high[0] = Math.max(...b.high)
+      d.low[0] = Math.min(...b.low)
+      d.close[0] = b.close[n - 1]
+      d.volume[0] = b.volume.reduce((a, v) => a + v, 0)
+      d.amount[0] = Math.round(b.amount.reduce((a, v) => a + v, 0) * 100) / 100
+      d.prevClose[0] = NaN
+      return d
+    }
+    for (const [k, s] of live.symbols.entries()) {
+      const d = dailyOf(k)
+      dailyLines.push(
+        `${s},${MARKETS.SH.zone.isoDate(d.timestamp[0])},${d.open[0]},${d.high[0]},${d.low[0]},${d.close[0]},${d.volume[0]},${d.amount[0]}`,
+      )
+    }
+    writeFileSync(eodCsv, dailyLines.join('\n') + '\n')
+    const eodWall0 = performance.now()
+    const eodOut = await run([mdqBin, '--db', eodDb, 'import', 'bars', eodCsv, '--period', '1d'])
+    const eodWall = performance.now() - eodWall0
+    const eodSeconds = Number(/ in ([\d.]+) s/.exec(eodOut)?.[1])
+    const eodChunkMs = rewritingChunks(fm.db, live.symbols, dailyOf, '1d')
+    console.log(`\nD. end of day: ${live.symbols.length} daily bars`)
+    row(
+      'mdq import bars --period 1d',
+      `${(eodSeconds * 1000).toFixed(0)} ms`,
+      `${ms(eodWall)} with the process`,
+      'goal < 1 s',
+    )
+    row(
+      '  baseline: chunk rewrites (in-process)',
+      ms(eodChunkMs),
+      `ratio ${((eodSeconds * 1000) / eodChunkMs).toFixed(2)}`,
+    )
+  }
+  // B. ClickHouse: pushed to one instance, read on the other.
+  if (process.env.BENCH_LIVE_CLICKHOUSE !== '0' && clickhouseServer() === false)
+    await clickhouseMinute(live, fm.symbols)
+} finally {
+  for (const s of servers) await stopServer(s).catch(() => undefined)
+  rmSync(tmp, { recursive: true, force: true })
+}
+
+/** Runs a child to its end; its stdout and stderr, or an error with them. */
+function run(args: readonly string[]): Promise<string> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')}: ${out}`)))),
+  )
+}
+
+async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Promise<void> {
+  const ch = await ClickHouseServer.start()
+  try {
+    const store = ch.storeUrl('live')
+    await run([mdqBin, '--store', store, 'migrate'])
+    // The instruments, as the full market has them (the minute needs no history).
+    const instruments = join(tmp, 'instruments.csv')
+    writeFileSync(
+      instruments,
+      ['symbol,name,type', ...symbols.map((s, i) => `${s},Bench ${i},stock`)].join('\n') + '\n',
+    )
+    await run([mdqBin, '--store', store, 'import', 'instruments', instruments])
+    const feedKey = (
+      await run([mdqBin, '--store', store, 'keys', 'create', '--name', 'feed', '--scope', 'ingest'])
+    ).trim()
+    const readKey = (await run([mdqBin, '--store', store, 'keys', 'create', '--name', 'reader'])).trim()
+    const a = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
+    servers.push(a)
+    const b = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
+    servers.push(b)
+    await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 0, 1)
+    const measured = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1, 1 + 3)
+    const bare = await bareRates(feedKey, live, 1, 1 + 3)
+    console.log(
+      `\nB. one minute on ClickHouse (one server), pushed to instance A, read on instance B; medians of 3 minutes`,
+    )
+    row('accepted snapshots/s', `${Math.round(median(measured.perS)).toLocaleString('en-US')}/s`, 'goal >= 50,000/s')
+    row(
+      '  baseline: bare server, parse only',
+      `${Math.round(median(bare)).toLocaleString('en-US')}/s`,
+      `ratio ${(median(measured.perS) / median(bare)).toFixed(2)}`,
+    )
+    row('last answer on A -> readable on B', ms(median(measured.readableMs)), 'goal <= 200 ms (1 s across)')
+    row('  baseline: the same read, uncached', ms(median(measured.readMs)))
+    await stopServer(a)
+    await stopServer(b)
+  } finally {
+    await ch.destroy()
+  }
+}
