@@ -1,5 +1,6 @@
 // mdq chart page: candles + volume from /v1/klines, ex-dates from /v1/klines/ex-factors,
 // older bars fetched when scrolling back (end_time = first timestamp - 1).
+// The forming bar follows the symbol's quotes stream (live.js).
 /* global LightweightCharts */
 'use strict'
 
@@ -120,9 +121,7 @@ function render() {
     wickDownColor: colors.down,
   })
   candles.setData(rows.map((b) => ({ time: chartTime(b.t), open: b.o, high: b.h, low: b.l, close: b.c })))
-  volume.setData(
-    rows.map((b) => ({ time: chartTime(b.t), value: b.v, color: b.c >= b.o ? colors.upVolume : colors.downVolume })),
-  )
+  volume.setData(rows.map((b) => volumePoint(b, colors)))
   // An ex-date inside the loaded bars is marked on the bar that holds it (calendar periods) or on
   // its first bar (the first traded one after it, for a suspension).
   const calendar = ['1w', '1M', '1Q', '1Y'].includes(state.period)
@@ -143,6 +142,55 @@ function render() {
   $('bar-count').value = String(rows.length)
   $('bar-count').dataset.first = rows.length ? String(rows[0].t) : ''
   $('event-count').value = String(marks.length)
+}
+
+/** Colours of one volume bar. */
+const volumePoint = (b, colors) => ({
+  time: chartTime(b.t),
+  value: b.v,
+  color: b.c >= b.o ? colors.upVolume : colors.downVolume,
+})
+
+// Live: a quote moves the last bar. Adjusted prices differ from a quote's raw ones, except forward
+// ones with no ex-date after the quote (forward adjustment leaves the latest prices as traded).
+const live = window.mdqLive.quoteStream({ onQuote, onState: (text) => ($('live').textContent = text) })
+let prevQuote = null
+let reloading = false
+function onQuote(q) {
+  if (state.loading || !state.bars.length || q.symbol !== state.symbol.toUpperCase()) return
+  const forward = state.adjust === 'forward' || state.adjust === 'forward_additive'
+  if (state.adjust !== 'none' && !(forward && state.events.every((e) => e.timestamp <= q.timestamp))) return
+  const local = (ms) => chartTime(ms)
+  const last = state.bars[state.bars.length - 1]
+  const bar = window.mdqLive.nextBar(state.period, last, q, prevQuote, local)
+  prevQuote = q
+  if (bar === 'reload') return void reloadTail()
+  if (!bar) return
+  if (bar.t === last.t) state.bars[state.bars.length - 1] = bar
+  else state.bars.push(bar)
+  candles.update({ time: chartTime(bar.t), open: bar.o, high: bar.h, low: bar.l, close: bar.c })
+  volume.update(volumePoint(bar, palette()))
+  $('bar-count').value = String(new Set(state.bars.map((b) => b.t)).size)
+}
+
+/** The latest bars again from /v1/klines (a quote opened a bar whose start only the server knows). */
+async function reloadTail() {
+  if (reloading) return
+  reloading = true
+  const generation = state.generation
+  try {
+    const data = await api(
+      `/v1/klines?symbol=${encodeURIComponent(state.symbol)}&period=${state.period}&adjust=${state.adjust}&count=2`,
+    )
+    if (generation !== state.generation || state.loading) return
+    const tail = toBars(data)
+    if (tail.length) state.bars = [...state.bars.filter((b) => b.t < tail[0].t), ...tail]
+    render()
+  } catch (err) {
+    status(err.message, true)
+  } finally {
+    reloading = false
+  }
 }
 
 function toBars(d) {
@@ -178,7 +226,9 @@ async function load() {
     state.events = Object.values(events)[0] ?? []
     state.exhausted = state.bars.length < PAGE
     $('name').textContent = info[0] ? `${info[0].symbol} ${info[0].name ?? ''} · ` : ''
+    if (prevQuote?.symbol !== symbol.toUpperCase()) prevQuote = null // kept across a period or adjust change
     render()
+    live.follow($('api-key').value.trim(), symbol)
     chart.timeScale().fitContent()
     setTimeout(() => {
       if (generation !== state.generation) return
@@ -196,6 +246,7 @@ async function load() {
     state.bars = []
     state.events = []
     $('name').textContent = ''
+    live.stop()
     render()
     status(err.message, true)
   } finally {

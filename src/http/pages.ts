@@ -18,6 +18,7 @@ const CHARTS = join(
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: join(WEB_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
   '/assets/app.js': { file: join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  '/assets/live.js': { file: join(WEB_DIR, 'live.js'), type: 'text/javascript; charset=utf-8' },
   '/assets/style.css': { file: join(WEB_DIR, 'style.css'), type: 'text/css; charset=utf-8' },
   '/assets/lightweight-charts.js': { file: CHARTS, type: 'text/javascript; charset=utf-8' },
 }

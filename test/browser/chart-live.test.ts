@@ -1,0 +1,139 @@
+/// <reference lib="dom" />
+// The chart page live, in a real browser (Debian's chromium via playwright-core) against a real
+// server and its ingest listener: quotes pushed through POST /v1/ingest/quotes reach the page over
+// /v1/ws/stream and move the forming candle and its volume bar (1d forward, 1m none).
+import assert from 'node:assert/strict'
+import { after, before, describe } from 'node:test'
+import type { CandlestickData, HistogramData, IChartApi } from 'lightweight-charts'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { StreamHub } from '../../src/live/stream-hub.js'
+import { CHROMIUM, chromium as chromiumInstalled, requires } from '../helpers/requirements.js'
+import { startIngest, type TestIngest } from '../helpers/ingest-server.js'
+import { demoDb, getJson, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
+import { tempDir } from '../helpers/store-files.js'
+
+const need = requires(chromiumInstalled())
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+interface Drawn {
+  readonly candles: number
+  readonly last: CandlestickData
+  readonly volume: HistogramData
+}
+
+describe('chart page live: quotes pushed to the ingest listener move the forming candle', () => {
+  const { dir, cleanup } = tempDir()
+  const hub = new StreamHub()
+  const logs: string[] = []
+  let server: TestServer
+  let ingest: TestIngest
+  let browser: Browser
+  let page: Page
+  /** Local midnight (UTC ms) of the weekday after the demo's last 600519.SH day: "today" of the pushes. */
+  let today = 0
+  before(async () => {
+    if (!need.met) return
+    server = await startServer(await demoDb(dir), {
+      live: { hub },
+      logger: { level: 'info', stream: { write: (line: string) => void logs.push(line) } },
+    })
+    ingest = await startIngest(server, {}, hub)
+    const last = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&period=1d&count=1`, {
+      headers: { 'X-API-Key': server.key },
+    })
+    today = last.body.data.timestamp[0] + DAY
+    while ([0, 6].includes(new Date(today + 8 * HOUR).getUTCDay())) today += DAY // Shanghai is UTC+8
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    })
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
+  })
+  after(async () => {
+    await browser?.close()
+    await ingest?.close()
+    await server?.close()
+    cleanup()
+  })
+
+  const push = async (at: number, last: number, o: { high: number; low: number; volume: number }) => {
+    const res = await fetch(`${ingest.url}/v1/ingest/quotes`, {
+      method: 'POST',
+      headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify([
+        { symbol: '600519.SH', timestamp: at, last_price: last, open: 1500, prev_close: 1495, amount: 1e7, ...o },
+      ]),
+    })
+    const text = await res.text()
+    assert.equal(res.status, 200, text)
+    assert.equal((JSON.parse(text) as { data: { accepted: number } }).data.accepted, 1, text)
+  }
+  const drawn = (): Promise<Drawn> =>
+    page.evaluate(() => {
+      const chart = (window as unknown as { mdqChart: IChartApi }).mdqChart
+      const [candles, volume] = chart.panes().flatMap((pane) => pane.getSeries())
+      const bars = candles.data() as CandlestickData[]
+      return { candles: bars.length, last: bars[bars.length - 1], volume: volume.data().at(-1) as HistogramData }
+    })
+  /** Polls the page (no sleeps) until the chart's last candle satisfies `pred`. */
+  const waitForLast = async (pred: string, what: string) => {
+    await page
+      .waitForFunction(
+        (body) => {
+          const chart = (window as unknown as { mdqChart: IChartApi }).mdqChart
+          const [candles, volume] = chart.panes().flatMap((pane) => pane.getSeries())
+          const bars = candles.data() as CandlestickData[]
+          const last = bars[bars.length - 1]
+          const vol = volume.data().at(-1) as HistogramData | undefined
+          return new Function('last', 'volume', 'count', `return ${body}`)(last, vol, bars.length) as boolean
+        },
+        pred,
+        { timeout: 60_000 },
+      )
+      .catch(async (err: Error) => {
+        throw new Error(`${what}: ${err.message}; drawn ${JSON.stringify(await drawn())}`)
+      })
+    return drawn()
+  }
+  const show = async (period: string, adjust: string) => {
+    await page.selectOption('#period', period)
+    await page.selectOption('#adjust', adjust)
+    await page.click('button[type=submit]')
+    // Drawn (the page hands the view over once its bars are in) and subscribed.
+    await page.locator('#bar-count[data-settled="true"]').waitFor({ state: 'attached', timeout: 60_000 })
+    await page.locator('#live', { hasText: 'live' }).waitFor({ timeout: 60_000 })
+  }
+
+  need.it('1d forward: a quote above the day high raises the last candle to the day figures at once', async () => {
+    await push(today + 10 * HOUR, 1502, { high: 1505, low: 1498, volume: 1000 }) // today's first: its bar is stored
+    await page.goto(`${server.url}/?page=60`)
+    await page.fill('#api-key', server.key)
+    await page.fill('#symbol', '600519.SH')
+    await show('1d', 'forward')
+    const before = await waitForLast('last.high === 1505', "today's bar as loaded")
+    assert.deepEqual([before.last.open, before.last.low, before.last.close], [1500, 1498, 1502])
+    await push(today + 10 * HOUR + 60_000, 1530, { high: 1530, low: 1498, volume: 4000 })
+    const after = await waitForLast('last.high === 1530 && last.close === 1530', 'the candle moved by the quote')
+    assert.equal(after.candles, before.candles, 'the same candle, not a new one')
+    assert.deepEqual([after.last.open, after.last.low], [1500, 1498])
+    assert.equal(after.volume.value, 4000) // the day's cumulative volume
+  })
+
+  need.it('1m none: the next minute opens a new candle at the quote, with the volume traded since', async () => {
+    await show('1m', 'none')
+    const before = await drawn()
+    await push(today + 10 * HOUR + 3 * 60_000 + 5000, 1540, { high: 1540, low: 1498, volume: 4600 })
+    const after = await waitForLast(`count === ${before.candles + 1}`, 'a new 1m candle')
+    assert.deepEqual([after.last.open, after.last.high, after.last.low, after.last.close], [1540, 1540, 1540, 1540])
+    assert.equal(after.volume.value, 600) // 4600 - 4000: traded since the quote before
+  })
+
+  need.it('no log line of the server carries the key the page put in the stream URL', () => {
+    assert.ok(logs.length > 0)
+    assert.deepEqual(
+      logs.filter((l) => l.includes(server.key)),
+      [],
+    )
+  })
+})
