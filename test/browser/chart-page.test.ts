@@ -234,7 +234,7 @@ describe('chart page in Chromium', () => {
       assert.deepEqual(
         urls.filter((u) => u.includes(server.key)),
         [],
-        'no request carries the key in its URL',
+        'no HTTP request carries the key in its URL (the quotes stream does, as the SDK sends it; the log redacts it: chart-live.test.ts)',
       )
       await context.close()
     },
