@@ -28,16 +28,16 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
   const logs: string[] = []
   let server: TestServer
   let ingest: TestIngest
+  let db = ''
+  const logger = { level: 'info', stream: { write: (line: string) => void logs.push(line) } }
   let browser: Browser
   let page: Page
   /** Local midnight (UTC ms) of the weekday after the demo's last 600519.SH day: "today" of the pushes. */
   let today = 0
   before(async () => {
     if (!need.met) return
-    server = await startServer(await demoDb(dir), {
-      live: { hub },
-      logger: { level: 'info', stream: { write: (line: string) => void logs.push(line) } },
-    })
+    db = await demoDb(dir)
+    server = await startServer(db, { live: { hub }, logger })
     ingest = await startIngest(server, {}, hub)
     const last = await getJson<{ data: KlinesData }>(`${server.url}/v1/klines?symbol=600519.SH&period=1d&count=1`, {
       headers: { 'X-API-Key': server.key },
@@ -127,6 +127,21 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     const after = await waitForLast(`count === ${before.candles + 1}`, 'a new 1m candle')
     assert.deepEqual([after.last.open, after.last.high, after.last.low, after.last.close], [1540, 1540, 1540, 1540])
     assert.equal(after.volume.value, 600) // 4600 - 4000: traded since the quote before
+  })
+
+  need.it('a stream closed by a server restart reconnects and resubscribes by itself', async () => {
+    const port = Number(new URL(server.url).port)
+    const before = await drawn()
+    await ingest.close()
+    await server.close() // streams get 1001, going away
+    await page.locator('#live', { hasText: 'reconnecting' }).waitFor({ timeout: 60_000 })
+    const hub2 = new StreamHub()
+    server = await startServer(db, { live: { hub: hub2 }, logger }, port) // the same file: the page's key is known
+    ingest = await startIngest(server, {}, hub2)
+    await page.locator('#live', { hasText: /^live$/ }).waitFor({ timeout: 60_000 })
+    await push(today + 10 * HOUR + 3 * 60_000 + 20_000, 1550, { high: 1550, low: 1498, volume: 4700 })
+    const after = await waitForLast('last.high === 1550 && last.close === 1550', 'the quote after the reconnect')
+    assert.equal(after.candles, before.candles)
   })
 
   need.it('no log line of the server carries the key the page put in the stream URL', () => {
