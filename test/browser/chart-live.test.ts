@@ -57,13 +57,17 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     cleanup()
   })
 
-  const push = async (at: number, last: number, o: { high: number; low: number; volume: number }) => {
+  const push = async (
+    at: number,
+    last: number,
+    o: { high: number; low: number; volume: number },
+    symbol = '600519.SH',
+    open = 1500,
+  ) => {
     const res = await fetch(`${ingest.url}/v1/ingest/quotes`, {
       method: 'POST',
       headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
-      body: JSON.stringify([
-        { symbol: '600519.SH', timestamp: at, last_price: last, open: 1500, prev_close: 1495, amount: 1e7, ...o },
-      ]),
+      body: JSON.stringify([{ symbol, timestamp: at, last_price: last, open, prev_close: open, amount: 1e7, ...o }]),
     })
     const text = await res.text()
     assert.equal(res.status, 200, text)
@@ -142,6 +146,15 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     await push(today + 10 * HOUR + 3 * 60_000 + 20_000, 1550, { high: 1550, low: 1498, volume: 4700 })
     const after = await waitForLast('last.high === 1550 && last.close === 1550', 'the quote after the reconnect')
     assert.equal(after.candles, before.candles)
+  })
+
+  need.it('another symbol on the same socket: the page subscribes it and its quotes move its candle', async () => {
+    await page.fill('#symbol', '000001.SZ')
+    await show('1m', 'none')
+    const before = await drawn()
+    await push(today + 10 * HOUR + 5 * 60_000, 11.5, { high: 11.5, low: 11, volume: 900 }, '000001.SZ', 11)
+    const after = await waitForLast(`count === ${before.candles + 1}`, 'a 000001.SZ candle from its quote')
+    assert.deepEqual([after.last.open, after.last.close], [11.5, 11.5])
   })
 
   need.it('no log line of the server carries the key the page put in the stream URL', () => {
