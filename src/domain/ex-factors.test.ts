@@ -9,7 +9,7 @@ describe('ex-factors', () => {
     assert.equal(referencePrice(13.21, a), (13.21 - 0.16) / 1.3)
     assert.equal(exFactorOfAction(13.21, a), 13.21 / ((13.21 - 0.16) / 1.3))
   })
-  it('a 4-for-1 split is f = 4; a rights issue 10配3 at 5.0 from 10.0: R = (10 + 1.5) / 1.3', () => {
+  it('a 4-for-1 split is f = 4; a rights offer 10配3 at 5.0 from 10.0: R = (10 + 1.5) / 1.3', () => {
     assert.equal(exFactorOfAction(500, { ...NO_ACTION, splitRatio: 4 }), 4)
     assert.equal(referencePrice(10, { ...NO_ACTION, rightsRatio: 0.3, rightsPrice: 5 }), 11.5 / 1.3)
   })
