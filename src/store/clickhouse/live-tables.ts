@@ -1,5 +1,6 @@
 /** @module Live data on ClickHouse: the latest pushed quote (with the builder's state) and depth per symbol, versioned rows as every small table (FORMAT.md "Live data"). */
 import type { MarketDepth } from '../../domain/depth.js'
+import { depthJson, depthOf, liveQuoteJson, liveQuoteOf } from '../live-json.js'
 import type { LiveQuote } from '../market-store.js'
 import { sql, type Connection } from './connection.js'
 import type { Snapshot } from './snapshot.js'
@@ -13,17 +14,9 @@ export const LIVE_TABLES: readonly string[] = [
 ]
 export const LIVE_VERSIONED_TABLES = ['live_quotes', 'live_depth'] as const
 
-export const liveQuoteRow = (q: LiveQuote): (string | number)[] => [
-  q.symbol,
-  q.state.last.timestamp,
-  JSON.stringify({ state: q.state, ext: q.ext }),
-]
+export const liveQuoteRow = (q: LiveQuote): (string | number)[] => [q.symbol, q.state.last.timestamp, liveQuoteJson(q)]
 
-export const depthRow = (d: MarketDepth): (string | number)[] => [
-  d.symbol,
-  d.timestamp,
-  JSON.stringify([d.timestamp, d.bidPrices, d.bidVolumes, d.askPrices, d.askVolumes]),
-]
+export const depthRow = (d: MarketDepth): (string | number)[] => [d.symbol, d.timestamp, depthJson(d)]
 
 /** The newest committed row of each symbol (newest import, then its newest operation). */
 async function newest(
@@ -50,8 +43,7 @@ export async function readLiveQuotes(
 ): Promise<Map<string, LiveQuote>> {
   const out = new Map<string, LiveQuote>()
   for (const [symbol, json] of await newest(meta, s, 'live_quotes', 'quote', [...new Set(symbols)])) {
-    const { state, ext } = JSON.parse(json) as Omit<LiveQuote, 'symbol'>
-    out.set(symbol, { symbol, state, ...(ext !== undefined && { ext }) })
+    out.set(symbol, liveQuoteOf(symbol, json))
   }
   return out
 }
@@ -59,12 +51,5 @@ export async function readLiveQuotes(
 export async function readDepth(meta: Connection, s: Snapshot, symbol: string): Promise<MarketDepth | undefined> {
   const json = (await newest(meta, s, 'live_depth', 'depth', [symbol])).get(symbol)
   if (json === undefined) return undefined
-  const [timestamp, bidPrices, bidVolumes, askPrices, askVolumes] = JSON.parse(json) as [
-    number,
-    number[],
-    number[],
-    number[],
-    number[],
-  ]
-  return { symbol, timestamp, bidPrices, bidVolumes, askPrices, askVolumes }
+  return depthOf(symbol, json)
 }
