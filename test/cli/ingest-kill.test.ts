@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import { barCount, sliceBars, type Bars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
+import { pushedQuote } from '../helpers/ingest-server.js'
 import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
 import { daysFromCivil } from '../../src/domain/time-zone.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
@@ -43,17 +44,7 @@ function sourceBars(seed: number[]): Bars {
   return bars
 }
 
-const wire = (q: QuoteSnapshot) => ({
-  symbol: q.symbol,
-  timestamp: q.timestamp,
-  last_price: q.lastPrice,
-  open: q.open,
-  high: q.high,
-  low: q.low,
-  prev_close: q.prevClose,
-  volume: q.volume,
-  amount: q.amount,
-})
+const wire = pushedQuote
 
 async function push(base: string, quotes: readonly QuoteSnapshot[]): Promise<number> {
   const r = await fetch(`${base}/v1/ingest/quotes`, {

@@ -1,5 +1,6 @@
 /** @module An ingest listener (as mdq serve --ingest-port builds it) beside a test server's public app, over the same store, on a loopback port. */
 import type { FastifyInstance } from 'fastify'
+import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
 import { ingestApp } from '../../src/cli/ingest-listener.js'
 import type { HttpLimits } from '../../src/http/limits.js'
 import { Metrics } from '../../src/http/observability.js'
@@ -45,3 +46,16 @@ export async function startIngest(
     close: () => app.close(),
   }
 }
+
+/** A snapshot as a feed pushes it to POST /v1/ingest/quotes (TickFlow's Quote fields). */
+export const pushedQuote = (q: QuoteSnapshot) => ({
+  symbol: q.symbol,
+  timestamp: q.timestamp,
+  last_price: q.lastPrice,
+  open: q.open,
+  high: q.high,
+  low: q.low,
+  prev_close: q.prevClose,
+  volume: q.volume,
+  amount: q.amount,
+})

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { barCount, type Bars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
+import { pushedQuote } from '../helpers/ingest-server.js'
 import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
 import { daysFromCivil } from '../../src/domain/time-zone.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
@@ -30,17 +31,7 @@ function dayBars(seed: number[]): Bars {
   return bars
 }
 
-const wire = (q: QuoteSnapshot) => ({
-  symbol: q.symbol,
-  timestamp: q.timestamp,
-  last_price: q.lastPrice,
-  open: q.open,
-  high: q.high,
-  low: q.low,
-  prev_close: q.prevClose,
-  volume: q.volume,
-  amount: q.amount,
-})
+const wire = pushedQuote
 const columns = (d: Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', ArrayLike<number>>) =>
   [d.timestamp, d.open, d.high, d.low, d.close, d.volume, d.amount].map((c) => Array.from(c))
 

@@ -11,7 +11,7 @@ import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
 import { daysFromCivil } from '../../src/domain/time-zone.js'
 import { MAX_PUSH_ROWS } from '../../src/ingest/pushed-rows.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
-import { startIngest, type TestIngest } from '../helpers/ingest-server.js'
+import { pushedQuote, startIngest, type TestIngest } from '../helpers/ingest-server.js'
 import { demoDb, getJson, newKey, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { dumpStore, runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 
@@ -36,18 +36,7 @@ after(async () => {
 
 type ErrorBody = { code: number; message: string }
 type PushAnswer = { data: { rows: number; accepted: number; stale: number; duplicate: number } }
-const wire = (q: QuoteSnapshot) => ({
-  symbol: q.symbol,
-  timestamp: q.timestamp,
-  last_price: q.lastPrice,
-  open: q.open,
-  high: q.high,
-  low: q.low,
-  prev_close: q.prevClose,
-  volume: q.volume,
-  amount: q.amount,
-  region: 'CN',
-})
+const wire = (q: QuoteSnapshot) => ({ ...pushedQuote(q), region: 'CN' })
 const push = <T = PushAnswer>(
   path: string,
   body: unknown,
