@@ -80,23 +80,25 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
       const bars = candles.data() as CandlestickData[]
       return { candles: bars.length, last: bars[bars.length - 1], volume: volume.data().at(-1) as HistogramData }
     })
-  /**
-   * Reads the page until the chart's last candle satisfies `pred` (evaluated here, not in the page,
-   * whose Content-Security-Policy refuses eval), giving up after 60 s.
-   */
+  /** Polls the page (no sleeps) until the chart's last candle satisfies `pred`. */
   const waitForLast = async (pred: string, what: string) => {
-    const test = new Function('last', 'volume', 'count', `return ${pred}`) as (
-      last: CandlestickData | undefined,
-      volume: HistogramData | undefined,
-      count: number,
-    ) => boolean
-    const deadline = Date.now() + 60_000
-    for (;;) {
-      const d = await drawn()
-      if (test(d.last, d.volume, d.candles)) return d
-      if (Date.now() > deadline) throw new Error(`${what}: not drawn within 60 s; drawn ${JSON.stringify(d)}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await page
+      .waitForFunction(
+        (body) => {
+          const chart = (window as unknown as { mdqChart: IChartApi }).mdqChart
+          const [candles, volume] = chart.panes().flatMap((pane) => pane.getSeries())
+          const bars = candles.data() as CandlestickData[]
+          const last = bars[bars.length - 1]
+          const vol = volume.data().at(-1) as HistogramData | undefined
+          return new Function('last', 'volume', 'count', `return ${body}`)(last, vol, bars.length) as boolean
+        },
+        pred,
+        { timeout: 60_000 },
+      )
+      .catch(async (err: Error) => {
+        throw new Error(`${what}: ${err.message}; drawn ${JSON.stringify(await drawn())}`)
+      })
+    return drawn()
   }
   const show = async (period: string, adjust: string) => {
     await page.selectOption('#period', period)
