@@ -80,25 +80,18 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
       const bars = candles.data() as CandlestickData[]
       return { candles: bars.length, last: bars[bars.length - 1], volume: volume.data().at(-1) as HistogramData }
     })
-  /** Polls the page (no sleeps) until the chart's last candle satisfies `pred`. */
-  const waitForLast = async (pred: string, what: string) => {
-    await page
-      .waitForFunction(
-        (body) => {
-          const chart = (window as unknown as { mdqChart: IChartApi }).mdqChart
-          const [candles, volume] = chart.panes().flatMap((pane) => pane.getSeries())
-          const bars = candles.data() as CandlestickData[]
-          const last = bars[bars.length - 1]
-          const vol = volume.data().at(-1) as HistogramData | undefined
-          return new Function('last', 'volume', 'count', `return ${body}`)(last, vol, bars.length) as boolean
-        },
-        pred,
-        { timeout: 60_000 },
-      )
-      .catch(async (err: Error) => {
-        throw new Error(`${what}: ${err.message}; drawn ${JSON.stringify(await drawn())}`)
-      })
-    return drawn()
+  /**
+   * Reads the page until what it draws satisfies `pred`, evaluated here (the page's
+   * Content-Security-Policy refuses eval), giving up after 60 s so a failure names what was drawn.
+   */
+  const waitForDrawn = async (pred: (d: Drawn) => boolean, what: string) => {
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      const d = await drawn()
+      if (d.last && pred(d)) return d
+      if (Date.now() > deadline) throw new Error(`${what}: not drawn within 60 s; drawn ${JSON.stringify(d)}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
   }
   const show = async (period: string, adjust: string) => {
     await page.selectOption('#period', period)
@@ -115,11 +108,14 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     await page.fill('#api-key', server.key)
     await page.fill('#symbol', '600519.SH')
     await show('1d', 'forward')
-    const before = await waitForLast('last.high === 1505', "today's bar as loaded")
+    const before = await waitForDrawn((d) => d.last.high === 1505, "today's bar as loaded")
     assert.deepEqual([before.last.open, before.last.low, before.last.close], [1500, 1498, 1502])
     await push(today + 10 * HOUR + 60_000, 1530, { high: 1530, low: 1498, volume: 4000 })
-    const after = await waitForLast('last.high === 1530 && last.close === 1530', 'the candle moved by the quote')
-    assert.equal(after.candles, before.candles, 'the same candle, not a new one')
+    const after = await waitForDrawn(
+      (d) => d.last.high === 1530 && d.last.close === 1530,
+      'the candle moved by the quote',
+    )
+    assert.equal(after.last.time, before.last.time, 'the same candle, not a new one')
     assert.deepEqual([after.last.open, after.last.low], [1500, 1498])
     assert.equal(after.volume.value, 4000) // the day's cumulative volume
   })
@@ -128,7 +124,7 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     await show('1m', 'none')
     const before = await drawn()
     await push(today + 10 * HOUR + 3 * 60_000 + 5000, 1540, { high: 1540, low: 1498, volume: 4600 })
-    const after = await waitForLast(`count === ${before.candles + 1}`, 'a new 1m candle')
+    const after = await waitForDrawn((d) => d.last.time > before.last.time, 'a new 1m candle')
     assert.deepEqual([after.last.open, after.last.high, after.last.low, after.last.close], [1540, 1540, 1540, 1540])
     assert.equal(after.volume.value, 600) // 4600 - 4000: traded since the quote before
   })
@@ -144,8 +140,11 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     ingest = await startIngest(server, {}, hub2)
     await page.locator('#live', { hasText: /^live$/ }).waitFor({ timeout: 60_000 })
     await push(today + 10 * HOUR + 3 * 60_000 + 20_000, 1550, { high: 1550, low: 1498, volume: 4700 })
-    const after = await waitForLast('last.high === 1550 && last.close === 1550', 'the quote after the reconnect')
-    assert.equal(after.candles, before.candles)
+    const after = await waitForDrawn(
+      (d) => d.last.high === 1550 && d.last.close === 1550,
+      'the quote after the reconnect',
+    )
+    assert.equal(after.last.time, before.last.time, 'the same candle, not a new one')
   })
 
   need.it('another symbol on the same socket: the page subscribes it and its quotes move its candle', async () => {
@@ -153,7 +152,7 @@ describe('chart page live: quotes pushed to the ingest listener move the forming
     await show('1m', 'none')
     const before = await drawn()
     await push(today + 10 * HOUR + 5 * 60_000, 11.5, { high: 11.5, low: 11, volume: 900 }, '000001.SZ', 11)
-    const after = await waitForLast(`count === ${before.candles + 1}`, 'a 000001.SZ candle from its quote')
+    const after = await waitForDrawn((d) => d.last.time > before.last.time, 'a 000001.SZ candle from its quote')
     assert.deepEqual([after.last.open, after.last.close], [11.5, 11.5])
   })
 
