@@ -3,8 +3,10 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'f
 import { buildIngestApp } from '../http/ingest-app.js'
 import type { HttpLimits } from '../http/limits.js'
 import type { Metrics } from '../http/observability.js'
-import { LiveIngest } from '../ingest/live-ingest.js'
+import { ThreadedIngest } from '../ingest/ingest-thread.js'
+import { countedIngest, LiveIngest } from '../ingest/live-ingest.js'
 import type { LiveFeed } from '../live/live-feed.js'
+import type { StoreLocation } from '../store/backends.js'
 import type { KeyStore } from '../store/key-store.js'
 import type { MarketStore } from '../store/market-store.js'
 
@@ -14,6 +16,11 @@ const IDLE_MS = 1000
 
 export interface IngestListenerOptions {
   readonly store: MarketStore
+  /**
+   * Where `store` is (and its keys, when given apart): a store whose writes hold the thread is then
+   * written on a thread of its own, so that pushes never stall the public API's answers.
+   */
+  readonly at?: { readonly store: StoreLocation; readonly keys?: StoreLocation }
   readonly keys: KeyStore
   readonly feed: LiveFeed
   readonly metrics: Metrics
@@ -23,11 +30,14 @@ export interface IngestListenerOptions {
 
 /** The ingest app, its pushes counted into the server's metrics and published to `feed`. */
 export async function ingestApp(o: IngestListenerOptions): Promise<FastifyInstance> {
-  const ingest = new LiveIngest(o.store, o.feed, {
+  const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at, o.feed) : undefined
+  const ingest = countedIngest(threaded ?? new LiveIngest(o.store, o.feed), {
     rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
     ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
   })
-  return buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
+  const app = await buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
+  if (threaded) app.addHook('onClose', threaded.close)
+  return app
 }
 
 /**

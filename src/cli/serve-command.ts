@@ -145,7 +145,10 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
   const feed = new InProcessLiveFeed((err) => app.log.error({ err }, 'a live feed listener failed'))
   // What the ingest listener accepts goes out on the streams of every instance.
   streamFeed(feed, hub)
-  const ingest = config.ingestPort === undefined ? undefined : await ingestApp({ store, keys, feed, metrics, logger })
+  const ingest =
+    config.ingestPort === undefined
+      ? undefined
+      : await ingestApp({ store, at: { store: config.store, keys: config.keys }, keys, feed, metrics, logger })
   const stopFolding = keepFoldingAppends(store, app.log)
   let closing = false
   const shutdown = async (signal: string) => {

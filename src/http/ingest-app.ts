@@ -5,7 +5,7 @@
  */
 import swagger from '@fastify/swagger'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import type { LiveIngest } from '../ingest/live-ingest.js'
+import type { Ingest } from '../ingest/live-ingest.js'
 import type { KeyStore } from '../store/key-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
 import { createApp, limitsOf } from './base-app.js'
@@ -18,7 +18,7 @@ import { requestLogPlugin, type Metrics } from './observability.js'
 export const INGEST_BODY_BYTES = 16 << 20
 
 export interface IngestAppOptions {
-  readonly ingest: LiveIngest
+  readonly ingest: Ingest
   readonly keys: KeyStore
   readonly metrics: Metrics
   readonly logger?: FastifyServerOptions['logger']

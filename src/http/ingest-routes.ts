@@ -1,6 +1,6 @@
 /** @module The ingest listener's /v1 routes: each a body of rows, checked, then one durable write (ingest/). */
 import type { FastifyPluginAsync, FastifySchemaCompiler } from 'fastify'
-import type { LiveIngest, PushOutcome } from '../ingest/live-ingest.js'
+import type { Ingest, PushOutcome } from '../ingest/live-ingest.js'
 import { checkBars, checkDepth, checkQuotes, pushedRows } from '../ingest/pushed-rows.js'
 import { docTag } from './doc-tags.js'
 import { ErrorResponse } from './schemas.js'
@@ -23,7 +23,7 @@ const answers = {
 
 const answer = (outcome: PushOutcome) => ({ data: outcome })
 
-export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: LiveIngest }> = async (app, { ingest }) => {
+export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: Ingest }> = async (app, { ingest }) => {
   app.post(
     '/ingest/quotes',
     {

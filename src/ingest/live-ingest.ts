@@ -21,13 +21,38 @@ export interface PushOutcome {
   readonly duplicate: number
 }
 
+/** What the ingest listener pushes into: each push all-or-nothing, answered once durable. */
+export interface Ingest {
+  pushQuotes(quotes: readonly PushedQuote[]): Promise<PushOutcome>
+  pushBars(rows: readonly PushedBar[]): Promise<PushOutcome>
+  pushDepth(rows: readonly MarketDepth[]): Promise<PushOutcome>
+}
+
 /** Counters the server exports (Prometheus). */
 export interface IngestCounters {
   readonly rows: (kind: 'quotes' | 'bars' | 'depth', n: number) => void
   readonly ignored: (reason: 'stale' | 'duplicate', n: number) => void
 }
 
-export class LiveIngest {
+/** `ingest` with what each push did counted into `counters`. */
+export function countedIngest(ingest: Ingest, counters: IngestCounters): Ingest {
+  const counted =
+    (kind: 'quotes' | 'bars' | 'depth') =>
+    async (outcome: Promise<PushOutcome>): Promise<PushOutcome> => {
+      const o = await outcome
+      counters.rows(kind, o.rows)
+      if (o.stale) counters.ignored('stale', o.stale)
+      if (o.duplicate) counters.ignored('duplicate', o.duplicate)
+      return o
+    }
+  return {
+    pushQuotes: (quotes) => counted('quotes')(ingest.pushQuotes(quotes)),
+    pushBars: (rows) => counted('bars')(ingest.pushBars(rows)),
+    pushDepth: (rows) => counted('depth')(ingest.pushDepth(rows)),
+  }
+}
+
+export class LiveIngest implements Ingest {
   /** Builder states by symbol: loaded from the store on a symbol's first push, then kept in step with each commit. */
   readonly #states = new Map<string, SymbolState | undefined>()
   /** Symbols known to have an instrument row. */
@@ -41,8 +66,7 @@ export class LiveIngest {
 
   constructor(
     private readonly store: MarketStore,
-    private readonly feed: LiveFeed,
-    private readonly counters?: IngestCounters,
+    private readonly feed: Pick<LiveFeed, 'publish'>,
   ) {}
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
@@ -125,9 +149,6 @@ export class LiveIngest {
           await w.putLiveQuotes([...latest.values()])
         })
       for (const [symbol, state] of states) this.#states.set(symbol, state)
-      this.counters?.rows('quotes', quotes.length)
-      if (counts.stale) this.counters?.ignored('stale', counts.stale)
-      if (counts.duplicate) this.counters?.ignored('duplicate', counts.duplicate)
       this.feed.publish(events)
       return { rows: quotes.length, ...counts }
     })
@@ -148,7 +169,6 @@ export class LiveIngest {
           for (const { symbol, period, bars } of series.values()) await w.putBars(symbol, period, bars)
         },
       )
-      this.counters?.rows('bars', rows.length)
       const events: LiveEvent[] = []
       for (const { symbol, period, bars } of series.values())
         for (const bar of rowsOfBars(bars)) events.push({ kind: 'bar', symbol, period, bar, closed: true })
@@ -169,8 +189,6 @@ export class LiveIngest {
       }
       if (newest.size > 0) await this.#write([], async (w) => w.putDepth([...newest.values()]))
       for (const d of newest.values()) this.#depthAt.set(d.symbol, d.timestamp)
-      this.counters?.rows('depth', rows.length)
-      if (stale) this.counters?.ignored('stale', stale)
       this.feed.publish([...newest.values()].map((depth) => ({ kind: 'depth', depth })))
       return { rows: rows.length, accepted: rows.length - stale, stale, duplicate: 0 }
     })

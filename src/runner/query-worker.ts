@@ -16,7 +16,7 @@ import { MdqError } from '../domain/errors.js'
 import { answerVersion } from '../query/answer-version.js'
 import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
-import { openStores, type StoreLocation } from '../store/backends.js'
+import { openMarketInWorker, type StoreLocation } from '../store/backends.js'
 import { serveTasks, type TaskResult } from './worker-pool.js'
 
 /** Where the worker's store is: the locations the main thread parsed (plain data, cloned to the worker). */
@@ -68,18 +68,7 @@ function timed(store: MarketStore): MarketStore {
 
 let opened: Promise<{ store: MarketStore; contexts: SymbolContexts }> | undefined
 async function open(config: WorkerConfig) {
-  // The main thread opened this store already: if a worker cannot, the store is unavailable (503), not a bug.
-  const { market, keys } = await openStores({ store: config.store, keys: config.keys, create: false }).catch(
-    (err: unknown) => {
-      throw err instanceof MdqError
-        ? err
-        : new MdqError(
-            'STORE_UNAVAILABLE',
-            `The store cannot be opened: ${(err as { code?: string }).code ?? 'unknown error'}.`,
-          )
-    },
-  )
-  await keys.close() // a worker reads market data only
+  const market = await openMarketInWorker(config.store, config.keys)
   const store = timed(market)
   return { store, contexts: new SymbolContexts(store) }
 }

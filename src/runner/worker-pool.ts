@@ -161,7 +161,7 @@ export class WorkerPool<T, R, G = never> {
       this.#post()
     }
     worker.on('error', died)
-    worker.on('exit', (code) => died(new Error(`a query worker exited (code ${code})`)))
+    worker.on('exit', (code) => died(new Error(`a worker thread exited (code ${code})`)))
     return thread
   }
 

@@ -4,6 +4,7 @@ import { clickhouseBackend } from './clickhouse/clickhouse-backend.js'
 import { sqliteBackend } from './sqlite/sqlite-backend.js'
 import type { StoreBackend, StoreLocation, Stores } from './backend.js'
 import type { KeyStore } from './key-store.js'
+import type { MarketStore } from './market-store.js'
 
 export type { StoreLocation, Stores } from './backend.js'
 
@@ -59,6 +60,23 @@ export async function openStores(o: OpenStoresOptions): Promise<Stores> {
     create: o.create,
     ...(keysAt && { keys: () => backendOf(keysAt).openKeys(keysAt, store) }),
   })
+}
+
+/**
+ * The market store the main thread has opened already, opened again on a worker thread (its own
+ * connection): a failure here is the store unavailable (503), not a bug.
+ */
+export async function openMarketInWorker(store: StoreLocation, keys?: StoreLocation): Promise<MarketStore> {
+  const opened = await openStores({ store, keys, create: false }).catch((err: unknown) => {
+    throw err instanceof MdqError
+      ? err
+      : new MdqError(
+          'STORE_UNAVAILABLE',
+          `The store cannot be opened: ${(err as { code?: string }).code ?? 'unknown error'}.`,
+        )
+  })
+  await opened.keys.close() // a worker uses market data only
+  return opened.market
 }
 
 /**

@@ -33,7 +33,8 @@ export async function startIngest(
   feed.subscribe((events) => published.push(events))
   if (hub) streamFeed(feed, hub)
   const metrics = new Metrics()
-  const app = await ingestApp({ store: server.store, keys: server.keys, feed, metrics, logger: false, limits })
+  const at = server.location && { store: server.location } // SQLite: pushes written on the ingest thread, as mdq serve does
+  const app = await ingestApp({ store: server.store, at, keys: server.keys, feed, metrics, logger: false, limits })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   return {

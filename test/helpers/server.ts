@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { buildApp, type AppOptions } from '../../src/http/app.js'
 import { generateKey, hashKey } from '../../src/auth/api-keys.js'
 import { buildDemo } from '../../src/cli/demo-command.js'
-import { openStores, parseStoreUrl } from '../../src/store/backends.js'
+import { openStores, parseStoreUrl, type StoreLocation } from '../../src/store/backends.js'
 import { poolRunner } from '../../src/runner/query-pool.js'
 import type { KeyScope, KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore } from '../../src/store/market-store.js'
@@ -14,6 +14,8 @@ export interface TestServer {
   readonly url: string
   readonly app: FastifyInstance
   readonly store: MarketStore
+  /** Where the store is (undefined for one in memory): a worker thread opens it there. */
+  readonly location?: StoreLocation
   readonly keys: KeyStore
   readonly key: string
   close(): Promise<void>
@@ -45,9 +47,10 @@ const TEST_WORKERS = Number(process.env.MDQ_TEST_WORKERS ?? 0)
 /** `port`: 0 for a free one; a given port restarts a server where its clients reconnect. */
 export async function startServer(dbPath: string, extra: Partial<AppOptions> = {}, port = 0): Promise<TestServer> {
   const { market: store, keys } = await openStores({ store: dbPath, create: true })
+  const location = dbPath === ':memory:' ? undefined : parseStoreUrl(dbPath)
   const runner =
-    extra.runner === undefined && TEST_WORKERS > 0 && dbPath !== ':memory:'
-      ? poolRunner(TEST_WORKERS, { store: parseStoreUrl(dbPath) }, { blockingReads: true })
+    extra.runner === undefined && TEST_WORKERS > 0 && location
+      ? poolRunner(TEST_WORKERS, { store: location }, { blockingReads: true })
       : undefined
   const app = await buildApp({ store, keys, ...(runner && { runner }), ...extra })
   await app.listen({ port, host: '127.0.0.1' })
@@ -56,6 +59,7 @@ export async function startServer(dbPath: string, extra: Partial<AppOptions> = {
     url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
     app,
     store,
+    ...(location && { location }),
     keys,
     key,
     close: async () => {

@@ -1,0 +1,59 @@
+/**
+ * @module The ingest on a thread of its own, for a store whose writes hold the calling thread (SQLite,
+ * StoreCapabilities' blockingReads): a push is checked on the main thread, written and made durable
+ * on the ingest thread (ingest-worker.ts) while the main thread goes on answering reads, and what it
+ * accepted is published on the main thread, whose streams carry it.
+ */
+import type { MarketDepth } from '../domain/depth.js'
+import type { ErrorData } from '../runner/query-runner.js'
+import { fromErrorData } from '../runner/query-runner.js'
+import { WorkerPool } from '../runner/worker-pool.js'
+import type { StoreLocation } from '../store/backends.js'
+import type { LiveEvent, LiveFeed, PushedQuote } from '../live/live-feed.js'
+import type { Ingest, PushOutcome } from './live-ingest.js'
+import type { PushedBar } from './pushed-rows.js'
+
+export interface IngestThreadConfig {
+  readonly store: StoreLocation
+  readonly keys?: StoreLocation
+}
+
+export type IngestTask =
+  | { readonly kind: 'quotes'; readonly rows: readonly PushedQuote[] }
+  | { readonly kind: 'bars'; readonly rows: readonly PushedBar[] }
+  | { readonly kind: 'depth'; readonly rows: readonly MarketDepth[] }
+
+/** A push's outcome and the events it published, once durable; or the MdqError to answer instead. */
+export type IngestReply =
+  { readonly outcome: PushOutcome; readonly events: readonly LiveEvent[] } | { readonly error: ErrorData }
+
+export class ThreadedIngest implements Ingest {
+  /** One thread, one push at a time: the thread's LiveIngest keeps each symbol's builder state in commit order. */
+  readonly #pool: WorkerPool<IngestTask, IngestReply>
+
+  constructor(
+    config: IngestThreadConfig,
+    private readonly feed: Pick<LiveFeed, 'publish'>,
+  ) {
+    this.#pool = new WorkerPool({
+      filename: new URL('./ingest-worker.js', import.meta.url),
+      threads: 1,
+      tasksPerThread: 1,
+      workerData: config,
+    })
+  }
+
+  pushQuotes = (rows: readonly PushedQuote[]) => this.#push({ kind: 'quotes', rows })
+  pushBars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
+  pushDepth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
+
+  async #push(task: IngestTask): Promise<PushOutcome> {
+    const reply = await this.#pool.run(task)
+    if ('error' in reply) throw fromErrorData(reply.error)
+    this.feed.publish(reply.events)
+    return reply.outcome
+  }
+
+  /** Stops the thread: a push still running there is not committed, and is not answered. */
+  close = (): Promise<void> => this.#pool.destroy()
+}
