@@ -28,8 +28,13 @@ export interface IngestListenerOptions {
   readonly limits?: Partial<HttpLimits>
 }
 
-/** The ingest app, its pushes counted into the server's metrics and published to `feed`. */
-export async function ingestApp(o: IngestListenerOptions): Promise<FastifyInstance> {
+/**
+ * The ingest app, its pushes counted into the server's metrics and published to `feed`; and where
+ * the store's upkeep of appends runs when the ingest has a thread of its own (`foldAppends`).
+ */
+export async function ingestApp(
+  o: IngestListenerOptions,
+): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
   const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at, o.feed) : undefined
   const ingest = countedIngest(threaded ?? new LiveIngest(o.store, o.feed), {
     rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
@@ -37,15 +42,18 @@ export async function ingestApp(o: IngestListenerOptions): Promise<FastifyInstan
   })
   const app = await buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
   if (threaded) app.addHook('onClose', threaded.close)
-  return app
+  return { app, ...(threaded && { foldAppends: threaded.foldAppends }) }
 }
 
 /**
- * Runs the store's upkeep of appends (MarketStore.foldAppends) in steps until stopped: a failed step
- * (the store busy or away) is logged once per kind and tried again later.
+ * Runs the store's upkeep of appends (MarketStore.foldAppends, or `fold` where it runs elsewhere) in
+ * steps until stopped: a failed step (the store busy or away) is logged once per kind and tried again later.
  */
-export function keepFoldingAppends(store: MarketStore, log: FastifyBaseLogger): () => Promise<void> {
-  const fold = store.foldAppends?.bind(store)
+export function keepFoldingAppends(
+  store: MarketStore,
+  log: FastifyBaseLogger,
+  fold = store.foldAppends?.bind(store),
+): () => Promise<void> {
   if (fold === undefined) return async () => {}
   let stopped = false
   let timer: NodeJS.Timeout | undefined

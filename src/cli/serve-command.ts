@@ -145,11 +145,12 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
   const feed = new InProcessLiveFeed((err) => app.log.error({ err }, 'a live feed listener failed'))
   // What the ingest listener accepts goes out on the streams of every instance.
   streamFeed(feed, hub)
-  const ingest =
+  const listener =
     config.ingestPort === undefined
       ? undefined
       : await ingestApp({ store, at: { store: config.store, keys: config.keys }, keys, feed, metrics, logger })
-  const stopFolding = keepFoldingAppends(store, app.log)
+  const ingest = listener?.app
+  const stopFolding = keepFoldingAppends(store, app.log, listener?.foldAppends)
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

@@ -2,7 +2,8 @@
  * @module The ingest on a thread of its own, for a store whose writes hold the calling thread (SQLite,
  * StoreCapabilities' blockingReads): a push is checked on the main thread, written and made durable
  * on the ingest thread (ingest-worker.ts) while the main thread goes on answering reads, and what it
- * accepted is published on the main thread, whose streams carry it.
+ * accepted is published on the main thread, whose streams carry it. The store's upkeep of appends
+ * runs there too.
  */
 import type { MarketDepth } from '../domain/depth.js'
 import type { ErrorData } from '../runner/query-runner.js'
@@ -19,13 +20,16 @@ export interface IngestThreadConfig {
 }
 
 export type IngestTask =
+  | { readonly kind: 'fold' }
   | { readonly kind: 'quotes'; readonly rows: readonly PushedQuote[] }
   | { readonly kind: 'bars'; readonly rows: readonly PushedBar[] }
   | { readonly kind: 'depth'; readonly rows: readonly MarketDepth[] }
 
-/** A push's outcome and the events it published, once durable; or the MdqError to answer instead. */
+/** A push's outcome and the events it published, once durable; a fold step's `more`; or the MdqError to answer instead. */
 export type IngestReply =
-  { readonly outcome: PushOutcome; readonly events: readonly LiveEvent[] } | { readonly error: ErrorData }
+  | { readonly outcome: PushOutcome; readonly events: readonly LiveEvent[] }
+  | { readonly more: boolean }
+  | { readonly error: ErrorData }
 
 export class ThreadedIngest implements Ingest {
   /** One thread, one push at a time: the thread's LiveIngest keeps each symbol's builder state in commit order. */
@@ -47,11 +51,26 @@ export class ThreadedIngest implements Ingest {
   pushBars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
   pushDepth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
 
-  async #push(task: IngestTask): Promise<PushOutcome> {
-    const reply = await this.#pool.run(task)
-    if ('error' in reply) throw fromErrorData(reply.error)
+  /**
+   * One step of the store's upkeep of appends (MarketStore.foldAppends), on the ingest thread: there
+   * it holds no read of the main thread, and it never meets a push's transaction (one task at a time).
+   */
+  foldAppends = async (): Promise<boolean> => {
+    const reply = await this.#run({ kind: 'fold' })
+    return 'more' in reply && reply.more
+  }
+
+  async #push(task: Exclude<IngestTask, { kind: 'fold' }>): Promise<PushOutcome> {
+    const reply = await this.#run(task)
+    if (!('outcome' in reply)) throw new Error('the ingest thread answered a push without its outcome')
     this.feed.publish(reply.events)
     return reply.outcome
+  }
+
+  async #run(task: IngestTask): Promise<Exclude<IngestReply, { error: ErrorData }>> {
+    const reply = await this.#pool.run(task)
+    if ('error' in reply) throw fromErrorData(reply.error)
+    return reply
   }
 
   /** Stops the thread: a push still running there is not committed, and is not answered. */

@@ -1,10 +1,11 @@
-/** @module The entry of the ingest thread (ingest-thread.ts): a LiveIngest over its own store connection, one push at a time. */
+/** @module The entry of the ingest thread (ingest-thread.ts): a LiveIngest over its own store connection, one push (or fold step) at a time. */
 import { workerData } from 'node:worker_threads'
 import { MdqError } from '../domain/errors.js'
 import type { LiveEvent } from '../live/live-feed.js'
 import { errorData } from '../runner/query-runner.js'
 import { serveTasks, type TaskResult } from '../runner/worker-pool.js'
 import { openMarketInWorker } from '../store/backends.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { IngestReply, IngestTask, IngestThreadConfig } from './ingest-thread.js'
 import { LiveIngest } from './live-ingest.js'
 
@@ -12,15 +13,19 @@ import { LiveIngest } from './live-ingest.js'
 let published: readonly LiveEvent[] = []
 const feed = { publish: (events: readonly LiveEvent[]) => void (published = events) }
 
-let opened: Promise<LiveIngest> | undefined
-const open = async ({ store, keys }: IngestThreadConfig) => new LiveIngest(await openMarketInWorker(store, keys), feed)
+let opened: Promise<{ store: MarketStore; ingest: LiveIngest }> | undefined
+async function open({ store: at, keys }: IngestThreadConfig) {
+  const store = await openMarketInWorker(at, keys)
+  return { store, ingest: new LiveIngest(store, feed) }
+}
 
 async function run(task: IngestTask): Promise<TaskResult<IngestReply>> {
   published = []
   try {
     opened ??= open(workerData as IngestThreadConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next push
-    const ingest = await opened
+    const { store, ingest } = await opened
+    if (task.kind === 'fold') return { result: { more: (await store.foldAppends?.()) ?? false } }
     const outcome =
       task.kind === 'quotes'
         ? await ingest.pushQuotes(task.rows)

@@ -3,6 +3,8 @@
 // forming one as they were, and the rest of the day's snapshots then build exactly the source bars.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import { barCount, sliceBars, type Bars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
@@ -111,6 +113,23 @@ describe('ingest survives SIGKILL', () => {
     // A push the dead server may or may not have stored is simply sent again: repeats change nothing.
     for (; at < all.length; at += 40) assert.equal(await push(server.ingest!, all.slice(at, at + 40)), 200)
     for (const s of SYMBOLS) assert.deepEqual(columns(await intraday(server.base, s)), barColumns(sources.get(s)!))
+    await server.stop()
+    server = undefined
+  })
+
+  it("folds the pushed day into chunks in the background (on the ingest's thread), each minute series but its newest row, and answers the same", async () => {
+    server = await serve()
+    const before = await Promise.all(SYMBOLS.map((s) => intraday(server!.base, s)))
+    const file = new Database(db, { readonly: true })
+    const tailRows = file.prepare<[], number>("SELECT count(*) FROM tail WHERE period = '1m'").pluck()
+    try {
+      // Polled until done (at most 60 s, so a server that never folds fails rather than hangs).
+      for (let waited = 0; tailRows.get()! > SYMBOLS.length && waited < 60_000; waited += 50) await sleep(50)
+      assert.equal(tailRows.get(), SYMBOLS.length, 'each 1m series keeps only its newest minute in the tail')
+    } finally {
+      file.close()
+    }
+    assert.deepEqual(await Promise.all(SYMBOLS.map((s) => intraday(server!.base, s))), before)
     await server.stop()
     server = undefined
   })

@@ -34,7 +34,7 @@ export async function startIngest(
   if (hub) streamFeed(feed, hub)
   const metrics = new Metrics()
   const at = server.location && { store: server.location } // SQLite: pushes written on the ingest thread, as mdq serve does
-  const app = await ingestApp({ store: server.store, at, keys: server.keys, feed, metrics, logger: false, limits })
+  const { app } = await ingestApp({ store: server.store, at, keys: server.keys, feed, metrics, logger: false, limits })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   return {

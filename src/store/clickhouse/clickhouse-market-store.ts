@@ -21,6 +21,8 @@ import { claimDeadImports, recordState } from './import-states.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
+/** After a commit, this process looks for dead imports to remove at most this often (ms). */
+const BACKGROUND_VACUUM_MS = 30_000
 /** An import with no sign of life for this long is dead; a later import (or vacuum) removes its rows. */
 export const DEFAULT_GRACE_MS = 120_000
 
@@ -34,6 +36,8 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #bars: BarReads
   readonly #writerOptions: WriterOptions
   readonly #background = new Set<Promise<unknown>>()
+  /** When this process last looked for dead imports after a commit (epoch ms). */
+  #vacuumedMs = -Infinity
   readonly #financials: FinancialReads
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
@@ -169,7 +173,12 @@ export class ClickHouseMarketStore implements MarketStore {
       {
         committed: async () => {
           await this.#snapshot.reload()
-          this.#track(this.vacuum().catch(() => undefined)) // a later import removes what dead ones left
+          // A later import removes what dead ones left; at most every BACKGROUND_VACUUM_MS, as a live
+          // feed commits several times a second and each vacuum reads the whole imports table.
+          const now = Date.now()
+          if (now - this.#vacuumedMs < BACKGROUND_VACUUM_MS) return
+          this.#vacuumedMs = now
+          this.#track(this.vacuum().catch(() => undefined))
         },
         abandoned: (id) =>
           this.#track(
