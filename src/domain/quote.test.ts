@@ -143,7 +143,14 @@ describe('quoteOfSnapshot: a pushed quote read back later', () => {
     assert.equal(q.changeAmount, 0.08) // 10.52 - 10.44 is 0.08000000000000007 in doubles
     assert.equal(q.changePct, 0.007663)
     assert.equal(q.amplitude, 0.037356)
-    assert.equal(q.name, '浦发银行')
-    assert.deepEqual(q.pushedExt, { name: '浦发银行', turnover_rate: 0.0012 })
+    assert.equal(q.name, '浦发银行') // no instrument name: the pushed one
+    assert.deepEqual(q.pushedExt, { turnover_rate: 0.0012 })
+  })
+
+  it("names the quote as its instrument is named, over a pushed ext's name", () => {
+    const ms = at(SH, 2026, 11, 18, 10, 0)
+    const q = quoteOfSnapshot(pushed('600000.SH', ms), SH, 'SPD Bank', ms, { name: '浦发银行', turnover_rate: 0.0012 })
+    assert.equal(q.name, 'SPD Bank')
+    assert.deepEqual(q.pushedExt, { turnover_rate: 0.0012 })
   })
 })

@@ -37,7 +37,7 @@ export interface Quote {
   readonly changePct: number
   /** (high - low) / prevClose, to 6 decimals. */
   readonly amplitude: number
-  /** A pushed quote's own `ext` members (TickFlow's: turnover rate, ...), over the computed ones. */
+  /** A pushed quote's own `ext` members but its name (TickFlow's: turnover rate, ...), over the computed ones. */
   readonly pushedExt?: Readonly<Record<string, string | number | boolean | null>>
 }
 
@@ -106,7 +106,9 @@ const FEED_CLOCK_AHEAD_MS = 5_000
 
 /**
  * The quote of a pushed snapshot (its own time and day figures), seen at `nowMs`: `session` from the
- * snapshot's time; `name` from the instrument, else from the pushed `ext`.
+ * snapshot's time; `name` from the instrument (`name`, what /v1/instruments answers), else from the
+ * pushed `ext`, whose other members are kept. Every answer of a pushed quote (GET /v1/quotes, the
+ * streams) is made here, so they name it alike.
  */
 export function quoteOfSnapshot(
   s: QuoteSnapshot,
@@ -115,11 +117,12 @@ export function quoteOfSnapshot(
   nowMs: number,
   pushedExt?: Quote['pushedExt'],
 ): Quote {
-  const named = name ?? (typeof pushedExt?.name === 'string' ? pushedExt.name : null)
+  const { name: pushedName, ...others } = pushedExt ?? {}
+  const named = name ?? (typeof pushedName === 'string' ? pushedName : null)
   // A feed's clock a little ahead of ours still stamps the session running now.
   const seenMs = s.timestamp > nowMs && s.timestamp - nowMs <= FEED_CLOCK_AHEAD_MS ? s.timestamp : nowMs
   const quote = withChanges(s.symbol, market, named, s, quoteSession(market, s.timestamp, seenMs))
-  return pushedExt ? { ...quote, pushedExt } : quote
+  return pushedExt ? { ...quote, pushedExt: others } : quote
 }
 
 type DayFigures = Pick<Quote, 'timestamp' | 'lastPrice' | 'open' | 'high' | 'low' | 'volume' | 'amount' | 'prevClose'>

@@ -55,8 +55,8 @@ export function countedIngest(ingest: Ingest, counters: IngestCounters): Ingest 
 export class LiveIngest implements Ingest {
   /** Builder states by symbol: loaded from the store on a symbol's first push, then kept in step with each commit. */
   readonly #states = new Map<string, SymbolState | undefined>()
-  /** Symbols known to have an instrument row. */
-  readonly #known = new Set<string>()
+  /** Instrument names (null: none) of the symbols known to have an instrument row: a pushed quote's name. */
+  readonly #names = new Map<string, string | null>()
   /** The latest depth timestamp per symbol pushed here: older depth is not kept. */
   readonly #depthAt = new Map<string, number>()
   /** One batch at a time: the store takes one write at a time, and states advance in commit order. */
@@ -77,28 +77,40 @@ export class LiveIngest implements Ingest {
 
   /** Writes `fill` in one transaction with instruments for symbols the store does not know yet; rolls back on any failure. */
   async #write(symbols: Iterable<string>, fill: (w: StoreWriter) => Promise<void>): Promise<void> {
-    const unknown = [...new Set(symbols)].filter((s) => !this.#known.has(s))
-    const found = unknown.length ? new Set((await this.store.readInstruments(unknown)).map((i) => i.symbol)) : new Set()
-    const missing = unknown.filter((s) => !found.has(s))
+    const bare = (await this.#unlisted(symbols)).map((s) => bareInstrument(s))
     const w = await this.store.beginWrite()
     try {
-      if (missing.length) await w.putInstruments(missing.map((s) => bareInstrument(s)))
+      if (bare.length) await w.putInstruments(bare)
       await fill(w)
       await w.commit()
     } catch (err) {
       await w.rollback().catch(() => undefined)
       throw err
     }
-    for (const s of unknown) this.#known.add(s)
+    for (const i of bare) this.#names.set(i.symbol, i.name)
     this.#ownVersion = await this.store.dataVersion()
   }
 
+  /** Which of `symbols` have no instrument row; the names of those that have one are read once and kept. */
+  async #unlisted(symbols: Iterable<string>): Promise<string[]> {
+    const unknown = [...new Set(symbols)].filter((s) => !this.#names.has(s))
+    if (unknown.length === 0) return []
+    for (const i of await this.store.readInstruments(unknown)) this.#names.set(i.symbol, i.name)
+    return unknown.filter((s) => !this.#names.has(s))
+  }
+
   /**
-   * The states of `symbols` as the store has them, unless nothing but this ingest has written since
-   * they were loaded: another instance (after a failover) or an import may have moved them on.
+   * Forgets what was read from the store (builder states, instrument names) unless nothing but this
+   * ingest has written since: another instance (after a failover) or an import may have changed them.
    */
+  async #forgetIfMoved(): Promise<void> {
+    if ((await this.store.dataVersion()) === this.#ownVersion) return
+    this.#states.clear()
+    this.#names.clear()
+  }
+
+  /** The states of `symbols` as the store has them. */
   async #loadStates(symbols: readonly string[]): Promise<void> {
-    if ((await this.store.dataVersion()) !== this.#ownVersion) this.#states.clear()
     const missing = [...new Set(symbols)].filter((s) => !this.#states.has(s))
     if (missing.length === 0) return
     const stored = await this.store.readLiveQuotes(missing)
@@ -112,7 +124,10 @@ export class LiveIngest implements Ingest {
    */
   pushQuotes(quotes: readonly PushedQuote[]): Promise<PushOutcome> {
     return this.#serial(async () => {
-      await this.#loadStates(quotes.map((q) => q.snapshot.symbol))
+      const symbols = quotes.map((q) => q.snapshot.symbol)
+      await this.#forgetIfMoved()
+      await this.#loadStates(symbols)
+      await this.#unlisted(symbols) // the names the quotes go out with
       const states = new Map<string, SymbolState | undefined>()
       const minutes = new Map<string, Map<number, BarRow>>()
       const days = new Map<string, BarRow>()
@@ -127,7 +142,8 @@ export class LiveIngest implements Ingest {
         if (r.outcome !== 'accepted') continue
         states.set(symbol, r.state)
         latest.set(symbol, { symbol, state: r.state!, ...(quote.ext && { ext: quote.ext }) })
-        events.push({ kind: 'quote', quote })
+        // Named as the instrument is after this write (a symbol without a row gets a bare one).
+        events.push({ kind: 'quote', quote, name: this.#names.get(symbol) ?? null })
         if (r.closed) events.push({ kind: 'bar', symbol, period: '1m', bar: r.closed, closed: true })
         for (const bar of [r.closed, r.minute]) {
           if (!bar) continue
@@ -157,6 +173,7 @@ export class LiveIngest implements Ingest {
   /** Bars as an import writes them: per symbol and period ascending, a later row winning over an earlier one at the same time. */
   pushBars(rows: readonly PushedBar[]): Promise<PushOutcome> {
     return this.#serial(async () => {
+      await this.#forgetIfMoved()
       const series = new Map<string, { symbol: string; period: StoredPeriod; bars: Bars }>()
       for (const row of rows) {
         const key = `${row.symbol}\0${row.period}`
@@ -180,6 +197,7 @@ export class LiveIngest implements Ingest {
   /** Each symbol's newest depth of the batch, unless this process has kept a newer one. */
   pushDepth(rows: readonly MarketDepth[]): Promise<PushOutcome> {
     return this.#serial(async () => {
+      await this.#forgetIfMoved()
       const newest = new Map<string, MarketDepth>()
       let stale = 0
       for (const d of rows) {

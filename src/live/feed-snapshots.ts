@@ -15,8 +15,9 @@ export function snapshotsOf(events: readonly LiveEvent[]): Snapshot[] {
     if (e.kind === 'quote') {
       const { snapshot, ext } = e.quote
       const market = MARKETS[parseSymbol(snapshot.symbol).exchange]
-      // Its session as of its own time: a subscriber sees the quote as the feed sent it.
-      const json = () => quoteJson(quoteOfSnapshot(snapshot, market, null, snapshot.timestamp, ext))
+      // Its session as of its own time: a subscriber sees the quote as the feed sent it; its name and
+      // ext as GET /v1/quotes answers them for the same snapshot.
+      const json = () => quoteJson(quoteOfSnapshot(snapshot, market, e.name, snapshot.timestamp, ext))
       out.push(writtenWhenRead('quotes', snapshot.symbol, snapshot.timestamp, json))
     } else if (e.kind === 'depth')
       out.push(writtenWhenRead('depth', e.depth.symbol, e.depth.timestamp, () => depthJson(e.depth)))

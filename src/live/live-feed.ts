@@ -14,7 +14,12 @@ export interface PushedQuote {
 }
 
 export type LiveEvent =
-  | { readonly kind: 'quote'; readonly quote: PushedQuote }
+  | {
+      readonly kind: 'quote'
+      readonly quote: PushedQuote
+      /** The symbol's instrument name as the store held it when the batch was written (null: it has none). */
+      readonly name: string | null
+    }
   | { readonly kind: 'depth'; readonly depth: MarketDepth }
   /**
    * A bar as now stored: a minute bar still forming or just closed, a day's bar, or a pushed bar

@@ -187,7 +187,11 @@ describe('the TickFlow SDK live, fed through the ingest listener: tf.stream, tf.
           times(r.depth, SYMBOL),
           [-60_000, -59_000, -58_000, -57_000, -56_000, -55_000, -54_000, -53_000],
         )
-        // A quote as pushed, TickFlow's Quote: the session of its own time, the change against prev_close.
+        const [live, stored] = r.quotes_by_symbols
+        const name = (live.ext as { name: unknown }).name
+        assert.equal(typeof name, 'string')
+        // A quote as pushed, TickFlow's Quote: the session of its own time, the change against prev_close,
+        // named as quotes.get_by_symbols names it (the instrument's name).
         assert.deepEqual(r.quotes[1], {
           symbol: SYMBOL,
           region: 'CN',
@@ -200,7 +204,7 @@ describe('the TickFlow SDK live, fed through the ingest listener: tf.stream, tf.
           amount: 2002000.0,
           prev_close: 9.9,
           session: 'regular',
-          ext: { type: 'cn_equity', name: null, change_amount: 0.11, change_pct: 0.011111, amplitude: 0.00101 },
+          ext: { type: 'cn_equity', name, change_amount: 0.11, change_pct: 0.011111, amplitude: 0.00101 },
         })
         assert.deepEqual(r.errors, [])
         assert.deepEqual(
@@ -208,13 +212,11 @@ describe('the TickFlow SDK live, fed through the ingest listener: tf.stream, tf.
           [[REALTIME, -53_000, 50.07]],
         )
         assert.deepEqual(r.depth_get, { ...depth(SYMBOL, 7), region: 'CN' })
-        // The quote pushed today answers for the symbol (its name from the store); the other comes from its stored bars.
-        const [live, stored] = r.quotes_by_symbols
+        // The quote pushed today answers for the symbol; the other comes from its stored bars.
         assert.deepEqual(
           [live.symbol, live.timestamp, live.last_price, live.volume, live.session],
           [SYMBOL, T.t6, 10.06, 7000, 'regular'],
         )
-        assert.equal(typeof (live.ext as { name: unknown }).name, 'string')
         assert.equal(stored.symbol, '000001.SZ')
         assert.ok(stored.timestamp < NOW - 86_400_000)
         if (mode === 'sync')

@@ -1,16 +1,20 @@
 // TickFlow's streams over real WebSockets against a real server: the handshake's answers, both
 // channels, the deprecated quotes endpoint, replies and errors (snapshots published in-process to the
-// server's hub); GET /v1/depth and today's quotes in /v1/quotes as pushed to the ingest listener.
+// server's hub); GET /v1/depth, and today's quotes in /v1/quotes and on the streams, as pushed to the
+// ingest listener.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { join } from 'node:path'
 import { MARKETS } from '../../src/domain/market.js'
+import { importFile } from '../../src/ingest/import-file.js'
 import { StreamHub } from '../../src/live/stream-hub.js'
 import { demoDb, getJson, newKey, startServer, type TestServer } from '../helpers/server.js'
-import { tempDir } from '../helpers/store-files.js'
+import { tempDir, writeCsv } from '../helpers/store-files.js'
 import { StreamClient, streamUrl } from '../helpers/stream-client.js'
 import { depthSnapshot, quoteSnapshot } from '../helpers/snapshots.js'
 import { startIngest } from '../helpers/ingest-server.js'
 import { until } from '../helpers/wait.js'
+import { DAILY } from '../helpers/day-by-day.js'
 
 const SH = MARKETS.SH.zone
 // Wednesday 2026-11-18 10:00 in Shanghai: a session is on.
@@ -207,6 +211,93 @@ describe('streams: handshake, channels, replies', () => {
       assert.ok(pufa.timestamp < NOW - 86_400_000) // nothing pushed for it: its stored bars, in the order asked
       assert.equal(pingan.symbol, '000001.SZ')
     } finally {
+      await ingest.close()
+    }
+  })
+
+  it("a quote pushed to the ingest listener streams with the ext GET /v1/quotes answers for it: the instrument's name first, else the pushed one", async () => {
+    const ingest = await startIngest(server, {}, hub)
+    const headers = { 'X-API-Key': server.key }
+    // 601318.SH has an instrument row with a name; 688999.SH none until its first push makes a bare one.
+    const listed = await getJson<{ data: { symbol: string; name: string | null }[] }>(
+      `${server.url}/v1/instruments?symbols=601318.SH,688999.SH`,
+      { headers },
+    )
+    assert.deepEqual(
+      listed.body.data.map((i) => [i.symbol, typeof i.name]),
+      [['601318.SH', 'string']],
+    )
+    const named = listed.body.data[0].name
+    const pushed = (symbol: string, at: number, ext?: object) => ({
+      symbol,
+      timestamp: at,
+      last_price: 5.5,
+      open: 5.4,
+      high: 5.6,
+      low: 5.3,
+      prev_close: 5.45,
+      volume: 3000,
+      amount: 1_650_000,
+      ...(ext && { ext }),
+    })
+    const push = async (rows: object[]) => {
+      const res = await fetch(`${ingest.url}/v1/ingest/quotes`, {
+        method: 'POST',
+        headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
+        body: JSON.stringify(rows),
+      })
+      assert.equal(res.status, 200, await res.text())
+    }
+    const symbols = ['601318.SH', '688999.SH']
+    const stream = await open()
+    const realtime = await open('quotes')
+    try {
+      assert.equal((await stream.request({ op: 'subscribe', channel: 'quotes', symbols })).op, 'subscribed')
+      assert.equal((await realtime.request({ op: 'subscribe', symbols })).op, 'subscribed')
+      const rest = async () =>
+        (await getJson<{ data: Record<string, unknown>[] }>(`${server.url}/v1/quotes?symbols=${symbols}`, { headers }))
+          .body.data
+      const streamed = async (client: StreamClient, at: number) => {
+        await until(() => client.items('quotes').filter((q) => q.timestamp === at).length === 2, 'both quotes')
+        return client.items('quotes').filter((q) => q.timestamp === at)
+      }
+      // Without an ext: the instrument's name on both.
+      await push(symbols.map((s) => pushed(s, NOW - 2000)))
+      const plain = await rest()
+      assert.equal((plain[0].ext as { name: unknown }).name, named)
+      assert.equal((plain[1].ext as { name: unknown }).name, null)
+      assert.deepEqual(await streamed(stream, NOW - 2000), plain)
+      assert.deepEqual(await streamed(realtime, NOW - 2000), plain)
+      // A pushed ext.name yields to the instrument's; its other members pass through.
+      const ext = { name: 'Feed name', turnover_rate: 0.0123 }
+      await push(symbols.map((s) => pushed(s, NOW - 1000, ext)))
+      const withExt = await rest()
+      assert.deepEqual(
+        withExt.map((q) => q.ext),
+        [named, 'Feed name'].map((name) => ({
+          type: 'cn_equity',
+          name,
+          change_amount: 0.05,
+          change_pct: 0.009174,
+          amplitude: 0.055046,
+          turnover_rate: 0.0123,
+        })),
+      )
+      assert.deepEqual(await streamed(stream, NOW - 1000), withExt)
+      assert.deepEqual(await streamed(realtime, NOW - 1000), withExt)
+      // An import renames the instrument while the feed runs: the next quote streams with the new name.
+      await importFile(
+        server.store,
+        'instruments',
+        writeCsv(join(dir, 'i.csv'), 'symbol,name', ['601318.SH,Renamed']),
+        DAILY,
+      )
+      await push(symbols.map((s) => pushed(s, NOW - 500, ext)))
+      const renamed = await rest()
+      assert.equal((renamed[0].ext as { name: unknown }).name, 'Renamed')
+      assert.deepEqual(await streamed(stream, NOW - 500), renamed)
+    } finally {
+      await Promise.all([stream.close(), realtime.close()])
       await ingest.close()
     }
   })
