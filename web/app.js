@@ -155,7 +155,10 @@ const volumePoint = (b, colors) => ({
 // ones with no ex-date after the quote (forward adjustment leaves the latest prices as traded).
 const live = window.mdqLive.quoteStream({ onQuote, onState: (text) => ($('live').textContent = text) })
 let prevQuote = null
+// One reload at a time. A quote that comes meanwhile is left to another reload after it: the one in
+// flight may have been answered before that quote's bar was written, and would undo a bar drawn from it.
 let reloading = false
+let reloadAgain = false
 function onQuote(q) {
   if (state.loading || !state.bars.length || q.symbol !== state.symbol.toUpperCase()) return
   const forward = state.adjust === 'forward' || state.adjust === 'forward_additive'
@@ -164,7 +167,7 @@ function onQuote(q) {
   const last = state.bars[state.bars.length - 1]
   const bar = window.mdqLive.nextBar(state.period, last, q, prevQuote, local)
   prevQuote = q
-  if (bar === 'reload') return void reloadTail()
+  if (bar === 'reload' || (bar && reloading)) return void reloadTail()
   if (!bar) return
   if (bar.t === last.t) state.bars[state.bars.length - 1] = bar
   else state.bars.push(bar)
@@ -175,7 +178,7 @@ function onQuote(q) {
 
 /** The latest bars again from /v1/klines (a quote opened a bar whose start only the server knows). */
 async function reloadTail() {
-  if (reloading) return
+  if (reloading) return void (reloadAgain = true)
   reloading = true
   const generation = state.generation
   try {
@@ -190,6 +193,10 @@ async function reloadTail() {
     status(err.message, true)
   } finally {
     reloading = false
+    if (reloadAgain) {
+      reloadAgain = false
+      void reloadTail()
+    }
   }
 }
 
@@ -212,6 +219,9 @@ async function load() {
     settled: false,
   }
   $('bar-count').dataset.settled = ''
+  // The bars read now may or may not hold the trades of a quote seen before (or while loading): the
+  // next quote has none to count its trades from, and re-reads them.
+  prevQuote = null
   localStorage.setItem('mdq.apiKey', $('api-key').value.trim())
   status(`Loading ${symbol} ${state.period} ${state.adjust}...`)
   try {
@@ -226,7 +236,6 @@ async function load() {
     state.events = Object.values(events)[0] ?? []
     state.exhausted = state.bars.length < PAGE
     $('name').textContent = info[0] ? `${info[0].symbol} ${info[0].name ?? ''} · ` : ''
-    if (prevQuote?.symbol !== symbol.toUpperCase()) prevQuote = null // kept across a period or adjust change
     render()
     live.follow($('api-key').value.trim(), symbol)
     chart.timeScale().fitContent()

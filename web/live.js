@@ -95,29 +95,47 @@ function barEnd(period, t, local) {
 }
 
 /**
- * The last bar after quote `q` (TickFlow's Quote: last_price, the day's open/high/low, cumulative
- * day volume), or 'reload' when the quote lies past it and the period's next bucket start is not
- * simple to tell (minute periods above 1m anchor at session opens, calendar periods need the day's
- * share of volume): the page then reads the bars from /v1/klines, which the ingest keeps current.
- * `prev`: the quote before (same symbol), for the volume traded since; `local` as in barEnd.
- * Returns null for a quote older than the last bar.
+ * The last bar after quote `q` (TickFlow's Quote: last_price, the day's open/high/low, cumulative day
+ * volume, session), as the server's bars will hold it; null when the quote changes nothing drawn; or
+ * 'reload' when only the server can tell: the page then reads the latest bars from /v1/klines, which
+ * the ingest keeps current. `prev`: the quote before it that the page saw (same symbol); `local` as
+ * in barEnd.
+ *
+ * A bar gains the volume traded since the quote before; without that quote of the same day (the
+ * first after the bars were read, or of a new day) only the server knows how much of it a bar holds,
+ * except the day's bar, which is the quote's day figures. Minute bars are made as the server makes
+ * them from the same snapshots (src/domain/minute-bars.ts): only trades open or move them, and a print
+ * outside the sessions (`session` is 'regular' only inside them: the lunch break's first, the opening
+ * and closing auctions, after hours) belongs to a session's last minute, the day's first or none. A
+ * bucket past the last bar of a period above 1m starts where only the server knows (minute buckets
+ * anchor at session opens, calendar periods need the day's share of volume).
  */
 function nextBar(period, last, q, prev, local) {
   const price = q.last_price
-  if (q.timestamp < last.t) return null
+  if (period === '1d') {
+    if (q.timestamp < last.t) return null
+    if (q.timestamp >= barEnd(period, last.t, local)) return 'reload'
+    return { t: last.t, o: q.open, h: q.high, l: q.low, c: price, v: q.volume }
+  }
   const sameDay = prev && Math.floor(local(prev.timestamp) / 86400) === Math.floor(local(q.timestamp) / 86400)
-  const traded = sameDay && q.volume >= prev.volume ? q.volume - prev.volume : 0
+  if (!sameDay) return 'reload'
+  const traded = Math.max(0, q.volume - prev.volume)
+  const minutes = MINUTES[period]
+  if (minutes && traded === 0) return null
+  if (minutes && q.session !== 'regular') return 'reload'
+  if (q.timestamp < last.t) return null
+  // A new high or low of the day since the quote before was traded in between: the minute's, as the server counts it.
+  const high = q.high > prev.high ? Math.max(q.high, price) : price
+  const low = q.low < prev.low && q.low > 0 ? Math.min(q.low, price) : price
   if (q.timestamp >= barEnd(period, last.t, local)) {
     if (period !== '1m') return 'reload'
     const t = Math.floor(q.timestamp / 60_000) * 60_000
-    return { t, o: price, h: price, l: price, c: price, v: traded }
+    return { t, o: price, h: high, l: low, c: price, v: traded }
   }
-  if (period === '1d') return { t: last.t, o: q.open, h: q.high, l: q.low, c: price, v: q.volume }
-  const daily = !MINUTES[period]
   return {
     ...last,
-    h: Math.max(last.h, daily ? q.high : price),
-    l: Math.min(last.l, daily ? q.low : price),
+    h: Math.max(last.h, minutes ? high : q.high),
+    l: Math.min(last.l, minutes ? low : q.low),
     c: price,
     v: last.v + traded,
   }

@@ -23,6 +23,15 @@ describe('quoteSession', () => {
     assert.equal(at('US', 2026, 7, 15, 9, 30), 'regular') // EDT
     assert.equal(at('US', 2026, 12, 15, 15, 59), 'regular') // EST
   })
+  it('closed after a half day closes early (US 13:00, HK 12:00 without an afternoon session)', () => {
+    assert.equal(at('US', 2026, 11, 27, 12, 59), 'regular') // the day after Thanksgiving
+    assert.equal(at('US', 2026, 11, 27, 13, 0), 'closed')
+    assert.equal(at('US', 2026, 11, 27, 15, 0), 'closed')
+    assert.equal(at('US', 2026, 11, 25, 15, 0), 'regular') // the Wednesday before: an ordinary day
+    assert.equal(at('HK', 2026, 12, 24, 11, 59), 'regular')
+    assert.equal(at('HK', 2026, 12, 24, 13, 30), 'closed')
+    assert.equal(at('HK', 2026, 12, 23, 13, 30), 'regular')
+  })
   it("regular only for a quote of the session running now: not one of an earlier session or day, nor a daily bar's", () => {
     const now = local('SH', 2025, 12, 31, 14, 59) // Wednesday, the afternoon session
     const session = (quote: number) => quoteSession(MARKETS.SH, quote, now)

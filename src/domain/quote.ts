@@ -4,6 +4,7 @@
  */
 import { round4 } from './adjust.js'
 import { barCount, type Bars } from './bars.js'
+import { dayCloseMinute } from './early-close.js'
 import type { Instrument } from './instrument.js'
 import type { InstrumentKind, Market, Region } from './market.js'
 import type { QuoteSnapshot } from './minute-bars.js'
@@ -41,12 +42,14 @@ export interface Quote {
   readonly pushedExt?: Readonly<Record<string, string | number | boolean | null>>
 }
 
-/** Which of the market's sessions `ms` falls in (exchange-local), -1 outside them and on weekends. */
+/** Which of the market's sessions `ms` falls in (exchange-local), -1 outside them, after a half day's early close and on weekends. */
 function sessionIndex(market: Market, ms: number): number {
   const zone = market.zone
-  if (isoWeekday(zone.localDay(ms)) >= 5) return -1
+  const day = zone.localDay(ms)
+  if (isoWeekday(day) >= 5) return -1
   const minute = zone.localMinute(ms)
-  return market.sessions.findIndex((s) => minute >= s.open && minute < s.close)
+  const close = dayCloseMinute(market, day)
+  return market.sessions.findIndex((s) => minute >= s.open && minute < Math.min(s.close, close))
 }
 
 /**

@@ -453,15 +453,20 @@ describe('/v1/quotes', () => {
           ['AAPL.US', 'closed'],
         ],
       )
-      now = lastBar.get('00700.HK')! + 30_000 // 15:59:30 in Hong Kong: Shanghai closed at 15:00
+      // 15:59:30 in New York: Shanghai and Hong Kong are closed. The demo's last day, December 31, is a
+      // half day in Hong Kong (no afternoon session): its 15:59 bar (the demo's bars know no half days)
+      // is of no session, whenever now is.
+      now = lastBar.get('AAPL.US')! + 30_000
       assert.deepEqual(
         (await sessions()).map(([symbol, session]) => [symbol, session]),
         [
           ['600519.SH', 'closed'],
-          ['00700.HK', 'regular'],
-          ['AAPL.US', 'closed'],
+          ['00700.HK', 'closed'],
+          ['AAPL.US', 'regular'],
         ],
       )
+      now = lastBar.get('00700.HK')! + 30_000
+      assert.equal((await sessions())[1][1], 'closed')
     } finally {
       now = NOW
     }
