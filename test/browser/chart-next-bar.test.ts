@@ -11,7 +11,7 @@ import { describe, it } from 'node:test'
 import vm from 'node:vm'
 import fc from 'fast-check'
 import { aggregate } from '../../src/domain/aggregate.js'
-import { barCount, barsOfRows, type BarRow, type Bars } from '../../src/domain/bars.js'
+import { barCount, barsOfRows, rowsOfBars, type BarRow, type Bars } from '../../src/domain/bars.js'
 import { dayCloseMinute } from '../../src/domain/early-close.js'
 import { MARKETS, type Exchange, type Market } from '../../src/domain/market.js'
 import { applySnapshot, type QuoteSnapshot, type SymbolState } from '../../src/domain/minute-bars.js'
@@ -56,14 +56,7 @@ const SYMBOL: Partial<Record<Exchange, string>> = { SH: '600000.SH', HK: '00700.
 const MINUTE_PERIODS = ['1m', '5m', '10m', '15m', '30m', '60m'] as const
 
 const pageBars = (bars: Bars): PageBar[] =>
-  Array.from({ length: barCount(bars) }, (_, i) => ({
-    t: bars.timestamp[i],
-    o: bars.open[i],
-    h: bars.high[i],
-    l: bars.low[i],
-    c: bars.close[i],
-    v: bars.volume[i],
-  }))
+  rowsOfBars(bars).map((r) => ({ t: r.timestamp, o: r.open, h: r.high, l: r.low, c: r.close, v: r.volume }))
 
 /** A day of 1m bars on the session minutes before the day's close, some left out (no trade, no bar). */
 function dayBars(exchange: Exchange, day: number, seed: readonly number[], holes: ReadonlySet<number>): Bars {
