@@ -2,10 +2,10 @@
  * @module The full-market benchmark store: 5,000 A-share symbols x 20 years of daily bars and 300 of
  * them x 250 days of 1m bars, generated once into ./data/bench (never committed) and reused.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
-import { openStores } from '../src/store/backends.js'
+import { openKeyStore, openStores } from '../src/store/backends.js'
 import { allocBars, type Bars } from '../src/domain/bars.js'
 import type { ExFactorEvent } from '../src/domain/ex-factors.js'
 import { seededRandom } from '../src/demo/demo-data.js'
@@ -204,4 +204,21 @@ export async function fullMarketStore(
     `generated ${db}: ${store.dailyBars.toLocaleString('en')} daily + ${store.minuteBars.toLocaleString('en')} 1m bars in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   )
   return store
+}
+
+/** A copy of a store file and its keys in `dir`, as `<name>.db`: a bench that writes leaves the original untouched. */
+export function copyStore(db: string, dir: string, name: string): string {
+  const to = join(dir, `${name}.db`)
+  copyFileSync(db, to)
+  copyFileSync(db.replace(/\.db$/, '.keys.db'), to.replace(/\.db$/, '.keys.db'))
+  return to
+}
+
+/** A new key of the ingest scope (the feed's) in the store's key store. */
+export async function ingestKey(db: string): Promise<string> {
+  const keys = await openKeyStore({ store: db })
+  const key = generateKey()
+  await keys.createKey({ name: 'bench feed', hash: hashKey(key), scope: 'ingest', ratePerMin: null, burst: null })
+  await keys.close()
+  return key
 }

@@ -14,17 +14,15 @@
 //    beside writing them by rewriting each symbol's last chunk.
 // Run: npm run bench -- live   (BENCH_SECONDS per read load, default 5)
 import { spawn } from 'node:child_process'
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
-import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { allocBars, barCount, sliceBars, type Bars } from '../src/domain/bars.js'
 import { MARKETS } from '../src/domain/market.js'
 import type { StoredPeriod } from '../src/domain/period.js'
-import { openKeyStore } from '../src/store/backends.js'
 import { putBarsWith } from '../src/store/sqlite/chunks.js'
 import { TouchedDays } from '../src/store/sqlite/rollups.js'
 import { openDb } from '../src/store/sqlite/sqlite-db.js'
@@ -32,7 +30,7 @@ import { storeStatements } from '../src/store/sqlite/sqlite-statements.js'
 import { WrittenChunks } from '../src/store/sqlite/written-chunks.js'
 import { clickhouseServer } from '../test/helpers/requirements.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
-import { fullMarketStore } from './full-market-store.js'
+import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
 import { median, row } from './measure.js'
 import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
@@ -51,14 +49,6 @@ const servers: Server[] = []
 const ms = (x: number) => `${x.toFixed(0)} ms`
 const perS = (n: number, msTaken: number) => `${Math.round((n / msTaken) * 1000).toLocaleString('en-US')}/s`
 
-/** A copy of the store file (and its keys) in the bench's temp dir, the original untouched. */
-function copyStore(db: string, name: string): string {
-  const to = join(tmp, `${name}.db`)
-  copyFileSync(db, to)
-  copyFileSync(db.replace(/\.db$/, '.keys.db'), to.replace(/\.db$/, '.keys.db'))
-  return to
-}
-
 /** The file's bytes once its WAL is checkpointed into it, and those of its pages in use (not on the free list). */
 function storeBytes(path: string): { file: number; used: number } {
   const db = new Database(path)
@@ -67,14 +57,6 @@ function storeBytes(path: string): { file: number; used: number } {
   const used = (page('page_count') - page('freelist_count')) * page('page_size')
   db.close()
   return { file: statSync(path).size, used }
-}
-
-async function ingestKey(db: string): Promise<string> {
-  const keys = await openKeyStore({ store: db })
-  const key = generateKey()
-  await keys.createKey({ name: 'bench feed', hash: hashKey(key), scope: 'ingest', ratePerMin: null, burst: null })
-  await keys.close()
-  return key
 }
 
 /** POSTs the bodies, `inFlight` at a time; every answer must be a 200. */
@@ -215,7 +197,7 @@ try {
 
   if (process.env.BENCH_LIVE_SQLITE !== '0') {
     // A. One minute on SQLite.
-    const liveDb = copyStore(fm.db, 'live')
+    const liveDb = copyStore(fm.db, tmp, 'live')
     const liveBytes0 = storeBytes(liveDb)
     const feedKey = await ingestKey(liveDb)
     const mdq = await startMdqWithIngest(['--db', liveDb], ['--rate-limit', 'off'])
@@ -295,7 +277,7 @@ try {
     const liveGrowth = liveAfter.file - liveBytes0.file
     const liveUsed = liveAfter.used - liveBytes0.used
     // The same day's bars imported in one file (sorted by symbol) into another copy.
-    const importDb = copyStore(fm.db, 'import')
+    const importDb = copyStore(fm.db, tmp, 'import')
     const importBytes0 = storeBytes(importDb)
     const csv = join(tmp, 'day.csv')
     const lines = ['symbol,time,open,high,low,close,volume,amount']
@@ -344,7 +326,7 @@ try {
     )
 
     // D. End of day: one daily bar per symbol.
-    const eodDb = copyStore(fm.db, 'eod')
+    const eodDb = copyStore(fm.db, tmp, 'eod')
     const eodCsv = join(tmp, 'eod.csv')
     const dailyLines = ['symbol,time,open,high,low,close,volume,amount']
     const dailyOf = (k: number): Bars => {

@@ -68,3 +68,18 @@ export const loadAverage = (): string =>
   loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')
+
+/**
+ * A process's resident set now, in bytes (/proc/PID/status): all of it (VmRSS), and its anonymous
+ * part (RssAnon: heap and buffers, without the pages of files it maps, such as a SQLite store read
+ * through mmap, which the kernel may drop and share with other processes).
+ */
+export function residentBytes(pid: number): { rss: number; anon: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)
+    if (!m) throw new Error(`no ${field} for process ${pid}`)
+    return Number(m[1]) * 1024
+  }
+  return { rss: kb('VmRSS'), anon: kb('RssAnon') }
+}

@@ -18,6 +18,7 @@ for (const name of [
   'work.bench.js',
   'clickhouse.bench.js',
   'live.bench.js',
+  'fanout.bench.js',
 ]) {
   if (only.length && !only.some((o) => name.includes(o))) continue
   const result = spawnSync(process.execPath, ['--max-old-space-size=8192', join(here, name)], { stdio: 'inherit' })

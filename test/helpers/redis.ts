@@ -39,6 +39,11 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`
   }
 
+  /** The server process's id while it runs (a bench reads its CPU). */
+  get pid(): number | undefined {
+    return this.#child?.pid
+  }
+
   async start(): Promise<void> {
     this.#child = spawn(
       'redis-server',

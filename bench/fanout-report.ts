@@ -1,0 +1,74 @@
+/** @module The fan-out bench's printed figures: each phase per instance, then the summary beside the goals. */
+import { SAMPLE_MS, type InstanceResult, type PhaseResult } from './fanout-run.js'
+
+export const GOAL_P99_MS = 50
+
+const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20)}`
+const ms = (x: number) => x.toFixed(1)
+const pct = (share: number) => `${Math.round(share * 100)}%`
+const count = (n: number) => n.toLocaleString('en-US')
+
+function line(label: string, ...cells: string[]): void {
+  console.log(label.padEnd(44) + cells.map((c) => c.padEnd(30)).join(''))
+}
+
+/**
+ * First, highest and last sample in MB; flat when the second half's highest is within 10% of the
+ * first half's (a leak grows through the run; warming up, it grows at the start only).
+ */
+export function memoryOf(samples: readonly number[]): { text: string; flat: boolean } {
+  const half = Math.ceil(samples.length / 2)
+  const flat = Math.max(...samples.slice(half)) <= 1.1 * Math.max(...samples.slice(0, half))
+  return { text: `${mb(samples[0])} / ${mb(Math.max(...samples))} / ${mb(samples.at(-1)!)} MB`, flat }
+}
+
+export function printPhase(name: string, r: PhaseResult): void {
+  console.log(`\n${name}`)
+  line('', 'A', 'B')
+  const each = (label: string, f: (i: InstanceResult) => string) => line(label, ...r.instances.map(f))
+  each('push -> receive p50 / p99 / max (ms)', (i) => `${ms(i.p50Ms)} / ${ms(i.p99Ms)} / ${ms(i.maxMs)}`)
+  each('snapshots timed', (i) => count(i.timed))
+  each('received / gaps / reordered / strays', (i) => {
+    const t = i.totals
+    return `${count(t.received)} / ${t.gaps} / ${t.reordered} / ${t.strays}`
+  })
+  each('their streams closed by the server', (i) =>
+    i.totals.closed.length === 0 ? 'none' : i.totals.closed.join('; '),
+  )
+  each('server CPU (of one core)', (i) => pct(i.cpu))
+  each(`RSS first / max / last (every ${SAMPLE_MS / 1000} s)`, (i) => memoryOf(i.rss).text)
+  each('  of it anonymous (no mapped files)', (i) => memoryOf(i.anon).text)
+  line('push answered p50 / p99 (ms)', `${ms(r.answerP50Ms)} / ${ms(r.answerP99Ms)}`)
+  line('stalled client closed at (s)', r.stalledDrops.map((s) => s.toFixed(0)).join(', ') || 'never')
+  line('Redis CPU / bench CPU (of one core)', `${pct(r.redisCpu)} / ${pct(r.benchCpu)}`)
+  line('bench event loop p99 / latest push (ms)', `${ms(r.loopP99Ms)} / ${ms(r.lateMaxMs)}`)
+  line('every client caught up at the end', r.caughtUp ? 'yes' : 'no')
+}
+
+export function printSummary(mdq: PhaseResult, bare: PhaseResult): void {
+  console.log('')
+  line('summary', 'mdq', 'bare relay (same run)', 'goal', 'met?')
+  for (const [i, name] of ['A', 'B'].entries()) {
+    const m = mdq.instances[i]
+    const b = bare.instances[i]
+    line(
+      `p50 / p99 push -> receive on ${name} (ms)`,
+      `${ms(m.p50Ms)} / ${ms(m.p99Ms)}`,
+      `${ms(b.p50Ms)} / ${ms(b.p99Ms)}`,
+      `p99 <= ${GOAL_P99_MS} ms`,
+      m.p99Ms <= GOAL_P99_MS ? 'met' : 'missed',
+    )
+    line(`server CPU on ${name}`, pct(m.cpu), pct(b.cpu))
+    line(`RSS on ${name} first / max / last`, memoryOf(m.rss).text, memoryOf(b.rss).text)
+    const anon = memoryOf(m.anon)
+    line(`  anonymous`, anon.text, memoryOf(b.anon).text, 'flat', anon.flat ? 'met' : 'missed')
+    const t = m.totals
+    line(
+      `gaps / reordered on ${name} (clients keeping up)`,
+      `${t.gaps} / ${t.reordered}`,
+      `${b.totals.gaps} / ${b.totals.reordered}`,
+      '0 / 0',
+      t.gaps + t.reordered + t.strays === 0 && t.closed.length === 0 ? 'met' : 'missed',
+    )
+  }
+}

@@ -1,0 +1,128 @@
+// Streams fanned out across two instances, beside a bare `ws` relay in the same run: 5,000 symbols
+// at one quote snapshot each per 3 s (a push every BENCH_FANOUT_PUSH_MS, default 100, carrying the
+// next slice of the symbols) pushed to instance A's ingest listener; instances A and B (two
+// `mdq serve` on one copy of the full-market store, sharing one Redis) serve BENCH_FANOUT_CLIENTS
+// WebSocket clients (default 200, half on each) of 50 symbols each, one client of all 5,000 on
+// each, and on A one client that never reads (a new one whenever A drops it). Per instance:
+// push-to-receive latency p50/p99 (the first two cycles untimed), server CPU, RSS every 5 s, and
+// for the clients that keep up every symbol's cycles checked for gaps and order. The baseline is
+// the same pushes through two bare relays (bench/bare-relay-server.ts) over the same Redis.
+// Run: npm run bench -- fanout   (BENCH_FANOUT_SECONDS per phase, default 300)
+import { mkdtempSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { MARKETS } from '../src/domain/market.js'
+import { RedisServer } from '../test/helpers/redis.js'
+import { until } from '../test/helpers/wait.js'
+import { CYCLE_MS, fanoutFeed, type FanoutFeed } from './fanout-feed.js'
+import { printPhase, printSummary } from './fanout-report.js'
+import { runPhase, type PhaseResult, type Relay } from './fanout-run.js'
+import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
+import { nextWeekday } from './live-plan.js'
+import { loadAverage } from './measure.js'
+import { startMdq, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
+
+const SECONDS = Number(process.env.BENCH_FANOUT_SECONDS ?? 300)
+const PUSH_MS = Number(process.env.BENCH_FANOUT_PUSH_MS ?? 100)
+const CLIENTS = Number(process.env.BENCH_FANOUT_CLIENTS ?? 200)
+const PER_CLIENT = 50
+const WARMUP_CYCLES = 2
+
+const tmp = mkdtempSync(join(tmpdir(), 'mdq-bench-fanout-'))
+const servers: Server[] = []
+let redis: RedisServer | undefined
+
+/** A counter of mdq's /metrics (the sum over its label sets when `labels` is omitted). */
+async function metric(base: string, name: string, labels?: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text()
+  let sum = 0
+  for (const [, l, v] of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, 'gm')))
+    if (labels === undefined || l === `{${labels}}`) sum += Number(v)
+  return sum
+}
+
+async function startMdqPair(db: string, redisUrl: string): Promise<[Server & { ingest: string }, Server]> {
+  const flags = [
+    '--rate-limit',
+    'off',
+    '--redis-url',
+    redisUrl,
+    // One key for every client: the caps per key are raised past the fleet's (its own figures, not the caps, are measured).
+    '--stream-connections-per-key',
+    String(CLIENTS + 10),
+    '--stream-subscriptions-per-key',
+    String(CLIENTS * PER_CLIENT * 10 + 100_000),
+  ]
+  const a = await startMdqWithIngest(['--db', db], flags)
+  servers.push(a)
+  const b = await startMdq(db, flags)
+  servers.push(b)
+  for (const s of [a, b])
+    await until(async () => (await fetch(`${s.url}/readyz`)).status === 200, 'the instance to reach Redis')
+  return [a, b]
+}
+
+async function mdqPhase(feed: FanoutFeed, db: string, keys: { read: string; push: string }): Promise<PhaseResult> {
+  const [a, b] = await startMdqPair(db, redis!.url)
+  const relay: Relay = {
+    pushUrl: a.ingest,
+    bases: [a.url, b.url],
+    pids: [a.child.pid!, b.child.pid!],
+    dropped: () => metric(a.url, 'mdq_stream_dropped_clients_total', 'reason="slow"'),
+  }
+  const result = await runPhase(feed, relay, keys, redis!.pid!, phaseOptions(feed))
+  for (const [i, s] of [a, b].entries()) {
+    const counts = await Promise.all(
+      ['mdq_stream_conflated_total', 'mdq_stream_dropped_clients_total', 'mdq_stream_stale_total'].map((n) =>
+        metric(s.url, n),
+      ),
+    )
+    console.log(`mdq ${'AB'[i]} metrics: conflated ${counts[0]}, dropped clients ${counts[1]}, stale ${counts[2]}`)
+  }
+  await stopServer(a)
+  await stopServer(b)
+  return result
+}
+
+async function barePhase(feed: FanoutFeed, keys: { read: string; push: string }): Promise<PhaseResult> {
+  const script = join(import.meta.dirname, 'bare-relay-server.js')
+  const [a, b] = [await startServer([script, redis!.url]), await startServer([script, redis!.url])]
+  servers.push(a, b)
+  const relay: Relay = {
+    pushUrl: a.url,
+    bases: [a.url, b.url],
+    pids: [a.child.pid!, b.child.pid!],
+    dropped: async () => 0,
+  }
+  const result = await runPhase(feed, relay, keys, redis!.pid!, phaseOptions(feed))
+  await stopServer(a)
+  await stopServer(b)
+  return result
+}
+
+const phaseOptions = (feed: FanoutFeed) => ({
+  clientsPerInstance: CLIENTS / 2,
+  symbolsPerClient: PER_CLIENT,
+  warmupPushes: WARMUP_CYCLES * feed.pushesPerCycle,
+})
+
+try {
+  const fm = await fullMarketStore()
+  const db = copyStore(fm.db, tmp, 'fanout')
+  const keys = { read: fm.key, push: await ingestKey(db) }
+  const feed = fanoutFeed(fm.symbols, nextWeekday(MARKETS.SH.zone.localDay(fm.lastMinuteMs)), SECONDS, PUSH_MS)
+  redis = await RedisServer.start()
+  console.log(
+    `fanout: ${feed.symbols.length.toLocaleString('en-US')} symbols, one snapshot each per ${CYCLE_MS / 1000} s in ${feed.pushesPerCycle} pushes of ${feed.batch} (every ${PUSH_MS} ms), ${feed.cycles} cycles (${SECONDS} s) per phase; ${CLIENTS} clients of ${PER_CLIENT} symbols and 2 of all, ${CLIENTS / 2} + 1 per instance, and one that never reads on A; ${availableParallelism()} cores, load average ${loadAverage()} at start`,
+  )
+  const mdq = await mdqPhase(feed, db, keys)
+  printPhase('mdq: two `mdq serve` (SQLite, the full-market store), one Redis', mdq)
+  const bare = await barePhase(feed, keys)
+  printPhase('baseline: two bare `ws` relays, the same Redis', bare)
+  printSummary(mdq, bare)
+  console.log(`\nload average ${loadAverage()} at the end`)
+} finally {
+  for (const s of servers) await stopServer(s).catch(() => undefined)
+  await redis?.stop()
+  rmSync(tmp, { recursive: true, force: true })
+}
