@@ -32,13 +32,40 @@ const tmp = mkdtempSync(join(tmpdir(), 'mdq-bench-fanout-'))
 const servers: Server[] = []
 let redis: RedisServer | undefined
 
-/** A counter of mdq's /metrics (the sum over its label sets when `labels` is omitted). */
-async function metric(base: string, name: string, labels?: string): Promise<number> {
+/** The values of a metric's samples in mdq's /metrics whose labels include every one of `labels`. */
+async function metric(base: string, name: string, ...labels: string[]): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text()
   let sum = 0
-  for (const [, l, v] of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, 'gm')))
-    if (labels === undefined || l === `{${labels}}`) sum += Number(v)
+  for (const [, l = '', v] of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, 'gm')))
+    if (labels.every((want) => l.includes(want))) sum += Number(v)
   return sum
+}
+
+/** What the server counted: the stalled client's conflated snapshots and drops, and B's hop through Redis. */
+async function printMetrics(a: string, b: string): Promise<void> {
+  for (const [name, base] of [
+    ['A', a],
+    ['B', b],
+  ]) {
+    const [conflated, slow, other, stale] = await Promise.all([
+      metric(base, 'mdq_stream_conflated_total'),
+      metric(base, 'mdq_stream_dropped_clients_total', 'reason="slow"'),
+      metric(base, 'mdq_stream_dropped_clients_total'),
+      metric(base, 'mdq_stream_stale_total'),
+    ])
+    console.log(
+      `mdq ${name} metrics: conflated ${conflated}, dropped clients ${other} (slow ${slow}), stale snapshots ${stale}`,
+    )
+  }
+  const lag = 'mdq_stream_fanout_lag_seconds'
+  const [sum, count, within] = await Promise.all([
+    metric(b, `${lag}_sum`, 'origin="remote"'),
+    metric(b, `${lag}_count`, 'origin="remote"'),
+    metric(b, `${lag}_bucket`, 'origin="remote"', 'le="0.05"'),
+  ])
+  console.log(
+    `B's fan-out lag (published on A -> handed to B's subscribers): mean ${((sum / count) * 1000).toFixed(1)} ms, ${((within / count) * 100).toFixed(1)}% of ${count} batches within 50 ms`,
+  )
 }
 
 async function startMdqPair(db: string, redisUrl: string): Promise<[Server & { ingest: string }, Server]> {
@@ -71,14 +98,7 @@ async function mdqPhase(feed: FanoutFeed, db: string, keys: { read: string; push
     dropped: () => metric(a.url, 'mdq_stream_dropped_clients_total', 'reason="slow"'),
   }
   const result = await runPhase(feed, relay, keys, redis!.pid!, phaseOptions(feed))
-  for (const [i, s] of [a, b].entries()) {
-    const counts = await Promise.all(
-      ['mdq_stream_conflated_total', 'mdq_stream_dropped_clients_total', 'mdq_stream_stale_total'].map((n) =>
-        metric(s.url, n),
-      ),
-    )
-    console.log(`mdq ${'AB'[i]} metrics: conflated ${counts[0]}, dropped clients ${counts[1]}, stale ${counts[2]}`)
-  }
+  await printMetrics(a.url, b.url)
   await stopServer(a)
   await stopServer(b)
   return result
@@ -116,6 +136,7 @@ try {
     `fanout: ${feed.symbols.length.toLocaleString('en-US')} symbols, one snapshot each per ${CYCLE_MS / 1000} s in ${feed.pushesPerCycle} pushes of ${feed.batch} (every ${PUSH_MS} ms), ${feed.cycles} cycles (${SECONDS} s) per phase; ${CLIENTS} clients of ${PER_CLIENT} symbols and 2 of all, ${CLIENTS / 2} + 1 per instance, and one that never reads on A; ${availableParallelism()} cores, load average ${loadAverage()} at start`,
   )
   const mdq = await mdqPhase(feed, db, keys)
+  console.log(`load average ${loadAverage()} after the mdq phase`)
   printPhase('mdq: two `mdq serve` (SQLite, the full-market store), one Redis', mdq)
   const bare = await barePhase(feed, keys)
   printPhase('baseline: two bare `ws` relays, the same Redis', bare)
