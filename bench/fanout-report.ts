@@ -36,11 +36,13 @@ export function printPhase(name: string, r: PhaseResult): void {
     i.totals.closed.length === 0 ? 'none' : i.totals.closed.join('; '),
   )
   each('server CPU (of one core)', (i) => pct(i.cpu))
+  each('main thread waiting for a core (ms/s)', (i) => i.waitPerS.toFixed(0))
   each(`RSS first / max / last (every ${SAMPLE_MS / 1000} s)`, (i) => memoryOf(i.rss).text)
   each('  of it anonymous (no mapped files)', (i) => memoryOf(i.anon).text)
   line('push answered p50 / p99 (ms)', `${ms(r.answerP50Ms)} / ${ms(r.answerP99Ms)}`)
   line('stalled client closed at (s)', r.stalledDrops.map((s) => s.toFixed(0)).join(', ') || 'never')
   line('Redis CPU / bench CPU (of one core)', `${pct(r.redisCpu)} / ${pct(r.benchCpu)}`)
+  line('bench waiting for a core (ms/s)', r.benchWaitPerS.toFixed(0))
   line('bench event loop p99 / latest push (ms)', `${ms(r.loopP99Ms)} / ${ms(r.lateMaxMs)}`)
   line('every client caught up at the end', r.caughtUp ? 'yes' : 'no')
 }
@@ -59,6 +61,7 @@ export function printSummary(mdq: PhaseResult, bare: PhaseResult): void {
       m.p99Ms <= GOAL_P99_MS ? 'met' : 'missed',
     )
     line(`server CPU on ${name}`, pct(m.cpu), pct(b.cpu))
+    line(`  waiting for a core on ${name} (ms/s)`, m.waitPerS.toFixed(0), b.waitPerS.toFixed(0))
     line(`RSS on ${name} first / max / last`, memoryOf(m.rss).text, memoryOf(b.rss).text)
     const anon = memoryOf(m.anon)
     line(`  anonymous`, anon.text, memoryOf(b.anon).text, 'flat', anon.flat ? 'met' : 'missed')

@@ -8,7 +8,7 @@ import { createHistogram, monitorEventLoopDelay, performance, type RecordableHis
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pushBody, pushCount, type FanoutFeed } from './fanout-feed.js'
 import { Fleet, type FleetOptions } from './fanout-fleet.js'
-import { cpuMs, residentBytes } from './measure.js'
+import { cpuMs, cpuWaitMs, residentBytes } from './measure.js'
 
 /** Two instances sharing one Redis, as the bench sees them: mdq, or the bare baseline. */
 export interface Relay {
@@ -30,6 +30,8 @@ export interface InstanceResult {
   readonly totals: ReturnType<Fleet['totals']>
   /** Share of one core over the pushes. */
   readonly cpu: number
+  /** Ms per second its main thread was ready to run and waited for a core. */
+  readonly waitPerS: number
   /** Resident set samples (bytes; all, and anonymous), one every `SAMPLE_MS` from the first push. */
   readonly rss: readonly number[]
   readonly anon: readonly number[]
@@ -46,6 +48,7 @@ export interface PhaseResult {
   readonly redisCpu: number
   /** The bench process's own share of one core, and its event loop's p99 delay (ms): the clients' own lag. */
   readonly benchCpu: number
+  readonly benchWaitPerS: number
   readonly loopP99Ms: number
   readonly caughtUp: boolean
 }
@@ -98,6 +101,7 @@ export async function runPhase(
     sampling = sampling.then(sample).catch((err: unknown) => void (failure ??= err))
   }, SAMPLE_MS)
   const cpu0 = relay.pids.map((pid) => cpuMs(pid))
+  const wait0 = [...relay.pids, process.pid].map((pid) => cpuWaitMs(pid))
   const redis0 = cpuMs(redisPid)
   const bench0 = process.cpuUsage()
   loop.enable()
@@ -127,6 +131,7 @@ export async function runPhase(
   await Promise.all(pending)
   const pushedMs = performance.now() - start
   const cpu = relay.pids.map((pid, i) => (cpuMs(pid) - cpu0[i]) / pushedMs)
+  const waits = [...relay.pids, process.pid].map((pid, i) => ((cpuWaitMs(pid) - wait0[i]) / pushedMs) * 1000)
   const redisCpu = (cpuMs(redisPid) - redis0) / pushedMs
   const used = process.cpuUsage(bench0)
   const benchCpu = (used.user + used.system) / 1000 / pushedMs
@@ -147,6 +152,7 @@ export async function runPhase(
       timed: fleet.latency[i].count,
       totals: fleet.totals(i),
       cpu: cpu[i],
+      waitPerS: waits[i],
       rss: rss[i],
       anon: anon[i],
     })),
@@ -156,6 +162,7 @@ export async function runPhase(
     stalledDrops,
     redisCpu,
     benchCpu,
+    benchWaitPerS: waits[relay.pids.length],
     // The histogram holds whole timer intervals: the delay is what passes the timer's own.
     loopP99Ms: loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS,
     caughtUp,

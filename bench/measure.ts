@@ -83,3 +83,12 @@ export function residentBytes(pid: number): { rss: number; anon: number } {
   }
   return { rss: kb('VmRSS'), anon: kb('RssAnon') }
 }
+
+/**
+ * Ms a thread has spent runnable but waiting for a CPU so far (the second field of its schedstat; the
+ * main thread's when `thread` is omitted): on a shared machine, how much of a latency is the queue
+ * for a core rather than the work.
+ */
+export function cpuWaitMs(pid: number, thread = pid): number {
+  return Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[1]) / 1e6
+}
