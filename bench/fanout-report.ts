@@ -1,5 +1,5 @@
 /** @module The fan-out bench's printed figures: each phase per instance, then the summary beside the goals. */
-import { SAMPLE_MS, type InstanceResult, type PhaseResult } from './fanout-run.js'
+import { SAMPLE_MS, type InstanceResult, type RelayResult, type RunResult } from './fanout-run.js'
 
 export const GOAL_P99_MS = 50
 
@@ -12,17 +12,21 @@ function line(label: string, ...cells: string[]): void {
   console.log(label.padEnd(44) + cells.map((c) => c.padEnd(30)).join(''))
 }
 
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+
 /**
- * First, highest and last sample in MB; flat when the second half's highest is within 10% of the
- * first half's (a leak grows through the run; warming up, it grows at the start only).
+ * First, highest and last sample in MB; flat when, past the first fifth (warming up), the second
+ * half's median is within 10% of the first half's: a leak moves the median up through the run,
+ * while a client dropped and replaced again and again makes a sawtooth around a steady one.
  */
 export function memoryOf(samples: readonly number[]): { text: string; flat: boolean } {
-  const half = Math.ceil(samples.length / 2)
-  const flat = Math.max(...samples.slice(half)) <= 1.1 * Math.max(...samples.slice(0, half))
+  const settled = samples.slice(Math.floor(samples.length / 5))
+  const half = Math.floor(settled.length / 2)
+  const flat = median(settled.slice(half)) <= 1.1 * median(settled.slice(0, half))
   return { text: `${mb(samples[0])} / ${mb(Math.max(...samples))} / ${mb(samples.at(-1)!)} MB`, flat }
 }
 
-export function printPhase(name: string, r: PhaseResult): void {
+export function printRelay(name: string, r: RelayResult): void {
   console.log(`\n${name}`)
   line('', 'A', 'B')
   const each = (label: string, f: (i: InstanceResult) => string) => line(label, ...r.instances.map(f))
@@ -39,15 +43,21 @@ export function printPhase(name: string, r: PhaseResult): void {
   each('main thread waiting for a core (ms/s)', (i) => i.waitPerS.toFixed(0))
   each(`RSS first / max / last (every ${SAMPLE_MS / 1000} s)`, (i) => memoryOf(i.rss).text)
   each('  of it anonymous (no mapped files)', (i) => memoryOf(i.anon).text)
+  r.instances.forEach((i, k) => console.log(`  anonymous MB on ${'AB'[k]}: ${i.anon.map(mb).join(' ')}`))
   line('push answered p50 / p99 (ms)', `${ms(r.answerP50Ms)} / ${ms(r.answerP99Ms)}`)
   line('stalled client closed at (s)', r.stalledDrops.map((s) => s.toFixed(0)).join(', ') || 'never')
-  line('Redis CPU / bench CPU (of one core)', `${pct(r.redisCpu)} / ${pct(r.benchCpu)}`)
-  line('bench waiting for a core (ms/s)', r.benchWaitPerS.toFixed(0))
-  line('bench event loop p99 / latest push (ms)', `${ms(r.loopP99Ms)} / ${ms(r.lateMaxMs)}`)
   line('every client caught up at the end', r.caughtUp ? 'yes' : 'no')
 }
 
-export function printSummary(mdq: PhaseResult, bare: PhaseResult): void {
+/** What both relays shared: Redis, and the bench process that pushes and receives. */
+export function printShared(r: RunResult): void {
+  console.log('')
+  line('Redis CPU / bench CPU (of one core)', `${pct(r.redisCpu)} / ${pct(r.benchCpu)}`)
+  line('bench waiting for a core (ms/s)', r.benchWaitPerS.toFixed(0))
+  line('bench event loop p99 / latest push (ms)', `${ms(r.loopP99Ms)} / ${ms(r.lateMaxMs)}`)
+}
+
+export function printSummary(mdq: RelayResult, bare: RelayResult): void {
   console.log('')
   line('summary', 'mdq', 'bare relay (same run)', 'goal', 'met?')
   for (const [i, name] of ['A', 'B'].entries()) {

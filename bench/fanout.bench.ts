@@ -1,22 +1,23 @@
-// Streams fanned out across two instances, beside a bare `ws` relay in the same run: 5,000 symbols
-// at one quote snapshot each per 3 s (a push every BENCH_FANOUT_PUSH_MS, default 100, carrying the
-// next slice of the symbols) pushed to instance A's ingest listener; instances A and B (two
-// `mdq serve` on one copy of the full-market store, sharing one Redis) serve BENCH_FANOUT_CLIENTS
-// WebSocket clients (default 200, half on each) of 50 symbols each, one client of all 5,000 on
-// each, and on A one client that never reads (a new one whenever A drops it). Per instance:
-// push-to-receive latency p50/p99 (the first two cycles untimed), server CPU, RSS every 5 s, and
-// for the clients that keep up every symbol's cycles checked for gaps and order. The baseline is
-// the same pushes through two bare relays (bench/bare-relay-server.ts) over the same Redis.
-// Run: npm run bench -- fanout   (BENCH_FANOUT_SECONDS per phase, default 300)
+// Streams fanned out across two instances, beside a bare `ws` relay run at the same time: 5,000
+// symbols at one quote snapshot each per 3 s (a push every BENCH_FANOUT_PUSH_MS, default 100,
+// carrying the next slice of the symbols) pushed to instance A's ingest listener; instances A and B
+// (two `mdq serve` on one copy of the full-market store, sharing one Redis) serve BENCH_FANOUT_CLIENTS
+// WebSocket clients (default 200, half on each) of 50 symbols each, one client of all 5,000 on each,
+// and on A one client that never reads (a new one whenever A drops it). Per instance: push-to-receive
+// latency p50/p99 (the first two cycles untimed), server CPU, RSS every 5 s, and for the clients that
+// keep up every symbol's cycles checked for gaps and order. The baseline: the same pushes, sent
+// alongside, through two bare relays (bench/bare-relay-server.ts) over the same Redis, with clients of
+// their own; side by side, both meet the same moments of a shared machine.
+// Run: npm run bench -- fanout   (BENCH_FANOUT_SECONDS, default 300)
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MARKETS } from '../src/domain/market.js'
 import { RedisServer } from '../test/helpers/redis.js'
 import { until } from '../test/helpers/wait.js'
-import { CYCLE_MS, fanoutFeed, type FanoutFeed } from './fanout-feed.js'
-import { printPhase, printSummary } from './fanout-report.js'
-import { runPhase, type PhaseResult, type Relay } from './fanout-run.js'
+import { CYCLE_MS, fanoutFeed } from './fanout-feed.js'
+import { printRelay, printShared, printSummary } from './fanout-report.js'
+import { runSideBySide, type Relay } from './fanout-run.js'
 import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
 import { nextWeekday } from './live-plan.js'
 import { loadAverage } from './measure.js'
@@ -89,57 +90,50 @@ async function startMdqPair(db: string, redisUrl: string): Promise<[Server & { i
   return [a, b]
 }
 
-async function mdqPhase(feed: FanoutFeed, db: string, keys: { read: string; push: string }): Promise<PhaseResult> {
+async function mdqRelay(db: string, pushKey: string): Promise<Relay> {
   const [a, b] = await startMdqPair(db, redis!.url)
-  const relay: Relay = {
+  return {
     pushUrl: a.ingest,
+    pushKey,
     bases: [a.url, b.url],
     pids: [a.child.pid!, b.child.pid!],
     dropped: () => metric(a.url, 'mdq_stream_dropped_clients_total', 'reason="slow"'),
   }
-  const result = await runPhase(feed, relay, keys, redis!.pid!, phaseOptions(feed))
-  await printMetrics(a.url, b.url)
-  await stopServer(a)
-  await stopServer(b)
-  return result
 }
 
-async function barePhase(feed: FanoutFeed, keys: { read: string; push: string }): Promise<PhaseResult> {
+async function bareRelay(): Promise<Relay> {
   const script = join(import.meta.dirname, 'bare-relay-server.js')
   const [a, b] = [await startServer([script, redis!.url]), await startServer([script, redis!.url])]
   servers.push(a, b)
-  const relay: Relay = {
+  return {
     pushUrl: a.url,
+    pushKey: 'none',
     bases: [a.url, b.url],
     pids: [a.child.pid!, b.child.pid!],
     dropped: async () => 0,
   }
-  const result = await runPhase(feed, relay, keys, redis!.pid!, phaseOptions(feed))
-  await stopServer(a)
-  await stopServer(b)
-  return result
 }
-
-const phaseOptions = (feed: FanoutFeed) => ({
-  clientsPerInstance: CLIENTS / 2,
-  symbolsPerClient: PER_CLIENT,
-  warmupPushes: WARMUP_CYCLES * feed.pushesPerCycle,
-})
 
 try {
   const fm = await fullMarketStore()
   const db = copyStore(fm.db, tmp, 'fanout')
-  const keys = { read: fm.key, push: await ingestKey(db) }
+  const pushKey = await ingestKey(db)
   const feed = fanoutFeed(fm.symbols, nextWeekday(MARKETS.SH.zone.localDay(fm.lastMinuteMs)), SECONDS, PUSH_MS)
   redis = await RedisServer.start()
   console.log(
-    `fanout: ${feed.symbols.length.toLocaleString('en-US')} symbols, one snapshot each per ${CYCLE_MS / 1000} s in ${feed.pushesPerCycle} pushes of ${feed.batch} (every ${PUSH_MS} ms), ${feed.cycles} cycles (${SECONDS} s) per phase; ${CLIENTS} clients of ${PER_CLIENT} symbols and 2 of all, ${CLIENTS / 2} + 1 per instance, and one that never reads on A; ${availableParallelism()} cores, load average ${loadAverage()} at start`,
+    `fanout: ${feed.symbols.length.toLocaleString('en-US')} symbols, one snapshot each per ${CYCLE_MS / 1000} s in ${feed.pushesPerCycle} pushes of ${feed.batch} (every ${PUSH_MS} ms), ${feed.cycles} cycles (${SECONDS} s); ${CLIENTS} clients of ${PER_CLIENT} symbols and 2 of all, ${CLIENTS / 2} + 1 per instance, and one that never reads on A, for mdq and the bare relays each; ${availableParallelism()} cores, load average ${loadAverage()} at start`,
   )
-  const mdq = await mdqPhase(feed, db, keys)
-  console.log(`load average ${loadAverage()} after the mdq phase`)
-  printPhase('mdq: two `mdq serve` (SQLite, the full-market store), one Redis', mdq)
-  const bare = await barePhase(feed, keys)
-  printPhase('baseline: two bare `ws` relays, the same Redis', bare)
+  const relays = [await mdqRelay(db, pushKey), await bareRelay()]
+  const run = await runSideBySide(feed, relays, fm.key, redis.pid!, {
+    clientsPerInstance: CLIENTS / 2,
+    symbolsPerClient: PER_CLIENT,
+    warmupPushes: WARMUP_CYCLES * feed.pushesPerCycle,
+  })
+  await printMetrics(relays[0].bases[0], relays[0].bases[1])
+  const [mdq, bare] = run.relays
+  printRelay('mdq: two `mdq serve` (SQLite, the full-market store), one Redis', mdq)
+  printRelay('baseline: two bare `ws` relays, the same Redis, at the same time', bare)
+  printShared(run)
   printSummary(mdq, bare)
   console.log(`\nload average ${loadAverage()} at the end`)
 } finally {
