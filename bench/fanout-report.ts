@@ -26,6 +26,15 @@ export function memoryOf(samples: readonly number[]): { text: string; flat: bool
   return { text: `${mb(samples[0])} / ${mb(Math.max(...samples))} / ${mb(samples.at(-1)!)} MB`, flat }
 }
 
+/** The lowest sample of each whole minute in MB: for a heap, about what the collections leave alive. */
+function minuteLows(samples: readonly number[]): string {
+  const perMinute = 60_000 / SAMPLE_MS
+  const lows: string[] = []
+  for (let at = 0; at + perMinute <= samples.length; at += perMinute)
+    lows.push(mb(Math.min(...samples.slice(at, at + perMinute))))
+  return lows.join(' ')
+}
+
 export function printRelay(name: string, r: RelayResult): void {
   console.log(`\n${name}`)
   line('', 'A', 'B')
@@ -44,6 +53,7 @@ export function printRelay(name: string, r: RelayResult): void {
   each(`RSS first / max / last (every ${SAMPLE_MS / 1000} s)`, (i) => memoryOf(i.rss).text)
   each('  of it anonymous (no mapped files)', (i) => memoryOf(i.anon).text)
   r.instances.forEach((i, k) => console.log(`  anonymous MB on ${'AB'[k]}: ${i.anon.map(mb).join(' ')}`))
+  if (r.instances[0].heap.length > 0) each('V8 heap in use, lowest each minute (MB)', (i) => minuteLows(i.heap))
   line('push answered p50 / p99 (ms)', `${ms(r.answerP50Ms)} / ${ms(r.answerP99Ms)}`)
   line('stalled client closed at (s)', r.stalledDrops.map((s) => s.toFixed(0)).join(', ') || 'never')
   line('every client caught up at the end', r.caughtUp ? 'yes' : 'no')
@@ -75,6 +85,7 @@ export function printSummary(mdq: RelayResult, bare: RelayResult): void {
     line(`RSS on ${name} first / max / last`, memoryOf(m.rss).text, memoryOf(b.rss).text)
     const anon = memoryOf(m.anon)
     line(`  anonymous`, anon.text, memoryOf(b.anon).text, 'flat', anon.flat ? 'met' : 'missed')
+    line(`  V8 heap in use, lowest each minute`, `${minuteLows(m.heap)} MB`)
     const t = m.totals
     line(
       `gaps / reordered on ${name} (clients keeping up)`,

@@ -24,6 +24,8 @@ export interface Relay {
   readonly pushKey: string
   /** Clients instance A has closed for being too slow, so far (none for a relay that never closes one). */
   readonly dropped: () => Promise<number>
+  /** Bytes of V8 heap in use on an instance now, when it tells (mdq's /metrics). */
+  readonly heapUsed?: (instance: number) => Promise<number>
 }
 
 export interface InstanceResult {
@@ -39,6 +41,8 @@ export interface InstanceResult {
   /** Resident set samples (bytes; all, and anonymous), one every `SAMPLE_MS` from the first push. */
   readonly rss: readonly number[]
   readonly anon: readonly number[]
+  /** V8 heap in use at the same moments, when the relay tells (its lows are what collections leave). */
+  readonly heap: readonly number[]
 }
 
 export interface RelayResult {
@@ -74,6 +78,7 @@ class RelayRun {
   readonly answers = createHistogram()
   readonly rss: number[][]
   readonly anon: number[][]
+  readonly heap: number[][]
   readonly stalledDrops: number[] = []
   #droppedSoFar = 0
   #cpu0: number[] = []
@@ -88,6 +93,7 @@ class RelayRun {
   ) {
     this.rss = relay.pids.map(() => [])
     this.anon = relay.pids.map(() => [])
+    this.heap = relay.pids.map(() => [])
   }
 
   static async open(feed: FanoutFeed, relay: Relay, readKey: string, opts: FleetOptions): Promise<RelayRun> {
@@ -100,18 +106,20 @@ class RelayRun {
     return run
   }
 
-  begin(): void {
+  async begin(): Promise<void> {
     this.#cpu0 = this.relay.pids.map((pid) => cpuMs(pid))
     this.#wait0 = this.relay.pids.map((pid) => cpuWaitMs(pid))
-    this.sampleMemory()
+    await this.sampleMemory()
   }
 
-  sampleMemory(): void {
-    this.relay.pids.forEach((pid, i) => {
+  async sampleMemory(): Promise<void> {
+    const { pids, heapUsed } = this.relay
+    for (const [i, pid] of pids.entries()) {
       const m = residentBytes(pid)
       this.rss[i].push(m.rss)
       this.anon[i].push(m.anon)
-    })
+      if (heapUsed !== undefined) this.heap[i].push(await heapUsed(i))
+    }
   }
 
   /** A new client that never reads, once the server has dropped the last one. */
@@ -156,6 +164,7 @@ class RelayRun {
         waitPerS: usage.waits[i],
         rss: this.rss[i],
         anon: this.anon[i],
+        heap: this.heap[i],
       })),
       answerP50Ms: ms(this.answers, 50),
       answerP99Ms: ms(this.answers, 99),
@@ -182,7 +191,7 @@ export async function runSideBySide(
   let sampling = Promise.resolve()
   const sample = async () => {
     for (const run of runs) {
-      run.sampleMemory()
+      await run.sampleMemory()
       await run.replaceStalled((performance.now() - start) / 1000)
     }
   }
@@ -190,7 +199,7 @@ export async function runSideBySide(
     sampling = sampling.then(sample).catch((err: unknown) => void (failure ??= err))
   }, SAMPLE_MS)
   await sleep(start - performance.now())
-  for (const run of runs) run.begin()
+  for (const run of runs) await run.begin()
   const wait0 = cpuWaitMs(process.pid)
   const redis0 = cpuMs(redisPid)
   const bench0 = process.cpuUsage()

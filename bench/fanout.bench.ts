@@ -98,6 +98,7 @@ async function mdqRelay(db: string, pushKey: string): Promise<Relay> {
     bases: [a.url, b.url],
     pids: [a.child.pid!, b.child.pid!],
     dropped: () => metric(a.url, 'mdq_stream_dropped_clients_total', 'reason="slow"'),
+    heapUsed: (i) => metric([a, b][i].url, 'mdq_nodejs_heap_size_used_bytes'),
   }
 }
 
