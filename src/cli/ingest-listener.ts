@@ -4,7 +4,7 @@ import { buildIngestApp } from '../http/ingest-app.js'
 import type { HttpLimits } from '../http/limits.js'
 import type { Metrics } from '../http/observability.js'
 import { ThreadedIngest } from '../ingest/ingest-thread.js'
-import { countedIngest, LiveIngest } from '../ingest/live-ingest.js'
+import { countedIngest, LiveIngest, publishingIngest } from '../ingest/live-ingest.js'
 import type { LiveFeed } from '../live/live-feed.js'
 import type { StoreLocation } from '../store/backends.js'
 import type { KeyStore } from '../store/key-store.js'
@@ -35,8 +35,8 @@ export interface IngestListenerOptions {
 export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
-  const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at, o.feed) : undefined
-  const ingest = countedIngest(threaded ?? new LiveIngest(o.store, o.feed), {
+  const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
+  const ingest = countedIngest(publishingIngest(threaded ?? new LiveIngest(o.store), o.feed), {
     rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
     ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
   })

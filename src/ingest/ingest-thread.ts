@@ -2,7 +2,7 @@
  * @module The ingest on a thread of its own, for a store whose writes hold the calling thread (SQLite,
  * StoreCapabilities' blockingReads): a push is checked on the main thread, written and made durable
  * on the ingest thread (ingest-worker.ts) while the main thread goes on answering reads, and what it
- * accepted is published on the main thread, whose streams carry it. The store's upkeep of appends
+ * accepted comes back with its answer to be published on the main thread, whose streams carry it. The store's upkeep of appends
  * runs there too.
  */
 import type { MarketDepth } from '../domain/depth.js'
@@ -10,8 +10,8 @@ import type { ErrorData } from '../runner/query-runner.js'
 import { fromErrorData } from '../runner/query-runner.js'
 import { WorkerPool } from '../runner/worker-pool.js'
 import type { StoreLocation } from '../store/backends.js'
-import type { LiveEvent, LiveFeed, PushedQuote } from '../live/live-feed.js'
-import type { Ingest, PushOutcome } from './live-ingest.js'
+import type { PushedQuote } from '../live/live-feed.js'
+import type { IngestWrites, Pushed } from './live-ingest.js'
 import type { PushedBar } from './pushed-rows.js'
 
 export interface IngestThreadConfig {
@@ -26,45 +26,44 @@ export type IngestTask =
   | { readonly kind: 'depth'; readonly rows: readonly MarketDepth[] }
 
 /** A push's outcome and the events it published, once durable; a fold step's `more`; or the MdqError to answer instead. */
-export type IngestReply =
-  | { readonly outcome: PushOutcome; readonly events: readonly LiveEvent[] }
-  | { readonly more: boolean }
-  | { readonly error: ErrorData }
+export type IngestReply = Pushed | { readonly more: boolean } | { readonly error: ErrorData }
 
-export class ThreadedIngest implements Ingest {
-  /** One thread, one push at a time: the thread's LiveIngest keeps each symbol's builder state in commit order. */
+/**
+ * Pushes the thread holds at once: its LiveIngest writes one at a time, in the order they came, and
+ * the quote pushes that wait while one is written go together in the next write (group commit).
+ */
+const PUSHES_HELD = 16
+
+export class ThreadedIngest implements IngestWrites {
+  /** One thread: its LiveIngest keeps each symbol's builder state in commit order. */
   readonly #pool: WorkerPool<IngestTask, IngestReply>
 
-  constructor(
-    config: IngestThreadConfig,
-    private readonly feed: Pick<LiveFeed, 'publish'>,
-  ) {
+  constructor(config: IngestThreadConfig) {
     this.#pool = new WorkerPool({
       filename: new URL('./ingest-worker.js', import.meta.url),
       threads: 1,
-      tasksPerThread: 1,
+      tasksPerThread: PUSHES_HELD,
       workerData: config,
     })
   }
 
-  pushQuotes = (rows: readonly PushedQuote[]) => this.#push({ kind: 'quotes', rows })
-  pushBars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
-  pushDepth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
+  quotes = (rows: readonly PushedQuote[]) => this.#push({ kind: 'quotes', rows })
+  bars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
+  depth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
 
   /**
    * One step of the store's upkeep of appends (MarketStore.foldAppends), on the ingest thread: there
-   * it holds no read of the main thread, and it never meets a push's transaction (one task at a time).
+   * it holds no read of the main thread, and it never meets a push's transaction (one write at a time).
    */
   foldAppends = async (): Promise<boolean> => {
     const reply = await this.#run({ kind: 'fold' })
     return 'more' in reply && reply.more
   }
 
-  async #push(task: Exclude<IngestTask, { kind: 'fold' }>): Promise<PushOutcome> {
+  async #push(task: Exclude<IngestTask, { kind: 'fold' }>): Promise<Pushed> {
     const reply = await this.#run(task)
     if (!('outcome' in reply)) throw new Error('the ingest thread answered a push without its outcome')
-    this.feed.publish(reply.events)
-    return reply.outcome
+    return reply
   }
 
   async #run(task: IngestTask): Promise<Exclude<IngestReply, { error: ErrorData }>> {

@@ -1,7 +1,8 @@
 /**
  * @module Pushed batches into the store: quotes into minute and day bars through the builder, bars
- * as rows of an import, depth as is. One batch is one all-or-nothing write, durable before its
- * answer; what it accepted is then published to the LiveFeed.
+ * as rows of an import, depth as is. A batch is written all or nothing (alone, or in one write with
+ * the quote batches that waited for it), durable before its answer; what it accepted is then
+ * published to the LiveFeed.
  */
 import { barsOfRows, mergeBars, rowsOfBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
@@ -28,6 +29,32 @@ export interface Ingest {
   pushDepth(rows: readonly MarketDepth[]): Promise<PushOutcome>
 }
 
+/** A push's outcome with the events it published (in the order they happened), once durable. */
+export interface Pushed {
+  readonly outcome: PushOutcome
+  readonly events: readonly LiveEvent[]
+}
+
+/** Where pushes are written: each answered with what it did and the events to publish. */
+export interface IngestWrites {
+  quotes(quotes: readonly PushedQuote[]): Promise<Pushed>
+  bars(rows: readonly PushedBar[]): Promise<Pushed>
+  depth(rows: readonly MarketDepth[]): Promise<Pushed>
+}
+
+/** The Ingest of `writes`: each push's events published to `feed` once durable, in the order pushes were answered. */
+export function publishingIngest(writes: IngestWrites, feed: Pick<LiveFeed, 'publish'>): Ingest {
+  const published = ({ outcome, events }: Pushed): PushOutcome => {
+    feed.publish(events)
+    return outcome
+  }
+  return {
+    pushQuotes: (quotes) => writes.quotes(quotes).then(published),
+    pushBars: (rows) => writes.bars(rows).then(published),
+    pushDepth: (rows) => writes.depth(rows).then(published),
+  }
+}
+
 /** Counters the server exports (Prometheus). */
 export interface IngestCounters {
   readonly rows: (kind: 'quotes' | 'bars' | 'depth', n: number) => void
@@ -52,22 +79,34 @@ export function countedIngest(ingest: Ingest, counters: IngestCounters): Ingest 
   }
 }
 
-export class LiveIngest implements Ingest {
+/** A quote push waiting for the next write, with its answer. */
+interface WaitingQuotes {
+  readonly quotes: readonly PushedQuote[]
+  readonly resolve: (pushed: Pushed) => void
+  readonly reject: (err: unknown) => void
+}
+
+/**
+ * Pushed batches written to a store, one write at a time: quote pushes that arrive while a write runs
+ * are written together in the next one (group commit: one transaction, one commit for all of them),
+ * each still answered with its own outcome and events; a group that fails is written again one push
+ * at a time, so a push fails only for its own sake.
+ */
+export class LiveIngest implements IngestWrites {
   /** Builder states by symbol: loaded from the store on a symbol's first push, then kept in step with each commit. */
   readonly #states = new Map<string, SymbolState | undefined>()
   /** Instrument names (null: none) of the symbols known to have an instrument row: a pushed quote's name. */
   readonly #names = new Map<string, string | null>()
   /** The latest depth timestamp per symbol pushed here: older depth is not kept. */
   readonly #depthAt = new Map<string, number>()
-  /** One batch at a time: the store takes one write at a time, and states advance in commit order. */
+  /** One write at a time: the store takes one write at a time, and states advance in commit order. */
   #queue: Promise<unknown> = Promise.resolve()
+  /** Quote pushes for the next write (one is queued while this is not empty). */
+  #waiting: WaitingQuotes[] = []
   /** The data version after this ingest's last commit: when it has moved, another writer may have moved states on. */
   #ownVersion: string | undefined
 
-  constructor(
-    private readonly store: MarketStore,
-    private readonly feed: Pick<LiveFeed, 'publish'>,
-  ) {}
+  constructor(private readonly store: MarketStore) {}
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(task, task)
@@ -120,18 +159,45 @@ export class LiveIngest implements Ingest {
   /**
    * Quotes in the order given: each through its symbol's builder (an older or repeated one is
    * counted and changes nothing); the minute bars and day bars they made, and each symbol's latest
-   * quote with its builder state, in one write. The states move on once it has committed.
+   * quote with its builder state, in one write with the other pushes waiting for it.
    */
-  pushQuotes(quotes: readonly PushedQuote[]): Promise<PushOutcome> {
-    return this.#serial(async () => {
-      const symbols = quotes.map((q) => q.snapshot.symbol)
-      await this.#forgetIfMoved()
-      await this.#loadStates(symbols)
-      await this.#unlisted(symbols) // the names the quotes go out with
-      const states = new Map<string, SymbolState | undefined>()
-      const minutes = new Map<string, Map<number, BarRow>>()
-      const days = new Map<string, BarRow>()
-      const latest = new Map<string, LiveQuote>()
+  quotes(quotes: readonly PushedQuote[]): Promise<Pushed> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ quotes, resolve, reject })
+      if (this.#waiting.length === 1) void this.#serial(() => this.#writeWaiting())
+    })
+  }
+
+  async #writeWaiting(): Promise<void> {
+    // Pushes that reached this thread while the last write held it (a SQLite write never yields)
+    // are taken from its queue first, to join this write.
+    await new Promise(setImmediate)
+    const group = this.#waiting
+    this.#waiting = []
+    try {
+      const pushed = await this.#writeQuotes(group.map((g) => g.quotes))
+      group.forEach((g, i) => g.resolve(pushed[i]))
+    } catch (err) {
+      if (group.length === 1) return group[0].reject(err)
+      for (const g of group)
+        await this.#writeQuotes([g.quotes]).then(
+          ([pushed]) => g.resolve(pushed),
+          (e: unknown) => g.reject(e),
+        )
+    }
+  }
+
+  /** The pushes `batches`, in order, in one write; the states move on once it has committed. */
+  async #writeQuotes(batches: readonly (readonly PushedQuote[])[]): Promise<Pushed[]> {
+    const symbols = batches.flatMap((quotes) => quotes.map((q) => q.snapshot.symbol))
+    await this.#forgetIfMoved()
+    await this.#loadStates(symbols)
+    await this.#unlisted(symbols) // the names the quotes go out with
+    const states = new Map<string, SymbolState | undefined>()
+    const minutes = new Map<string, Map<number, BarRow>>()
+    const days = new Map<string, BarRow>()
+    const latest = new Map<string, LiveQuote>()
+    const pushed = batches.map((quotes) => {
       const events: LiveEvent[] = []
       const counts = { accepted: 0, stale: 0, duplicate: 0 }
       for (const quote of quotes) {
@@ -157,21 +223,21 @@ export class LiveIngest implements Ingest {
           events.push({ kind: 'bar', symbol, period: '1d', bar: r.day, closed: false })
         }
       }
-      if (latest.size > 0)
-        await this.#write(latest.keys(), async (w) => {
-          for (const [symbol, held] of minutes)
-            await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((a, b) => a.timestamp - b.timestamp)))
-          for (const [symbol, day] of days) await w.putBars(symbol, '1d', barsOfRows([day]))
-          await w.putLiveQuotes([...latest.values()])
-        })
-      for (const [symbol, state] of states) this.#states.set(symbol, state)
-      this.feed.publish(events)
-      return { rows: quotes.length, ...counts }
+      return { outcome: { rows: quotes.length, ...counts }, events }
     })
+    if (latest.size > 0)
+      await this.#write(latest.keys(), async (w) => {
+        for (const [symbol, held] of minutes)
+          await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((a, b) => a.timestamp - b.timestamp)))
+        for (const [symbol, day] of days) await w.putBars(symbol, '1d', barsOfRows([day]))
+        await w.putLiveQuotes([...latest.values()])
+      })
+    for (const [symbol, state] of states) this.#states.set(symbol, state)
+    return pushed
   }
 
   /** Bars as an import writes them: per symbol and period ascending, a later row winning over an earlier one at the same time. */
-  pushBars(rows: readonly PushedBar[]): Promise<PushOutcome> {
+  bars(rows: readonly PushedBar[]): Promise<Pushed> {
     return this.#serial(async () => {
       await this.#forgetIfMoved()
       const series = new Map<string, { symbol: string; period: StoredPeriod; bars: Bars }>()
@@ -189,13 +255,12 @@ export class LiveIngest implements Ingest {
       const events: LiveEvent[] = []
       for (const { symbol, period, bars } of series.values())
         for (const bar of rowsOfBars(bars)) events.push({ kind: 'bar', symbol, period, bar, closed: true })
-      this.feed.publish(events)
-      return { rows: rows.length, accepted: rows.length, stale: 0, duplicate: 0 }
+      return { outcome: { rows: rows.length, accepted: rows.length, stale: 0, duplicate: 0 }, events }
     })
   }
 
   /** Each symbol's newest depth of the batch, unless this process has kept a newer one. */
-  pushDepth(rows: readonly MarketDepth[]): Promise<PushOutcome> {
+  depth(rows: readonly MarketDepth[]): Promise<Pushed> {
     return this.#serial(async () => {
       await this.#forgetIfMoved()
       const newest = new Map<string, MarketDepth>()
@@ -207,8 +272,13 @@ export class LiveIngest implements Ingest {
       }
       if (newest.size > 0) await this.#write([], async (w) => w.putDepth([...newest.values()]))
       for (const d of newest.values()) this.#depthAt.set(d.symbol, d.timestamp)
-      this.feed.publish([...newest.values()].map((depth) => ({ kind: 'depth', depth })))
-      return { rows: rows.length, accepted: rows.length - stale, stale, duplicate: 0 }
+      const events: LiveEvent[] = [...newest.values()].map((depth) => ({ kind: 'depth', depth }))
+      return { outcome: { rows: rows.length, accepted: rows.length - stale, stale, duplicate: 0 }, events }
     })
+  }
+
+  /** One step of the store's upkeep of appends (MarketStore.foldAppends), between writes. */
+  fold(): Promise<boolean> {
+    return this.#serial(async () => (await this.store.foldAppends?.()) ?? false)
   }
 }

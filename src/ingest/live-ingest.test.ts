@@ -1,0 +1,110 @@
+// Group commit: quote pushes that arrive while a write runs go into the next write together, each
+// answered with its own outcome and events; a group whose write fails is written push by push.
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { after, it } from 'node:test'
+import { rowsOfBars } from '../domain/bars.js'
+import type { PushedQuote } from '../live/live-feed.js'
+import type { MarketStore, StoreWriter } from '../store/market-store.js'
+import { SqliteMarketStore } from '../store/sqlite/sqlite-market-store.js'
+import { tempDir } from '../../test/helpers/store-files.js'
+import { LiveIngest } from './live-ingest.js'
+
+const { dir, cleanup } = tempDir()
+after(cleanup)
+
+/** 2026-11-25 (a Wednesday) at 09:mm:ss in Shanghai. */
+const at = (mm: number, ss: number) => Date.UTC(2026, 10, 25, 1, mm, ss)
+const quote = (symbol: string, ts: number, price: number, volume: number, amount: number): PushedQuote => ({
+  snapshot: { symbol, timestamp: ts, lastPrice: price, open: 10, high: 10.5, low: 10, prevClose: 9.9, volume, amount },
+})
+
+/** `store` with its writes counted, and a writer fault for the symbols in `failing` (a fault no real store gives on demand). */
+function counted(store: MarketStore, failing = new Set<string>()) {
+  const seen = { writes: 0 }
+  const beginWrite = store.beginWrite.bind(store)
+  store.beginWrite = async (): Promise<StoreWriter> => {
+    seen.writes++
+    const w = await beginWrite()
+    return {
+      ...w,
+      putLiveQuotes: async (list) => {
+        const bad = list.find((q) => failing.has(q.symbol))
+        if (bad) throw new Error(`the store refused ${bad.symbol}`)
+        return w.putLiveQuotes(list)
+      },
+    }
+  }
+  return seen
+}
+
+it('quote pushes made while a write runs are written together, each answered with its own outcome and events', async () => {
+  const store = SqliteMarketStore.open(join(dir, 'group.db'))
+  try {
+    const seen = counted(store)
+    const ingest = new LiveIngest(store)
+    const p1 = quote('600000.SH', at(31, 5), 10, 100, 1000)
+    const p2 = quote('600000.SH', at(31, 40), 10.5, 300, 3100)
+    const p3 = quote('600004.SH', at(31, 20), 20, 50, 1000)
+    const stale = quote('600000.SH', at(31, 30), 11, 200, 2100)
+    const [a, b, c, d, e] = await Promise.all([
+      ingest.quotes([p1]),
+      ingest.quotes([p2]),
+      ingest.quotes([p3]),
+      ingest.quotes([stale]),
+      ingest.quotes([p3]),
+    ])
+    assert.equal(seen.writes, 1, 'five pushes made at once: one write')
+    assert.deepEqual(
+      [a, b, c, d, e].map((p) => p.outcome),
+      [
+        { rows: 1, accepted: 1, stale: 0, duplicate: 0 },
+        { rows: 1, accepted: 1, stale: 0, duplicate: 0 },
+        { rows: 1, accepted: 1, stale: 0, duplicate: 0 },
+        { rows: 1, accepted: 0, stale: 1, duplicate: 0 },
+        { rows: 1, accepted: 0, stale: 0, duplicate: 1 },
+      ],
+    )
+    const quotesOf = (p: { events: readonly { kind: string; quote?: PushedQuote }[] }) =>
+      p.events.filter((ev) => ev.kind === 'quote').map((ev) => ev.quote)
+    assert.deepEqual([a, b, c, d, e].map(quotesOf), [[p1], [p2], [p3], [], []], "each push's own events")
+    // 600000.SH's minute as its accepted pushes made it in push order: the first snapshot of the day
+    // sets the day's figures so far, the second adds its trades (the stale one changed nothing).
+    const bars = rowsOfBars(await store.readBars({ symbol: '600000.SH', period: '1m', limit: 10 }))
+    assert.deepEqual(
+      bars.map((b) => [b.timestamp, b.open, b.close, b.volume, b.amount]),
+      [[at(31, 0), 10.5, 10.5, 200, 2100]],
+    )
+  } finally {
+    await store.close()
+  }
+})
+
+it('a group whose write fails is written push by push: only the push the store refuses fails, and nothing of it is kept', async () => {
+  const store = SqliteMarketStore.open(join(dir, 'fail.db'))
+  try {
+    const seen = counted(store, new Set(['600001.SH']))
+    const ingest = new LiveIngest(store)
+    const ok1 = [quote('600000.SH', at(32, 5), 10, 100, 1000), quote('600000.SH', at(32, 30), 10.2, 250, 2530)]
+    const refused = quote('600001.SH', at(32, 6), 30, 10, 300)
+    const ok2 = quote('600004.SH', at(32, 7), 20, 50, 1000)
+    const settled = await Promise.allSettled([ingest.quotes(ok1), ingest.quotes([refused]), ingest.quotes([ok2])])
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    )
+    assert.match(String((settled[1] as PromiseRejectedResult).reason), /refused 600001\.SH/)
+    assert.equal(seen.writes, 4, 'the group, then each push alone')
+    const live = await store.readLiveQuotes(['600000.SH', '600001.SH', '600004.SH'])
+    assert.deepEqual([...live.keys()].sort(), ['600000.SH', '600004.SH'])
+    assert.equal((await store.readBars({ symbol: '600001.SH', period: '1m', limit: 10 })).timestamp.length, 0)
+    // 600000.SH's builder moved on once, by its own push: its minute holds that push alone.
+    const bars = rowsOfBars(await store.readBars({ symbol: '600000.SH', period: '1m', limit: 10 }))
+    assert.deepEqual(
+      bars.map((b) => [b.timestamp, b.close, b.volume, b.amount]),
+      [[at(32, 0), 10.2, 150, 1530]],
+    )
+  } finally {
+    await store.close()
+  }
+})
