@@ -22,10 +22,16 @@ export interface WrkLoad {
   readonly cpu: number
 }
 
-/** How the paths are picked: at random, or in turn from the first (each connection takes the next), and the Accept-Encoding sent. */
+/**
+ * How the paths are picked: at random, or in turn from the first (each connection takes the next),
+ * the Accept-Encoding sent, and a pace: at most `perS` requests a second over all connections (each
+ * waits connections/perS s between its answer and its next request), so the load measures answers'
+ * latency below the server's saturation rather than the queue at it.
+ */
 export interface WrkOptions {
   readonly order?: 'random' | 'cycle'
   readonly encoding?: string
+  readonly perS?: number
 }
 
 /**
@@ -45,6 +51,7 @@ function init(args)
   math.randomseed(tonumber(args[3]))
   wrk.headers["Accept-Encoding"] = args[4]
   order = args[5]
+  pause = tonumber(args[6])
 end
 function request()
   if order == "cycle" then
@@ -60,6 +67,12 @@ function done(summary, latency, requests)
     e.connect + e.read + e.write + e.status + e.timeout, os.clock()))
 end
 `
+/** The script with a pause before each request of a connection (wrk times a request from its sending). */
+const PACED_SCRIPT = `${SCRIPT}
+function delay()
+  return pause
+end
+`
 
 /** Throws a clear error when wrk is not installed (benches are not run in CI; the README says how to get it). */
 export function requireWrk(): void {
@@ -72,11 +85,23 @@ export function requireWrk(): void {
 }
 
 /** Writes the script and the paths into `dir`; returns the arguments of each load. */
-export function wrkFiles(dir: string, paths: readonly string[]): { script: string; paths: string } {
-  const files = { script: join(dir, 'random-paths.lua'), paths: join(dir, 'paths.txt') }
+export function wrkFiles(dir: string, paths: readonly string[]): WrkFiles {
+  const files = {
+    script: join(dir, 'random-paths.lua'),
+    paced: join(dir, 'paced-paths.lua'),
+    paths: join(dir, 'paths.txt'),
+  }
   writeFileSync(files.script, SCRIPT)
+  writeFileSync(files.paced, PACED_SCRIPT)
   writeFileSync(files.paths, paths.join('\n') + '\n')
   return files
+}
+
+/** The scripts (unpaced and paced) and the paths file of a load. */
+export interface WrkFiles {
+  readonly script: string
+  readonly paced?: string
+  readonly paths: string
 }
 
 let seed = 1
@@ -91,7 +116,7 @@ export type MedianLoad = Pick<WrkLoad, 'perS' | 'p50' | 'p99'>
 export async function alternatingLoads(
   urls: readonly string[],
   key: string,
-  files: { script: string; paths: string },
+  files: WrkFiles,
   seconds: number,
   rounds: number,
   connections = 32,
@@ -112,12 +137,13 @@ export async function alternatingLoads(
 export function wrkLoad(
   base: string,
   key: string,
-  files: { script: string; paths: string },
+  files: WrkFiles,
   seconds: number,
   connections = 32,
   options: WrkOptions = {},
 ): Promise<WrkLoad> {
-  const { order = 'random', encoding = 'identity' } = options
+  const { order = 'random', encoding = 'identity', perS } = options
+  if (perS !== undefined && !files.paced) throw new Error('a paced load needs the paced script (wrkFiles)')
   const args = [
     '-t1',
     `-c${connections}`,
@@ -125,7 +151,7 @@ export function wrkLoad(
     '--timeout',
     '10s',
     '-s',
-    files.script,
+    perS === undefined ? files.script : files.paced!,
     base,
     '--',
     files.paths,
@@ -133,6 +159,7 @@ export function wrkLoad(
     String(seed++),
     encoding,
     order,
+    String(perS === undefined ? 0 : Math.round((connections * 1000) / perS)),
   ]
   const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''

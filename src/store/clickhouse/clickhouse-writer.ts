@@ -300,12 +300,12 @@ export class ClickHouseWriter implements StoreWriter {
   async commit(): Promise<void> {
     this.#live()
     this.#open = false
-    try {
-      await this.#bars.finish()
-      await this.#meta.finish()
-    } catch (err) {
+    // The bar blocks and the small tables' INSERTs go together: only the commit row must follow them.
+    const sent = await Promise.allSettled([this.#bars.finish(), this.#meta.finish()])
+    const failed = sent.find((r) => r.status === 'rejected')
+    if (failed) {
       await this.#abandon()
-      throw err
+      throw failed.reason
     }
     clearInterval(this.#heartbeat)
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
