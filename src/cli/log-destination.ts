@@ -5,9 +5,7 @@
 import pino from 'pino'
 import { prettyFactory } from 'pino-pretty'
 
-/** `auto`: readable lines when stdout is a terminal, JSON otherwise. */
-export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const
-export type LogFormat = (typeof LOG_FORMATS)[number]
+import type { LogFormat } from './serve-command.js'
 
 /** The longest a JSON line waits in the buffer before it is written. */
 export const LOG_FLUSH_MS = 100
