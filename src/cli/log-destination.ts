@@ -4,8 +4,7 @@
  */
 import pino from 'pino'
 import { prettyFactory } from 'pino-pretty'
-
-import type { LogFormat } from './serve-command.js'
+import type { LogFormat } from './log-format.js'
 
 /** The longest a JSON line waits in the buffer before it is written. */
 export const LOG_FLUSH_MS = 100

@@ -9,10 +9,7 @@ import { backendOf, displayLocation, openKeyStore } from '../store/backends.js'
 import { defaultWorkers } from '../runner/query-pool.js'
 import { storeFlags } from './store-flags.js'
 import { DEFAULT_STREAM_CAPS } from '../live/stream-session.js'
-
-/** `auto`: readable lines when stdout is a terminal, JSON otherwise. */
-export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const
-export type LogFormat = (typeof LOG_FORMATS)[number]
+import { LOG_FORMATS, type LogFormat } from './log-format.js'
 
 function port(value: string): number {
   const n = Number(value)

@@ -8,7 +8,7 @@ import { displayLocation, openStores, type StoreLocation } from '../store/backen
 import { poolRunner } from '../runner/query-pool.js'
 import { PIECE_CODERS, type PieceCoder } from '../encode/gzip-member.js'
 import { logDestination } from './log-destination.js'
-import type { LogFormat } from './serve-command.js'
+import type { LogFormat } from './log-format.js'
 import { StreamHub } from '../live/stream-hub.js'
 import { RedisFanout } from '../live/redis-fanout.js'
 import { streamFeed } from '../live/feed-snapshots.js'
@@ -64,8 +64,10 @@ function benchCompression(env = process.env.MDQ_BENCH_COMPRESSION ?? ''): {
 /** How long in-flight requests may take to finish after SIGINT/SIGTERM. */
 export const SHUTDOWN_GRACE_MS = 10_000
 
-/** Serves until SIGINT/SIGTERM; then finishes in-flight requests and closes the store. */
-/** Resolves once listening, with the ingest listener's address when there is one. */
+/**
+ * Serves until SIGINT/SIGTERM, then finishes in-flight requests and closes the store; resolves once
+ * listening, with the ingest listener's address when there is one.
+ */
 export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?: string }> {
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
   const limiter = config.redisUrl

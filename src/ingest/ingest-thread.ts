@@ -47,9 +47,9 @@ export class ThreadedIngest implements IngestWrites {
     })
   }
 
-  quotes = (rows: readonly PushedQuote[]) => this.#push({ kind: 'quotes', rows })
-  bars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
-  depth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
+  writeQuotes = (rows: readonly PushedQuote[]) => this.#push({ kind: 'quotes', rows })
+  writeBars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
+  writeDepth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
 
   /**
    * One step of the store's upkeep of appends (MarketStore.foldAppends), on the ingest thread: there
@@ -72,6 +72,6 @@ export class ThreadedIngest implements IngestWrites {
     return reply
   }
 
-  /** Stops the thread: a push still running there is not committed, and is not answered. */
+  /** Stops the thread: a push still held there is not answered (it may or may not have been committed). */
   close = (): Promise<void> => this.#pool.destroy()
 }

@@ -17,13 +17,13 @@ async function run(task: IngestTask): Promise<TaskResult<IngestReply>> {
     opened ??= open(workerData as IngestThreadConfig)
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next push
     const ingest = await opened
-    if (task.kind === 'fold') return { result: { more: await ingest.fold() } }
+    if (task.kind === 'fold') return { result: { more: await ingest.foldStep() } }
     const pushed =
       task.kind === 'quotes'
-        ? await ingest.quotes(task.rows)
+        ? await ingest.writeQuotes(task.rows)
         : task.kind === 'bars'
-          ? await ingest.bars(task.rows)
-          : await ingest.depth(task.rows)
+          ? await ingest.writeBars(task.rows)
+          : await ingest.writeDepth(task.rows)
     return { result: pushed }
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err) } }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, it } from 'node:test'
-import { rowsOfBars } from '../domain/bars.js'
+import { barsOfRows, rowsOfBars } from '../domain/bars.js'
 import type { PushedQuote } from '../live/live-feed.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { SqliteMarketStore } from '../store/sqlite/sqlite-market-store.js'
@@ -48,11 +48,11 @@ it('quote pushes made while a write runs are written together, each answered wit
     const p3 = quote('600004.SH', at(31, 20), 20, 50, 1000)
     const stale = quote('600000.SH', at(31, 30), 11, 200, 2100)
     const [a, b, c, d, e] = await Promise.all([
-      ingest.quotes([p1]),
-      ingest.quotes([p2]),
-      ingest.quotes([p3]),
-      ingest.quotes([stale]),
-      ingest.quotes([p3]),
+      ingest.writeQuotes([p1]),
+      ingest.writeQuotes([p2]),
+      ingest.writeQuotes([p3]),
+      ingest.writeQuotes([stale]),
+      ingest.writeQuotes([p3]),
     ])
     assert.equal(seen.writes, 1, 'five pushes made at once: one write')
     assert.deepEqual(
@@ -88,7 +88,11 @@ it('a group whose write fails is written push by push: only the push the store r
     const ok1 = [quote('600000.SH', at(32, 5), 10, 100, 1000), quote('600000.SH', at(32, 30), 10.2, 250, 2530)]
     const refused = quote('600001.SH', at(32, 6), 30, 10, 300)
     const ok2 = quote('600004.SH', at(32, 7), 20, 50, 1000)
-    const settled = await Promise.allSettled([ingest.quotes(ok1), ingest.quotes([refused]), ingest.quotes([ok2])])
+    const settled = await Promise.allSettled([
+      ingest.writeQuotes(ok1),
+      ingest.writeQuotes([refused]),
+      ingest.writeQuotes([ok2]),
+    ])
     assert.deepEqual(
       settled.map((s) => s.status),
       ['fulfilled', 'rejected', 'fulfilled'],
@@ -103,6 +107,39 @@ it('a group whose write fails is written push by push: only the push the store r
     assert.deepEqual(
       bars.map((b) => [b.timestamp, b.close, b.volume, b.amount]),
       [[at(32, 0), 10.2, 150, 1530]],
+    )
+  } finally {
+    await store.close()
+  }
+})
+
+it('a bars push closes the group before it: a quote push made after it is written after it, and its minute stands', async () => {
+  const store = SqliteMarketStore.open(join(dir, 'order.db'))
+  try {
+    const seen = counted(store)
+    const ingest = new LiveIngest(store)
+    const minute = at(33, 0)
+    const pushedBar = {
+      timestamp: minute,
+      open: 99,
+      high: 99,
+      low: 99,
+      close: 99,
+      volume: 5,
+      amount: 495,
+      prevClose: NaN,
+    }
+    await Promise.all([
+      ingest.writeQuotes([quote('600000.SH', at(33, 5), 10, 100, 1000)]),
+      ingest.writeBars([{ symbol: '600000.SH', period: '1m', bars: barsOfRows([pushedBar]) }]),
+      ingest.writeQuotes([quote('600000.SH', at(33, 40), 10.5, 300, 3100)]),
+    ])
+    assert.equal(seen.writes, 3, 'the first quote push, the bars, then the later quote push')
+    const bars = rowsOfBars(await store.readBars({ symbol: '600000.SH', period: '1m', limit: 10 }))
+    assert.deepEqual(
+      bars.map((b) => [b.timestamp, b.close, b.volume]),
+      [[minute, 10.5, 200]],
+      'the later push wins the minute',
     )
   } finally {
     await store.close()

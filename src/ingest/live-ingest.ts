@@ -6,6 +6,8 @@
  */
 import { barsOfRows, mergeBars, rowsOfBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
+import { setImmediate } from 'node:timers/promises'
+import { MdqError } from '../domain/errors.js'
 import { bareInstrument } from '../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../domain/market.js'
 import { applySnapshot, type SymbolState } from '../domain/minute-bars.js'
@@ -37,9 +39,9 @@ export interface Pushed {
 
 /** Where pushes are written: each answered with what it did and the events to publish. */
 export interface IngestWrites {
-  quotes(quotes: readonly PushedQuote[]): Promise<Pushed>
-  bars(rows: readonly PushedBar[]): Promise<Pushed>
-  depth(rows: readonly MarketDepth[]): Promise<Pushed>
+  writeQuotes(quotes: readonly PushedQuote[]): Promise<Pushed>
+  writeBars(rows: readonly PushedBar[]): Promise<Pushed>
+  writeDepth(rows: readonly MarketDepth[]): Promise<Pushed>
 }
 
 /** The Ingest of `writes`: each push's events published to `feed` once durable, in the order pushes were answered. */
@@ -49,9 +51,9 @@ export function publishingIngest(writes: IngestWrites, feed: Pick<LiveFeed, 'pub
     return outcome
   }
   return {
-    pushQuotes: (quotes) => writes.quotes(quotes).then(published),
-    pushBars: (rows) => writes.bars(rows).then(published),
-    pushDepth: (rows) => writes.depth(rows).then(published),
+    pushQuotes: (quotes) => writes.writeQuotes(quotes).then(published),
+    pushBars: (rows) => writes.writeBars(rows).then(published),
+    pushDepth: (rows) => writes.writeDepth(rows).then(published),
   }
 }
 
@@ -87,10 +89,12 @@ interface WaitingQuotes {
 }
 
 /**
- * Pushed batches written to a store, one write at a time: quote pushes that arrive while a write runs
- * are written together in the next one (group commit: one transaction, one commit for all of them),
- * each still answered with its own outcome and events; a group that fails is written again one push
- * at a time, so a push fails only for its own sake.
+ * Pushed batches written to a store, one write at a time and in the order they came: quote pushes
+ * that arrive while a write runs are written together in the next one (group commit: one
+ * transaction, one commit for all of them), each still answered with its own outcome and events; a
+ * bars or depth push closes the group before it, so nothing overtakes it. A group that fails is
+ * written again one push at a time, so a push fails only for its own sake (unless the store itself
+ * is away: then the whole group fails at once).
  */
 export class LiveIngest implements IngestWrites {
   /** Builder states by symbol: loaded from the store on a symbol's first push, then kept in step with each commit. */
@@ -101,8 +105,8 @@ export class LiveIngest implements IngestWrites {
   readonly #depthAt = new Map<string, number>()
   /** One write at a time: the store takes one write at a time, and states advance in commit order. */
   #queue: Promise<unknown> = Promise.resolve()
-  /** Quote pushes for the next write (one is queued while this is not empty). */
-  #waiting: WaitingQuotes[] = []
+  /** The group of quote pushes that later quote pushes may still join (a write of it is queued), if any. */
+  #open: WaitingQuotes[] | undefined
   /** The data version after this ingest's last commit: when it has moved, another writer may have moved states on. */
   #ownVersion: string | undefined
 
@@ -127,7 +131,8 @@ export class LiveIngest implements IngestWrites {
       throw err
     }
     for (const i of bare) this.#names.set(i.symbol, i.name)
-    this.#ownVersion = await this.store.dataVersion()
+    // Unknown after a failed read: the next push then reloads what it needs (the write stands).
+    this.#ownVersion = await this.store.dataVersion().catch(() => undefined)
   }
 
   /** Which of `symbols` have no instrument row; the names of those that have one are read once and kept. */
@@ -161,26 +166,30 @@ export class LiveIngest implements IngestWrites {
    * counted and changes nothing); the minute bars and day bars they made, and each symbol's latest
    * quote with its builder state, in one write with the other pushes waiting for it.
    */
-  quotes(quotes: readonly PushedQuote[]): Promise<Pushed> {
+  writeQuotes(quotes: readonly PushedQuote[]): Promise<Pushed> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ quotes, resolve, reject })
-      if (this.#waiting.length === 1) void this.#serial(() => this.#writeWaiting())
+      if (!this.#open) {
+        const group: WaitingQuotes[] = []
+        this.#open = group
+        void this.#serial(() => this.#commitGroup(group))
+      }
+      this.#open.push({ quotes, resolve, reject })
     })
   }
 
-  async #writeWaiting(): Promise<void> {
+  async #commitGroup(group: WaitingQuotes[]): Promise<void> {
     // Pushes that reached this thread while the last write held it (a SQLite write never yields)
     // are taken from its queue first, to join this write.
-    await new Promise(setImmediate)
-    const group = this.#waiting
-    this.#waiting = []
+    await setImmediate()
+    if (this.#open === group) this.#open = undefined
     try {
-      const pushed = await this.#writeQuotes(group.map((g) => g.quotes))
+      const pushed = await this.#commitQuotes(group.map((g) => g.quotes))
       group.forEach((g, i) => g.resolve(pushed[i]))
     } catch (err) {
-      if (group.length === 1) return group[0].reject(err)
+      const storeAway = err instanceof MdqError && err.code === 'STORE_UNAVAILABLE'
+      if (group.length === 1 || storeAway) return group.forEach((g) => g.reject(err))
       for (const g of group)
-        await this.#writeQuotes([g.quotes]).then(
+        await this.#commitQuotes([g.quotes]).then(
           ([pushed]) => g.resolve(pushed),
           (e: unknown) => g.reject(e),
         )
@@ -188,7 +197,7 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** The pushes `batches`, in order, in one write; the states move on once it has committed. */
-  async #writeQuotes(batches: readonly (readonly PushedQuote[])[]): Promise<Pushed[]> {
+  async #commitQuotes(batches: readonly (readonly PushedQuote[])[]): Promise<Pushed[]> {
     const symbols = batches.flatMap((quotes) => quotes.map((q) => q.snapshot.symbol))
     await this.#forgetIfMoved()
     await this.#loadStates(symbols)
@@ -237,7 +246,8 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** Bars as an import writes them: per symbol and period ascending, a later row winning over an earlier one at the same time. */
-  bars(rows: readonly PushedBar[]): Promise<Pushed> {
+  writeBars(rows: readonly PushedBar[]): Promise<Pushed> {
+    this.#open = undefined // later quotes wait behind these bars
     return this.#serial(async () => {
       await this.#forgetIfMoved()
       const series = new Map<string, { symbol: string; period: StoredPeriod; bars: Bars }>()
@@ -260,7 +270,8 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** Each symbol's newest depth of the batch, unless this process has kept a newer one. */
-  depth(rows: readonly MarketDepth[]): Promise<Pushed> {
+  writeDepth(rows: readonly MarketDepth[]): Promise<Pushed> {
+    this.#open = undefined // later quotes wait behind this depth
     return this.#serial(async () => {
       await this.#forgetIfMoved()
       const newest = new Map<string, MarketDepth>()
@@ -278,7 +289,7 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** One step of the store's upkeep of appends (MarketStore.foldAppends), between writes. */
-  fold(): Promise<boolean> {
+  foldStep(): Promise<boolean> {
     return this.#serial(async () => (await this.store.foldAppends?.()) ?? false)
   }
 }
