@@ -329,45 +329,22 @@ try {
     const importGrowth = importAfter.file - importBytes0.file
     const importUsed = importAfter.used - importBytes0.used
     console.log(`\nC. ${live.minuteMs.length} minutes of appends (${dayBars.toLocaleString('en-US')} 1m bars), SQLite`)
-    row(`reads while a feed runs at ${SPEED}x cadence (closed loop, feed in bursts)`, '', '')
-    row(
-      '  cached: 200 symbols daily, latest 100',
-      load(fed.cached),
-      `quiet ${load(quiet.cached)}`,
-      `ratio ${(fed.cached.p99 / quiet.cached.p99).toFixed(2)} (goal <= 1.5)`,
-    )
-    row(
-      '  uncached: 20,000 distinct 1m windows',
-      load(fed.uncached),
-      `quiet ${load(quiet.uncached)}`,
-      `ratio ${(fed.uncached.p99 / quiet.uncached.p99).toFixed(2)} (goal <= 1.5)`,
-    )
-    row(`  paced at half the quiet rate (feed in bursts)`, '', '')
-    row(
-      '  cached',
-      load(pacedFed.cached),
-      `quiet ${load(pacedQuiet.cached)}`,
-      `ratio ${(pacedFed.cached.p99 / pacedQuiet.cached.p99).toFixed(2)} (goal <= 1.5)`,
-    )
-    row(
-      '  uncached',
-      load(pacedFed.uncached),
-      `quiet ${load(pacedQuiet.uncached)}`,
-      `ratio ${(pacedFed.uncached.p99 / pacedQuiet.uncached.p99).toFixed(2)} (goal <= 1.5)`,
-    )
-    row(`  paced, the feed's batches spread over each minute`, '', '')
-    row(
-      '  cached',
-      load(spreadFed.cached),
-      `quiet ${load(pacedQuiet.cached)}`,
-      `ratio ${(spreadFed.cached.p99 / pacedQuiet.cached.p99).toFixed(2)} (goal <= 1.5)`,
-    )
-    row(
-      '  uncached',
-      load(spreadFed.uncached),
-      `quiet ${load(pacedQuiet.uncached)}`,
-      `ratio ${(spreadFed.uncached.p99 / pacedQuiet.uncached.p99).toFixed(2)} (goal <= 1.5)`,
-    )
+    const readRows = (title: string, fedLoads: typeof fed, quietLoads: typeof quiet) => {
+      row(title, '', '')
+      for (const [kind, label] of [
+        ['cached', '  cached: 200 symbols daily, latest 100'],
+        ['uncached', '  uncached: 20,000 distinct 1m windows'],
+      ] as const)
+        row(
+          label,
+          load(fedLoads[kind]),
+          `quiet ${load(quietLoads[kind])}`,
+          `ratio ${(fedLoads[kind].p99 / quietLoads[kind].p99).toFixed(2)} (goal <= 1.5)`,
+        )
+    }
+    readRows(`reads while a feed runs at ${SPEED}x cadence (closed loop, feed in bursts)`, fed, quiet)
+    readRows('  paced at half the quiet rate (feed in bursts)', pacedFed, pacedQuiet)
+    readRows("  paced, the feed's batches spread over each minute", spreadFed, pacedQuiet)
     row(
       `the rest (${live.minuteMs.length - fullFrom} minutes) at full speed`,
       perS(fullSnapshots, fullMs),
