@@ -28,12 +28,6 @@ export type IngestTask =
 /** A push's outcome and the events it published, once durable; a fold step's `more`; or the MdqError to answer instead. */
 export type IngestReply = Pushed | { readonly more: boolean } | { readonly error: ErrorData }
 
-/**
- * Pushes the thread holds at once: its LiveIngest writes one at a time, in the order they came, and
- * the quote pushes that wait while one is written go together in the next write (group commit).
- */
-const PUSHES_HELD = 16
-
 export class ThreadedIngest implements IngestWrites {
   /** One thread: its LiveIngest keeps each symbol's builder state in commit order. */
   readonly #pool: WorkerPool<IngestTask, IngestReply>
@@ -42,7 +36,7 @@ export class ThreadedIngest implements IngestWrites {
     this.#pool = new WorkerPool({
       filename: new URL('./ingest-worker.js', import.meta.url),
       threads: 1,
-      tasksPerThread: PUSHES_HELD,
+      tasksPerThread: 1,
       workerData: config,
     })
   }
@@ -72,6 +66,6 @@ export class ThreadedIngest implements IngestWrites {
     return reply
   }
 
-  /** Stops the thread: a push still held there is not answered (it may or may not have been committed). */
+  /** Stops the thread: a push still running there is not answered (it may or may not have been committed). */
   close = (): Promise<void> => this.#pool.destroy()
 }

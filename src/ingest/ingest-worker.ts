@@ -1,4 +1,4 @@
-/** @module The entry of the ingest thread (ingest-thread.ts): a LiveIngest over its own store connection, which writes one push (or group of quote pushes, or fold step) at a time. */
+/** @module The entry of the ingest thread (ingest-thread.ts): a LiveIngest over its own store connection, one push (or fold step) at a time. */
 import { workerData } from 'node:worker_threads'
 import { MdqError } from '../domain/errors.js'
 import { errorData } from '../runner/query-runner.js'

@@ -6,7 +6,6 @@
  */
 import { barsOfRows, mergeBars, rowsOfBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
-import { setImmediate } from 'node:timers/promises'
 import { MdqError } from '../domain/errors.js'
 import { bareInstrument } from '../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../domain/market.js'
@@ -90,8 +89,10 @@ interface WaitingQuotes {
 
 /**
  * Pushed batches written to a store, one write at a time and in the order they came: quote pushes
- * that arrive while a write runs are written together in the next one (group commit: one
- * transaction, one commit for all of them), each still answered with its own outcome and events; a
+ * that arrive while a write waits on the store (a server's round trips) are written together in the
+ * next one (group commit: one transaction, one commit for all of them), each still answered with
+ * its own outcome and events. A write that never waits (SQLite's, on a thread of its own) takes the
+ * pushes one by one, so the main thread parses the next while it runs. A
  * bars or depth push closes the group before it, so nothing overtakes it. A group that fails is
  * written again one push at a time, so a push fails only for its own sake (unless the store itself
  * is away: then the whole group fails at once).
@@ -178,9 +179,6 @@ export class LiveIngest implements IngestWrites {
   }
 
   async #commitGroup(group: WaitingQuotes[]): Promise<void> {
-    // Pushes that reached this thread while the last write held it (a SQLite write never yields)
-    // are taken from its queue first, to join this write.
-    await setImmediate()
     if (this.#open === group) this.#open = undefined
     try {
       const pushed = await this.#commitQuotes(group.map((g) => g.quotes))

@@ -18,8 +18,7 @@ export interface WorkerPoolOptions {
   /**
    * Tasks a worker runs at once: 1 where a task's reads never wait (they block the worker's thread
    * anyway, and a second claimed task would only wait behind the first); more where they wait on a
-   * server, so the worker's thread works while a query is out, or where the tasks held join each
-   * other's work (the ingest thread's pushes, written together).
+   * server, so the worker's thread works while a query is out.
    */
   readonly tasksPerThread: number
   readonly workerData: unknown

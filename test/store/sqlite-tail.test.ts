@@ -11,7 +11,7 @@ import { bareInstrument } from '../../src/domain/instrument.js'
 import { ROLLUP_PERIODS } from '../../src/domain/rollups.js'
 import type { ChunkPeriod } from '../../src/store/market-store.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
-import { TAIL_APPEND_MAX, TAIL_FOLD_ROWS } from '../../src/store/sqlite/tail.js'
+import { TAIL_APPEND_MAX, TAIL_FOLD_ROWS, TAIL_MAX_ROWS } from '../../src/store/sqlite/tail.js'
 import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { tempDir } from '../helpers/store-files.js'
 
@@ -158,6 +158,32 @@ describe('sqlite tail', () => {
       }),
       { numRuns: 25 },
     )
+  })
+
+  it('a commit that takes a series past TAIL_MAX_ROWS folds it, whoever appended the rows before', async () => {
+    const path = join(dir, 'oversized.db')
+    const store = SqliteMarketStore.open(path)
+    const ts = sessionMinutes('SH', tradingDays('SH', 19_700, 6))
+    const bars = walkBars(ts, [0.2, 0.6])
+    const symbol = '600000.SH'
+    await store.write({
+      instruments: [bareInstrument(symbol)],
+      bars: [{ symbol, period: '1m', bars: sliceBars(bars, 0, 1) }],
+    })
+    const append = (to: SqliteMarketStore, i: number) =>
+      to.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, i, i + 1) }] })
+    // Another connection (a second process) appends first: this store's writer has not seen those rows.
+    const other = SqliteMarketStore.open(path)
+    for (let i = 1; i <= 600; i++) await append(other, i)
+    await other.close()
+    // Bars 0..TAIL_MAX_ROWS - 1 are all in the tail; the next commit takes it past the limit.
+    for (let i = 601; i < TAIL_MAX_ROWS; i++) await append(store, i)
+    assert.equal(tailRows(path), TAIL_MAX_ROWS)
+    await append(store, TAIL_MAX_ROWS)
+    assert.equal(tailRows(path), 1, 'folded at the first commit past the limit, all but the newest row')
+    const all = TAIL_MAX_ROWS + 1
+    assert.deepEqual(rows(await store.readBars({ symbol, period: '1m', limit: 1e6 })), rows(sliceBars(bars, 0, all)))
+    await store.close()
   })
 
   it('a background fold leaves each series its newest row and keeps every answer and version', async () => {
