@@ -88,14 +88,14 @@ interface WaitingQuotes {
 }
 
 /**
- * Pushed batches written to a store, one write at a time and in the order they came: quote pushes
+ * Pushed batches written to a store, one write at a time and in the order they came. Quote pushes
  * that arrive while a write waits on the store (a server's round trips) are written together in the
- * next one (group commit: one transaction, one commit for all of them), each still answered with
- * its own outcome and events. A write that never waits (SQLite's, on a thread of its own) takes the
- * pushes one by one, so the main thread parses the next while it runs. A
- * bars or depth push closes the group before it, so nothing overtakes it. A group that fails is
- * written again one push at a time, so a push fails only for its own sake (unless the store itself
- * is away: then the whole group fails at once).
+ * next one (group commit: one transaction, one commit for all of them), each still answered with its
+ * own outcome and events; a write that never waits (SQLite's, on a thread of its own) takes the
+ * pushes one by one, so the main thread parses the next while it runs. A bars or depth push closes
+ * the group before it, so nothing overtakes it. A group that fails is written again one push at a
+ * time, so a push fails only for its own sake (unless the store itself is away: then the whole group
+ * fails at once).
  */
 export class LiveIngest implements IngestWrites {
   /** Builder states by symbol: loaded from the store on a symbol's first push, then kept in step with each commit. */
