@@ -2,8 +2,8 @@
  * @module The ingest on a thread of its own, for a store whose writes hold the calling thread (SQLite,
  * StoreCapabilities' blockingReads): a push is checked on the main thread, written and made durable
  * on the ingest thread (ingest-worker.ts) while the main thread goes on answering reads, and what it
- * accepted comes back with its answer to be published on the main thread, whose streams carry it. The store's upkeep of appends
- * runs there too.
+ * accepted comes back with its answer to be published on the main thread, whose streams carry it.
+ * The store's upkeep of appends runs on the ingest thread too.
  */
 import type { MarketDepth } from '../domain/depth.js'
 import type { ErrorData } from '../runner/query-runner.js'
