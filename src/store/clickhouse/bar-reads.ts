@@ -11,7 +11,7 @@ import { buildRollups, type RollupPeriod } from '../../domain/rollups.js'
 import type { ChunkPeriod } from '../market-store.js'
 import { newest, sortedByTime } from './bar-window.js'
 import { foldPartials } from './clickhouse-rollups.js'
-import { CoalescedReads } from './coalesced-reads.js'
+import { CoalescedReads, SMALL_READ } from './coalesced-reads.js'
 import { sql, type Connection } from './connection.js'
 import { tombstoneKey } from './metadata.js'
 import { decodeBars } from './row-binary.js'
@@ -22,10 +22,7 @@ const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_
 const SLACK_MS = 10 * 86_400_000
 /** The value columns of a bar as read (the newest import's, per timestamp, where puts overlap). */
 const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volume, amount'
-/**
- * One thread a query, for reads of up to this many rows: a small read is latency, and a second thread
- * per query only waits on a busy machine (18.16 starts its threads per query).
- */
+/** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 
 export interface ReadRange {
@@ -134,7 +131,7 @@ export class BarReads {
       ? `SELECT ts, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8, r.9 FROM (
            SELECT ts, argMax((${VALUE_COLUMNS}), (import_id, seq)) AS r FROM bars PREWHERE ${prewhere} WHERE ${where} GROUP BY ts)`
       : `SELECT ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${prewhere} WHERE ${where}`
-    const settings: Record<string, number> = expectedRows <= ONE_THREAD_ROWS ? { max_threads: 1 } : {}
+    const settings: Record<string, number> = expectedRows <= ONE_THREAD_ROWS ? SMALL_READ : {}
     return decodeBars(await this.entry.bytes(`${query} FORMAT RowBinary`, settings), vscales)
   }
 }

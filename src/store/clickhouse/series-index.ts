@@ -1,8 +1,8 @@
 /**
  * @module What readers know of each series from the `series` rows of visible imports, held in memory:
  * where its bars are, where two puts overlap (only there can a timestamp have two rows), and the
- * position of every MARK_EVERY-th bar, so a read of the latest N bars asks for a range that holds
- * N to N + 2 x MARK_EVERY of them.
+ * position of every MARK_EVERY-th bar and of the last, so a read of the latest N bars asks for a range
+ * that holds N to N + MARK_EVERY of them (N + 2 x MARK_EVERY ending at an earlier time).
  */
 import type { StoredPeriod } from '../../domain/period.js'
 import { MARK_EVERY } from './schema.js'
@@ -141,7 +141,9 @@ export class SeriesState {
   #positions(): { ts: Float64Array; pos: Float64Array } | null {
     if (this.#flat !== undefined) return this.#flat
     if (this.overlaps.length || this.spans.some((s) => s.bars === 0)) return (this.#flat = null)
-    const count = this.spans.reduce((n, s) => n + s.ts.length, 0)
+    // Each span's checkpoints and its last bar, whose position its count gives: a read of the newest
+    // bars then asks for at most MARK_EVERY more than it returns.
+    const count = this.spans.reduce((n, s) => n + s.ts.length + 1, 0)
     const ts = new Float64Array(count)
     const pos = new Float64Array(count)
     let k = 0
@@ -151,6 +153,8 @@ export class SeriesState {
         ts[k] = s.ts[m]
         pos[k] = base + s.at[m]
       }
+      ts[k] = s.last
+      pos[k++] = base + s.bars - 1
       base += s.bars
     }
     return (this.#flat = { ts, pos })

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { MARK_EVERY } from './schema.js'
+import { SeriesState } from './series-index.js'
+
+const DAY = 86_400_000
+
+/** A put of `bars` daily bars from day 0 on, with its marks as the writer makes them (every MARK_EVERY-th bar). */
+function put(bars: number, day0 = 0) {
+  const ts = (i: number) => (day0 + i) * DAY
+  const marks: number[] = []
+  for (let i = MARK_EVERY; i < bars; i += MARK_EVERY) marks.push(ts(i))
+  return { first: ts(0), last: ts(bars - 1), bars, marks }
+}
+
+/** How many of the bars 0..total-1 (one a day) lie in [start, to]. */
+const held = (start: number, to: number, total: number) =>
+  Math.max(0, Math.min(Math.floor(to / DAY), total - 1) - Math.max(0, Math.ceil(start / DAY)) + 1)
+
+describe('SeriesState.startFor (the range a read of the newest bars asks for)', () => {
+  it('the newest N bars of a series: a range of N to N + MARK_EVERY bars, the last bar known by its count', () => {
+    const total = 1000 // marks at 256, 512, 768; the last bar (999) is no mark
+    const s = SeriesState.empty('1d').with(put(total), 1)
+    for (const limit of [1, 100, 231, 232, 500, 999]) {
+      const start = s.startFor((total - 1) * DAY, limit)!
+      const n = held(start, (total - 1) * DAY, total)
+      assert.ok(n >= limit && n <= limit + MARK_EVERY, `limit ${limit}: ${n} bars`)
+    }
+    // 100 newest: bars 900..999; the checkpoint at or before bar 900 is the mark of bar 768.
+    assert.equal(s.startFor((total - 1) * DAY, 100), 768 * DAY)
+    assert.equal(s.startFor((total - 1) * DAY, 1000), 0)
+    assert.equal(s.startFor((total - 1) * DAY, 1001), -Infinity)
+  })
+
+  it('ending before the last bar: at least N, at most N + 2 x MARK_EVERY', () => {
+    const total = 2000
+    const s = SeriesState.empty('1d').with(put(total), 1)
+    for (const end of [300, 1000, 1500, 1998])
+      for (const limit of [1, 100, 600]) {
+        const start = s.startFor(end * DAY, limit)!
+        const n = held(start, end * DAY, total)
+        assert.ok(n >= Math.min(limit, end + 1) && n <= limit + 2 * MARK_EVERY, `end ${end}, limit ${limit}: ${n}`)
+      }
+  })
+
+  it('two puts one after the other: positions run on across them', () => {
+    const s = SeriesState.empty('1d').with(put(300), 1).with(put(50, 1000), 2)
+    // The newest 60: the 50 of the second put and the last 10 of the first (bars 290..299).
+    const start = s.startFor(1049 * DAY, 60)!
+    assert.ok(start <= 290 * DAY && start >= 256 * DAY, `start day ${start / DAY}`)
+  })
+})
