@@ -29,7 +29,14 @@ export const BAR_COLUMNS = [
 const BARS = `symbol String, period ${PERIOD_ENUM}, ts Int64,
   pscale UInt8, open Int64, high Int64, low Int64, close Int64, prev_close Int64,
   vscale UInt8, volume Int64, amount Int64, ${VERSION}`
-const BARS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = 8192'
+/**
+ * Parts a merge replaced are kept a minute (ClickHouse's default is 8): long enough for the kernel to
+ * have written the merged part (dirty pages go out within about 30 s), so only an OS crash in the
+ * first minute after a merge could need them, the trade SQLite's `synchronous = NORMAL` makes; a day
+ * of one-minute appends then leaves a minute of replaced parts on disk, not eight.
+ */
+const BARS_MERGE_TREE =
+  'ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = 8192, old_parts_lifetime = 60'
 
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
 const META_TABLES: readonly string[] = [
