@@ -26,10 +26,10 @@ const GROUP_BARS = 10_000
 const DAY_OF_MINUTES = 400
 /**
  * Tasks a worker runs at once on a store whose reads wait on a server (StoreCapabilities'
- * blockingReads): its thread works on others while their queries are out, and the server gets as
- * many queries at once as a client of its own would send (a query takes a round trip and the
- * server's scheduling, tens of ms on a busy machine: two at a time held a worker to a few dozen a
- * second). On a blocking store, one.
+ * blockingReads): its thread works on others while their queries are out (a query takes a round
+ * trip and the server's scheduling, tens of ms on a busy machine: two tasks at a time held a worker
+ * to a few dozen a second), and the store sends their reads together, a few queries at a time. On a
+ * blocking store, one.
  */
 const WAITING_TASKS_PER_WORKER = 16
 /** Batch groups computed ahead per worker: one running and one posted, so a worker that finishes one starts the next at once. */
