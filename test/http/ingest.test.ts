@@ -151,6 +151,27 @@ describe('ingest listener', () => {
     assert.deepEqual(columns(toBars(whole.data)), columns(bars))
   })
 
+  it('a symbol first seen in a push is an instrument at once (a bare one), and pushes leave the others as they were', async () => {
+    type Listed = { data: { symbol: string; name: string | null }[] }
+    const listed = async () =>
+      (await read<Listed>('/v1/instruments?symbols=600000.SH,688981.SH')).data.map((i) => [i.symbol, i.name])
+    assert.deepEqual((await listed()).length, 1) // read once: every thread that answers has the list in hand
+    const q = (symbol: string, minute: number) => {
+      const bars = dayBars(symbol, 3, [0.2, 0.4, 0.6])
+      return snapshotsOfDay(symbol, bars, sh, 10, 1)[minute]
+    }
+    for (let i = 0; i < 4; i++) {
+      // Quotes of a listed symbol: live data only, no instrument written.
+      assert.equal((await push('quotes', [wire(q('600000.SH', 0))])).status, 200)
+      await listed()
+    }
+    const before = await listed()
+    assert.equal((await push('quotes', [wire(q('688981.SH', 0))])).status, 200)
+    assert.deepEqual(await listed(), [...before, ['688981.SH', null]])
+    assert.equal((await push('quotes', [wire(q('600000.SH', 1))])).status, 200)
+    assert.deepEqual(await listed(), [...before, ['688981.SH', null]])
+  })
+
   it("refuses a batch with a bad row with 400, the row's index and the import's message, and stores nothing", async () => {
     const dumped = dumpStore(db)
     const good = wire({ ...base(), timestamp: at(10, 0) })

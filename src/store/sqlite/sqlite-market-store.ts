@@ -234,11 +234,14 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   /**
-   * Every instrument, read once per data version: a 1,000-symbol lookup is one read, not 1,000 queries. Instruments
-   * are frozen, as callers share them.
+   * Every instrument, read once per generation: a 1,000-symbol lookup is one read, not 1,000 queries.
+   * A live commit moves the data version, not the generation, and writes no instrument (a write that
+   * does moves the generation), so a feed does not make each thread read them all again after every
+   * push. Instruments are frozen, as callers share them.
    */
   #instrumentMap(): ReadonlyMap<string, Instrument> {
-    const version = this.#currentVersion()
+    const data = this.#currentVersion()
+    const version = data.slice(0, data.lastIndexOf('.')) // store_id.generation
     if (this.#instruments?.version !== version) {
       const map = new Map<string, Instrument>()
       for (const row of listInstrumentsWith(this.#db, {})) map.set(row.symbol, Object.freeze(toInstrument(row)))
