@@ -55,7 +55,14 @@ function toInstrument(r: InstrumentRow): Instrument {
   }
 }
 
+/** A data version `store_id.generation.live_seq` as what imports made (`store_id.generation`) and the live sequence. */
+function versionParts(data: string): { base: string; seen: number } {
+  const dot = data.lastIndexOf('.')
+  return { base: data.slice(0, dot), seen: Number(data.slice(dot + 1)) }
+}
+
 // Listing and universes: small tables, read whole; statements prepared per call.
+
 function listInstrumentsWith(db: Db, filter: { exchange?: string; type?: string }): InstrumentRow[] {
   const where = [
     filter.exchange !== undefined ? 'exchange = @exchange' : '',
@@ -240,8 +247,7 @@ export class SqliteMarketStore implements MarketStore {
    * push. Instruments are frozen, as callers share them.
    */
   #instrumentMap(): ReadonlyMap<string, Instrument> {
-    const data = this.#currentVersion()
-    const version = data.slice(0, data.lastIndexOf('.')) // store_id.generation
+    const { base: version } = versionParts(this.#currentVersion())
     if (this.#instruments?.version !== version) {
       const map = new Map<string, Instrument>()
       for (const row of listInstrumentsWith(this.#db, {})) map.set(row.symbol, Object.freeze(toInstrument(row)))
@@ -328,9 +334,7 @@ export class SqliteMarketStore implements MarketStore {
   async readVersions(): Promise<DataVersions> {
     // Read back from the data version itself (a snapshot's may be older than what this connection has seen since).
     const data = await this.dataVersion()
-    const dot = data.lastIndexOf('.')
-    const base = data.slice(0, dot)
-    const seen = Number(data.slice(dot + 1))
+    const { base, seen } = versionParts(data)
     const seqs = this.#liveSeqs
     return {
       data,
