@@ -186,6 +186,33 @@ describe('sqlite tail', () => {
     await store.close()
   })
 
+  it("another connection's write into the chunks past this writer's tail sends this writer's next correction there too", async () => {
+    const path = join(dir, 'two-writers.db')
+    const store = SqliteMarketStore.open(path)
+    const ts = sessionMinutes('SH', tradingDays('SH', 19_800, 2))
+    const bars = walkBars(ts, [0.7, 0.2])
+    const symbol = '600000.SH'
+    await store.write({
+      instruments: [bareInstrument(symbol)],
+      bars: [{ symbol, period: '1m', bars: sliceBars(bars, 0, 100) }],
+    })
+    await store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, 100, 101) }] })
+    assert.equal(tailRows(path), 1)
+    // A second process writes the next 99 bars at once: the tail is folded, the chunks reach bar 199.
+    const other = SqliteMarketStore.open(path)
+    await other.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, 101, 200) }] })
+    await other.close()
+    assert.equal(tailRows(path), 0)
+    // This store corrects bar 150: it lies in the chunks now, so it must go there, not to the tail.
+    const corrected = walkBars(ts.slice(150, 151), [0.9])
+    await store.write({ bars: [{ symbol, period: '1m', bars: corrected }] })
+    assert.equal(tailRows(path), 0)
+    const expected = rows(sliceBars(bars, 0, 200))
+    expected[150] = rows(corrected)[0]
+    assert.deepEqual(rows(await store.readBars({ symbol, period: '1m', limit: 1e6 })), expected)
+    await store.close()
+  })
+
   it('a background fold leaves each series its newest row and keeps every answer and version', async () => {
     const path = join(dir, 'fold.db')
     const store = SqliteMarketStore.open(path)

@@ -28,7 +28,7 @@ import { buildPendingRollups } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
 import { storeStatements, type InstrumentRow, type StoreStatements } from './sqlite-statements.js'
 import { beginSqliteWrite, foldTailStep, type FoldCursor, type WriterConnection } from './sqlite-writer.js'
-import { readBarsLive } from './tail.js'
+import { KnownTails, readBarsLive } from './tail.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { keepReserve, orDiskFullThrown, sayingDiskFull, withReserve } from './disk-room.js'
 import { ChunkScrubber } from './scrub.js'
@@ -390,10 +390,10 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   #writer(): WriterConnection {
-    if (this.#path === ':memory:') return { db: this.#db, st: this.#st }
     if (!this.#writerConnection?.db.open) {
-      const db = orDiskFullThrown(this.#path, WRITE_FAILED, () => openDb(this.#path))
-      this.#writerConnection = { db, st: storeStatements(db) }
+      const db =
+        this.#path === ':memory:' ? this.#db : orDiskFullThrown(this.#path, WRITE_FAILED, () => openDb(this.#path))
+      this.#writerConnection = { db, st: db === this.#db ? this.#st : storeStatements(db), tails: new KnownTails() }
     }
     return this.#writerConnection
   }

@@ -12,13 +12,31 @@ import { depthJson, liveQuoteJson } from '../live-json.js'
 import { TouchedDays } from './rollups.js'
 import type { Db } from './sqlite-db.js'
 import type { StoreStatements } from './sqlite-statements.js'
-import { TAIL_FOLD_ROWS, TailWriter } from './tail.js'
+import { KnownTails, TAIL_FOLD_ROWS, TailWriter } from './tail.js'
 import { WrittenChunks } from './written-chunks.js'
 
-/** A connection that writes, with its statements. */
+/** A connection that writes, with its statements and what it knows of the tail. */
 export interface WriterConnection {
   readonly db: Db
   readonly st: StoreStatements
+  readonly tails: KnownTails
+}
+
+/** BEGIN IMMEDIATE (the file's write lock until COMMIT or ROLLBACK), with what the connection knows of the tail still true. */
+function beginImmediate({ db, st, tails }: WriterConnection): void {
+  db.exec('BEGIN IMMEDIATE')
+  tails.begin(st.changeCounter.get() as number)
+}
+
+/** COMMIT or ROLLBACK of the open transaction, and what it learnt of the tail kept or dropped with it. */
+function end({ db, tails }: WriterConnection, sql: 'COMMIT' | 'ROLLBACK'): void {
+  if (sql === 'COMMIT') {
+    db.exec(sql)
+    tails.commit()
+  } else {
+    if (db.inTransaction) db.exec(sql) // SQLite may have rolled back already (a failed COMMIT)
+    tails.rollback()
+  }
 }
 
 function putUniversesWith(db: Db, list: readonly StoredUniverse[]): void {
@@ -60,14 +78,14 @@ class ChunkWrites {
  */
 export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreWriter {
   const { db, st } = w
-  db.exec('BEGIN IMMEDIATE')
+  beginImmediate(w)
   let open = true
   /** Anything but tail appends and live data changed: every version moves. */
   let base = false
   /** Live data changed (quotes, depth, appends): the data version moves. */
   let liveData = false
   const chunks = new ChunkWrites(st)
-  const tail = new TailWriter(st, (symbol, period, bars) => chunks.put(symbol, period, bars))
+  const tail = new TailWriter(st, w.tails, (symbol, period, bars) => chunks.put(symbol, period, bars))
   const finish = (sql: 'COMMIT' | 'ROLLBACK') => {
     if (!open) return
     open = false
@@ -82,9 +100,9 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
           for (const symbol of tail.liveSymbols) st.markLiveSymbol.run(symbol, seq)
         }
       }
-      db.exec(sql)
+      end(w, sql)
     } catch (err) {
-      if (db.inTransaction) db.exec('ROLLBACK') // a commit that failed on the way leaves the store as it was
+      end(w, 'ROLLBACK') // a commit that failed on the way leaves the store as it was
       throw err
     } finally {
       ended()
@@ -178,23 +196,23 @@ export interface FoldCursor {
  * more are folded into their chunks but for their newest row. Returns how many rows moved.
  */
 export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = FOLD_STEP_SERIES): number {
-  const { db, st } = w
-  db.exec('BEGIN IMMEDIATE')
+  const { st } = w
+  beginImmediate(w)
   try {
     const chunks = new ChunkWrites(st)
-    const tail = new TailWriter(st, (symbol, period, bars) => chunks.put(symbol, period, bars))
+    const tail = new TailWriter(st, w.tails, (symbol, period, bars) => chunks.put(symbol, period, bars))
     const seen = st.tailSeries.all(cursor.symbol, cursor.symbol, cursor.period, series)
     let moved = 0
     for (const [symbol, period, rows] of seen)
       if (rows >= TAIL_FOLD_ROWS && (period === '1m' || period === '1d')) moved += tail.fold(symbol, period, true)
     chunks.touched.rebuildAll()
-    db.exec('COMMIT')
+    end(w, 'COMMIT')
     const last = seen.at(-1)
     if (seen.length < series || last === undefined) Object.assign(cursor, { symbol: '', period: '' })
     else Object.assign(cursor, { symbol: last[0], period: last[1] })
     return moved
   } catch (err) {
-    if (db.inTransaction) db.exec('ROLLBACK')
+    end(w, 'ROLLBACK')
     throw err
   }
 }

@@ -5,7 +5,7 @@
 import { allocBars, barCount, concatBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { minuteBucketStarts } from '../../domain/buckets.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
-import type { StoredPeriod } from '../../domain/period.js'
+import { STORED_PERIODS, type StoredPeriod } from '../../domain/period.js'
 import { buildRollups, isRollupPeriod, type RollupPeriod } from '../../domain/rollups.js'
 import type { BarQuery } from '../market-store.js'
 import type { ChunkStatements } from './chunk-statements.js'
@@ -35,9 +35,11 @@ export function tailStatements(db: Db) {
     tailLast: db
       .prepare<[string, string], number>('SELECT ts FROM tail WHERE symbol = ? AND period = ? ORDER BY ts DESC LIMIT 1')
       .pluck(),
-    tailCount: db
-      .prepare<[string, string], number>('SELECT count(*) FROM tail WHERE symbol = ? AND period = ?')
-      .pluck(),
+    tailSpan: db
+      .prepare<[string, string], [number | null, number | null, number]>(
+        'SELECT min(ts), max(ts), count(*) FROM tail WHERE symbol = ? AND period = ?',
+      )
+      .raw(),
     putTail: db.prepare<[string, string, number, number, number, number, number, number, number, number | null]>(
       `INSERT OR REPLACE INTO tail (symbol, period, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
@@ -116,6 +118,61 @@ function readRollupsLive(st: Statements, q: BarQuery, period: RollupPeriod, from
   return n > q.limit ? sliceBars(all, n - q.limit, n) : all
 }
 
+/** A series' tail as the writer last saw it: its first and last timestamps and its row count. */
+interface TailSpan {
+  readonly first: number
+  readonly last: number
+  readonly rows: number
+}
+const NO_TAIL: TailSpan = { first: Infinity, last: -Infinity, rows: 0 }
+
+/**
+ * What the writer connection knows of each series' tail as of its last commit, so that an append to a
+ * series it has seen needs no look at the tail or the chunks (one row written, nothing read). What a
+ * transaction learns counts once it commits; everything is forgotten when another connection (another
+ * process's import, a vacuum) has committed since, as `PRAGMA data_version` tells.
+ */
+export class KnownTails {
+  readonly #spans = new Map<StoredPeriod, Map<string, TailSpan>>()
+  /** What the open transaction replaced, to put back if it rolls back. */
+  readonly #undo: [Map<string, TailSpan>, string, TailSpan | undefined][] = []
+  #dataVersion = -1
+
+  /** At the start of a write transaction (the write lock held): forgets all if another connection has committed. */
+  begin(dataVersion: number): void {
+    if (dataVersion !== this.#dataVersion) this.#spans.clear()
+    this.#dataVersion = dataVersion
+    this.#undo.length = 0
+  }
+
+  get(symbol: string, period: StoredPeriod): TailSpan | undefined {
+    return this.#spans.get(period)?.get(symbol)
+  }
+
+  /** What the open transaction made of a series' tail (undefined: not known, read again when next needed). */
+  set(symbol: string, period: StoredPeriod, span: TailSpan | undefined): void {
+    let spans = this.#spans.get(period)
+    if (!spans) this.#spans.set(period, (spans = new Map()))
+    this.#undo.push([spans, symbol, spans.get(symbol)])
+    if (span) spans.set(symbol, span)
+    else spans.delete(symbol)
+  }
+
+  commit(): void {
+    this.#undo.length = 0
+  }
+
+  rollback(): void {
+    for (let i = this.#undo.length - 1; i >= 0; i--) {
+      const [spans, symbol, span] = this.#undo[i]
+      if (span) spans.set(symbol, span)
+      else spans.delete(symbol)
+    }
+    this.#undo.length = 0
+  }
+}
+
+
 /**
  * What one write transaction does with the tail: appends small writes past a series' last chunk,
  * folds a series' tail into its chunks (through `putChunks`, which keeps rollups in step) before
@@ -124,25 +181,36 @@ function readRollupsLive(st: Statements, q: BarQuery, period: RollupPeriod, from
 export class TailWriter {
   /** Symbols with appends in this transaction: their versions move at commit. */
   readonly liveSymbols = new Set<string>()
-  readonly #appended = new Map<string, { symbol: string; period: StoredPeriod }>()
+  readonly #appended: Record<StoredPeriod, Set<string>> = { '1m': new Set(), '1d': new Set() }
 
   constructor(
     private readonly st: Statements,
+    private readonly known: KnownTails,
     private readonly putChunks: (symbol: string, period: StoredPeriod, bars: Bars) => void,
   ) {}
+
+  /** The series' tail: as known, or read (and then known). */
+  #span(symbol: string, period: StoredPeriod): TailSpan {
+    const held = this.known.get(symbol, period)
+    if (held) return held
+    const [first, last, rows] = this.st.tailSpan.get(symbol, period)!
+    const span = rows === 0 ? NO_TAIL : { first: first!, last: last!, rows }
+    this.known.set(symbol, period, span)
+    return span
+  }
 
   /** Appends `bars` (ascending) to the tail when they are few and all after the series' chunks; false when they belong in chunks. */
   tryAppend(symbol: string, period: StoredPeriod, bars: Bars): boolean {
     const n = barCount(bars)
     if (n === 0 || n > TAIL_APPEND_MAX) return false
-    // Every chunked bar of a series is older than its tail's first row, so a series whose tail begins
-    // at or before these bars needs no look at its chunks (a seek there reads rows laden with blobs).
-    const tailFirst = this.st.tailFirst.get(symbol, period)
-    if (tailFirst === undefined || bars.timestamp[0] < tailFirst) {
-      const chunked = this.st.lastChunkedMs.get(symbol, period)
-      if (chunked !== undefined && bars.timestamp[0] <= chunked) return false
-    }
+    const span = this.#span(symbol, period)
     const { timestamp, open, high, low, close, volume, amount, prevClose } = bars
+    // Every chunked bar of a series is older than its tail's first row, so bars from the tail's
+    // first on need no look at its chunks (a seek there reads rows laden with blobs).
+    if (timestamp[0] < span.first) {
+      const chunked = this.st.lastChunkedMs.get(symbol, period)
+      if (chunked !== undefined && timestamp[0] <= chunked) return false
+    }
     for (let i = 0; i < n; i++) {
       const pc = prevClose[i]
       this.st.putTail.run(
@@ -158,8 +226,13 @@ export class TailWriter {
         Number.isNaN(pc) ? null : pc,
       )
     }
+    // Rows past the last are new; the last written again replaces it; anything else is read again when needed.
+    const first = Math.min(span.first, timestamp[0])
+    const last = Math.max(span.last, timestamp[n - 1])
+    if (timestamp[0] > span.last) this.known.set(symbol, period, { first, last, rows: span.rows + n })
+    else if (n !== 1 || timestamp[0] !== span.last) this.known.set(symbol, period, undefined)
     this.liveSymbols.add(symbol)
-    this.#appended.set(`${symbol}\0${period}`, { symbol, period })
+    this.#appended[period].add(symbol)
     return true
   }
 
@@ -167,8 +240,8 @@ export class TailWriter {
   fold(symbol: string, period: StoredPeriod, keepNewest = false): number {
     let upTo = MAX_MS
     if (keepNewest) {
-      const newest = this.st.tailLast.get(symbol, period)
-      if (newest === undefined) return 0
+      const newest = this.known.get(symbol, period)?.last ?? this.st.tailLast.get(symbol, period)
+      if (newest === undefined || newest === -Infinity) return 0
       upTo = newest - 1
     }
     const rows = readTail(this.st, symbol, period, -MAX_MS, upTo)
@@ -176,13 +249,16 @@ export class TailWriter {
     if (n === 0) return 0
     this.putChunks(symbol, period, rows)
     this.st.deleteTail.run(symbol, period, rows.timestamp[n - 1])
+    this.known.set(symbol, period, keepNewest ? { first: upTo + 1, last: upTo + 1, rows: 1 } : NO_TAIL)
     return n
   }
 
   /** Before the commit: every series this transaction appended to that now holds more than TAIL_MAX_ROWS is folded. */
   foldOversized(): void {
-    for (const { symbol, period } of this.#appended.values())
-      if (this.st.tailCount.get(symbol, period)! > TAIL_MAX_ROWS) this.fold(symbol, period, true)
-    this.#appended.clear()
+    for (const period of STORED_PERIODS) {
+      for (const symbol of this.#appended[period])
+        if (this.#span(symbol, period).rows > TAIL_MAX_ROWS) this.fold(symbol, period, true)
+      this.#appended[period].clear()
+    }
   }
 }
