@@ -172,7 +172,6 @@ export class KnownTails {
   }
 }
 
-
 /**
  * What one write transaction does with the tail: appends small writes past a series' last chunk,
  * folds a series' tail into its chunks (through `putChunks`, which keeps rollups in step) before
