@@ -15,7 +15,7 @@ import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 import type { StoreWriter } from '../src/store/market-store.js'
 
 /** Bump when the generated data changes, so a stale store is rebuilt. */
-const GENERATOR_VERSION = 2 // 2: stores carry rollup chunks (migration 5)
+const GENERATOR_VERSION = 3 // 2: stores carry rollup chunks (migration 5); 3: files made with a page map (auto_vacuum)
 
 export interface FullMarketSpec {
   readonly dailySymbols: number

@@ -11,6 +11,7 @@ import { bareInstrument } from '../../src/domain/instrument.js'
 import { ROLLUP_PERIODS } from '../../src/domain/rollups.js'
 import type { ChunkPeriod } from '../../src/store/market-store.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { FREE_PAGES_KEPT } from '../../src/store/sqlite/sqlite-writer.js'
 import { TAIL_APPEND_MAX, TAIL_FOLD_ROWS, TAIL_MAX_ROWS } from '../../src/store/sqlite/tail.js'
 import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { tempDir } from '../helpers/store-files.js'
@@ -244,5 +245,48 @@ describe('sqlite tail', () => {
     assert.equal(after.data, versions.data)
     for (const s of symbols) assert.equal(after.of(s), versions.of(s))
     await store.close()
+  })
+
+  it('a store at rest gives the pages its folds freed back to the file system; one made without the page map keeps them', async () => {
+    const ts = sessionMinutes('SH', tradingDays('SH', 19_900, 2))
+    const bars = walkBars(ts, [0.1, 0.5])
+    const n = barCount(bars)
+    const symbols = Array.from({ length: 200 }, (_, i) => `60${String(i).padStart(4, '0')}.SH`)
+    const pages = (path: string) => {
+      const db = new Database(path)
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)')
+        const get = (name: string) => db.pragma(name, { simple: true }) as number
+        return { free: get('freelist_count'), autoVacuum: get('auto_vacuum') }
+      } finally {
+        db.close()
+      }
+    }
+    const day = async (path: string) => {
+      const store = SqliteMarketStore.open(path)
+      await store.write({
+        instruments: symbols.map((s) => bareInstrument(s)),
+        bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, 0, n - 240) })),
+      })
+      // A day of minutes appended faster than the fold keeps up (the tail grows to a day's rows), then folded.
+      for (let i = n - 240; i < n; i++)
+        await store.write({
+          bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, i, i + 1) })),
+        })
+      while (await store.foldAppends()) {}
+      const answer = await Promise.all(symbols.map((s) => answers(store, s, ts)))
+      await store.close()
+      return { answer, ...pages(path) }
+    }
+    const withMap = await day(join(dir, 'rest.db'))
+    // A file that existed before the store opened it has no page map (as stores made before it): its free pages stay.
+    const old = join(dir, 'rest-old.db')
+    new Database(old).pragma('journal_mode = WAL')
+    const without = await day(old)
+    assert.equal(withMap.autoVacuum, 2)
+    assert.equal(without.autoVacuum, 0)
+    assert.ok(without.free > FREE_PAGES_KEPT, `the folds freed pages: ${without.free}`)
+    assert.ok(withMap.free <= FREE_PAGES_KEPT, `free pages given back: ${withMap.free} left`)
+    assert.deepEqual(withMap.answer, without.answer)
   })
 })

@@ -19,6 +19,9 @@ export function openDb(path: string, options: OpenOptions = {}): Db {
     timeout: 10_000,
   })
   if (!options.readonly) {
+    // A new file keeps a map of its pages so that the pages rewrites free can be given back to the
+    // file system (`PRAGMA incremental_vacuum`); only settable before the first page is written.
+    if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL')
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
   }

@@ -27,7 +27,13 @@ import { LiveSymbolSeqs } from './live-tables.js'
 import { buildPendingRollups } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
 import { storeStatements, type InstrumentRow, type StoreStatements } from './sqlite-statements.js'
-import { beginSqliteWrite, foldTailStep, type FoldCursor, type WriterConnection } from './sqlite-writer.js'
+import {
+  beginSqliteWrite,
+  foldTailStep,
+  giveBackFreePages,
+  type FoldCursor,
+  type WriterConnection,
+} from './sqlite-writer.js'
 import { KnownTails, readBarsLive } from './tail.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { keepReserve, orDiskFullThrown, sayingDiskFull, withReserve } from './disk-room.js'
@@ -400,20 +406,32 @@ export class SqliteMarketStore implements MarketStore {
   #writerConnection: WriterConnection | undefined
 
   /**
-   * Folds the next slice of tail series that have grown (a transaction of its own, no version moves):
-   * true while the walk over the tail is under way; false when it is done or a write is open.
+   * Folds the next slice of tail series that have grown (a transaction of its own, no version moves);
+   * once a whole walk over the tail has folded nothing (the market at rest), gives the pages the
+   * folds freed back to the file system, a step at a time. True while there is more to do at once;
+   * false when a walk is done or a write is open.
    */
   async foldAppends(): Promise<boolean> {
     if (this.#writing) return false
     const w = this.#writer()
     this.#writing = true
     try {
-      return foldTailStep(w, this.#foldCursor) > 0 || this.#foldCursor.symbol !== ''
+      if (this.#givingBack) return (this.#givingBack = giveBackFreePages(w))
+      const moved = foldTailStep(w, this.#foldCursor)
+      this.#walkMoved += moved
+      if (this.#foldCursor.symbol !== '') return true
+      const atRest = this.#walkMoved === 0
+      this.#walkMoved = 0
+      return atRest ? (this.#givingBack = giveBackFreePages(w)) : moved > 0
     } finally {
       this.#writing = false
     }
   }
   readonly #foldCursor: FoldCursor = { symbol: '', period: '' }
+  /** Rows the current walk over the tail has folded so far. */
+  #walkMoved = 0
+  /** Free pages are being given back (a walk found nothing to fold, and more than a few pages are free). */
+  #givingBack = false
 
   async close(): Promise<void> {
     if (this.#writerConnection?.db.open) this.#writerConnection.db.close()

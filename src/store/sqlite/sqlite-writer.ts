@@ -216,3 +216,22 @@ export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = F
     throw err
   }
 }
+
+/** Free pages a store at rest keeps for the writes to come (1 MB of 4 KiB pages). */
+export const FREE_PAGES_KEPT = 256
+/** Pages one step gives back (a few ms). */
+const FREE_PAGES_STEP = 1024
+
+/**
+ * One step of giving free pages back to the file system, in a file made with incremental
+ * auto-vacuum (FORMAT.md "Connections"): when more than FREE_PAGES_KEPT are free, the last pages of
+ * the file move into free ones and the file is cut short (at the next checkpoint). True while more
+ * than that remain free.
+ */
+export function giveBackFreePages({ db }: WriterConnection): boolean {
+  if (db.pragma('auto_vacuum', { simple: true }) !== 2) return false
+  const free = db.pragma('freelist_count', { simple: true }) as number
+  if (free <= FREE_PAGES_KEPT) return false
+  db.pragma(`incremental_vacuum(${Math.min(FREE_PAGES_STEP, free - FREE_PAGES_KEPT)})`)
+  return free - FREE_PAGES_STEP > FREE_PAGES_KEPT
+}
