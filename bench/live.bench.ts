@@ -27,6 +27,8 @@ import { putBarsWith } from '../src/store/sqlite/chunks.js'
 import { TouchedDays } from '../src/store/sqlite/rollups.js'
 import { openDb } from '../src/store/sqlite/sqlite-db.js'
 import { storeStatements } from '../src/store/sqlite/sqlite-statements.js'
+import { FREE_PAGES_KEPT } from '../src/store/sqlite/sqlite-writer.js'
+import { TAIL_FOLD_ROWS } from '../src/store/sqlite/tail.js'
 import { WrittenChunks } from '../src/store/sqlite/written-chunks.js'
 import { clickhouseServer } from '../test/helpers/requirements.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
@@ -61,6 +63,24 @@ function storeBytes(path: string): { file: number; used: number } {
   const used = (page('page_count') - page('freelist_count')) * page('page_size')
   db.close()
   return { file: statSync(path).size, used }
+}
+
+/**
+ * Waits (up to `maxMs`) until the store's tail holds fewer than `tailRows` rows and no more than
+ * FREE_PAGES_KEPT pages are free: the background fold has caught up and the store, at rest, has
+ * given its free pages back. Returns the seconds it took, or undefined if it did not settle.
+ */
+async function atRest(path: string, tailRows: number, maxMs: number): Promise<number | undefined> {
+  const t0 = performance.now()
+  while (performance.now() - t0 < maxMs) {
+    const db = new Database(path, { readonly: true })
+    const tail = db.prepare('SELECT count(*) FROM tail').pluck().get() as number
+    const free = db.pragma('freelist_count', { simple: true }) as number
+    db.close()
+    if (tail < tailRows && free <= FREE_PAGES_KEPT) return (performance.now() - t0) / 1000
+    await sleep(1000)
+  }
+  return undefined
 }
 
 /** POSTs the bodies, `inFlight` at a time; every answer must be a 200. */
@@ -303,8 +323,9 @@ try {
     for (let k = fullFrom; k < live.minuteMs.length; k++) fullSnapshots += minuteBodies(live, k, BATCH).snapshots
     // Every bar of the day, spot-checked on 100 symbols, before the store is measured.
     await readable(mdq.url, fm.key, live.symbols.slice(0, 100), live.minuteMs[live.minuteMs.length - 1])
-    // The background fold finishes the tail (series of 16 rows or more), then the server stops.
-    await sleep(3000)
+    // The background fold finishes the tail (every series down to its newest rows) and the store at
+    // rest gives back the pages the folds freed; then the server stops.
+    const settled = await atRest(liveDb, 2 * live.symbols.length * TAIL_FOLD_ROWS, 240_000)
     await stopServer(mdq)
     const tailRows = new Database(liveDb, { readonly: true })
       .prepare('SELECT count(*) FROM tail')
@@ -356,7 +377,7 @@ try {
       'store bytes per 1m bar appended',
       (liveGrowth / dayBars).toFixed(1),
       `${(liveUsed / dayBars).toFixed(1)} in pages in use`,
-      `tail rows left ${tailRows}`,
+      `tail rows left ${tailRows}; ${settled === undefined ? 'not at rest after 240 s' : `at rest ${settled.toFixed(0)} s after the last push`}`,
     )
     row(
       '  baseline: imported in one file',
