@@ -66,18 +66,21 @@ function storeBytes(path: string): { file: number; used: number } {
 }
 
 /**
- * Waits (up to `maxMs`) until the store's tail holds fewer than `tailRows` rows and no more than
+ * Waits (up to `maxMs`) until no tail series holds TAIL_FOLD_ROWS rows and no more than
  * FREE_PAGES_KEPT pages are free: the background fold has caught up and the store, at rest, has
  * given its free pages back. Returns the seconds it took, or undefined if it did not settle.
  */
-async function atRest(path: string, tailRows: number, maxMs: number): Promise<number | undefined> {
+async function atRest(path: string, maxMs: number): Promise<number | undefined> {
   const t0 = performance.now()
   while (performance.now() - t0 < maxMs) {
     const db = new Database(path, { readonly: true })
-    const tail = db.prepare('SELECT count(*) FROM tail').pluck().get() as number
+    const unfolded = db
+      .prepare('SELECT count(*) FROM (SELECT 1 FROM tail GROUP BY symbol, period HAVING count(*) >= ?)')
+      .pluck()
+      .get(TAIL_FOLD_ROWS) as number
     const free = db.pragma('freelist_count', { simple: true }) as number
     db.close()
-    if (tail < tailRows && free <= FREE_PAGES_KEPT) return (performance.now() - t0) / 1000
+    if (unfolded === 0 && free <= FREE_PAGES_KEPT) return (performance.now() - t0) / 1000
     await sleep(1000)
   }
   return undefined
@@ -325,7 +328,7 @@ try {
     await readable(mdq.url, fm.key, live.symbols.slice(0, 100), live.minuteMs[live.minuteMs.length - 1])
     // The background fold finishes the tail (every series down to its newest rows) and the store at
     // rest gives back the pages the folds freed; then the server stops.
-    const settled = await atRest(liveDb, 2 * live.symbols.length * TAIL_FOLD_ROWS, 240_000)
+    const settled = await atRest(liveDb, 240_000)
     await stopServer(mdq)
     const tailRows = new Database(liveDb, { readonly: true })
       .prepare('SELECT count(*) FROM tail')
