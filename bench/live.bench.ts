@@ -34,7 +34,7 @@ import { clickhouseServer } from '../test/helpers/requirements.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
 import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
-import { median, row } from './measure.js'
+import { median, row, threadsCpuMs } from './measure.js'
 import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkFiles, type WrkLoad } from './wrk.js'
 
@@ -205,6 +205,36 @@ async function bareRates(key: string, live: LiveDay, from: number, to: number): 
   }
 }
 
+/** Snapshots in minutes `from`..`to` (exclusive). */
+function minutesSnapshots(live: LiveDay, from: number, to: number): number {
+  let n = 0
+  for (let m = from; m < to; m++) n += minuteBodies(live, m, BATCH).snapshots
+  return n
+}
+
+/**
+ * The server's CPU per snapshot since `threads0` by thread (its busiest thread but the main one is
+ * the ingest thread; the others are query workers and V8's helpers, the garbage collector's mostly),
+ * this process's (the pusher's) since `own0`, and the cores all of it kept busy since `wall0`.
+ */
+function cpuPerSnapshot(pid: number, threads0: Map<number, number>, own0: NodeJS.CpuUsage, wall0: number, n: number) {
+  const used = [...threadsCpuMs(pid)].map(([tid, ms]) => [tid, ms - (threads0.get(tid) ?? 0)] as const)
+  const main = used.find(([tid]) => tid === pid)?.[1] ?? 0
+  const others = used.filter(([tid]) => tid !== pid).map(([, ms]) => ms)
+  const ingest = Math.max(0, ...others)
+  const total = used.reduce((a, [, ms]) => a + ms, 0)
+  const own = process.cpuUsage(own0)
+  const pusher = (own.user + own.system) / 1000
+  const us = (ms: number) => (ms * 1000) / n
+  return {
+    ingest: us(ingest),
+    main: us(main),
+    other: us(total - main - ingest),
+    pusher: us(pusher),
+    cores: (total + pusher) / (performance.now() - wall0),
+  }
+}
+
 /** A wrk load's p99 and rate, as a row cell. */
 const load = (l: WrkLoad) => `p99 ${l.p99.toFixed(1)} ms, ${Math.round(l.perS)}/s`
 
@@ -231,7 +261,11 @@ try {
     const mdq = await startMdqWithIngest(['--db', liveDb], ['--rate-limit', 'off'])
     servers.push(mdq)
     await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 0, 1) // warm-up: each symbol's state and instrument looked up once
+    const threads0 = threadsCpuMs(mdq.child.pid!)
+    const own0 = process.cpuUsage()
+    const wall0 = performance.now()
     const measured = await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 1, 1 + MEASURED_MINUTES)
+    const cpu = cpuPerSnapshot(mdq.child.pid!, threads0, own0, wall0, minutesSnapshots(live, 1, 1 + MEASURED_MINUTES))
     const WIDE_TO = 1 + MEASURED_MINUTES + 3
     const wide = await pushMinutes(
       live,
@@ -260,6 +294,11 @@ try {
     )
     row(`  ${IN_FLIGHT_WIDE} in flight (3 minutes)`, medianRate(wide.perS))
     row('  baseline: the bars by chunk rewrites', perS(live.symbols.length, chunkMs), `${ms(chunkMs)} a minute`)
+    row(
+      '  CPU per snapshot (us): ingest thread, main thread, other threads, the pusher',
+      [cpu.ingest, cpu.main, cpu.other, cpu.pusher].map((us) => us.toFixed(1)).join(', '),
+      `${cpu.cores.toFixed(2)} of ${availableParallelism()} cores busy`,
+    )
     row('last answer -> bars readable', ms(median(measured.readableMs)), 'goal <= 200 ms')
     row('  baseline: the same read, uncached', ms(median(measured.readMs)))
 

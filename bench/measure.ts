@@ -1,5 +1,5 @@
 /** @module Tiny timing helpers for the benches: best of N runs, medians, a process's CPU, the load average, rates, printed rows. */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
 
@@ -38,6 +38,11 @@ export function cpuMs(pid: number, thread?: number): number {
     .replace(/^.*\) /s, '')
     .split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime (fields 14, 15)
+}
+
+/** cpuMs of each thread of a process, by thread id (the main thread's is the pid). */
+export function threadsCpuMs(pid: number): Map<number, number> {
+  return new Map(readdirSync(`/proc/${pid}/task`).map((t) => [Number(t), cpuMs(pid, Number(t))]))
 }
 
 /** cpuMs of a process and its child processes (a node:cluster server's), read at once. */
