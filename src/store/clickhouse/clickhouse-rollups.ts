@@ -25,6 +25,15 @@ export interface PartialRollups {
 
 /** The rollups of one 1m put, each flagged whether a read may fold it with other partials of its bucket. */
 export function partialRollups(minute: Bars, market: Market): PartialRollups[] {
+  if (barCount(minute) !== 1) return partialRollupsOf(minute, market)
+  // A put of one bar (a live minute): every period's rollup is that bar folded alone, the same five times.
+  const bars = foldOpened(minute, Uint8Array.of(1), 1, 1, minute.timestamp, new Float64Array(1))
+  const rawVolume = Uint8Array.of(foldable(minute, 0, 1, new Float64Array(1)) ? 0 : 1)
+  return ROLLUP_PERIODS.map((period) => ({ period, bars, rawVolume }))
+}
+
+/** partialRollups of any number of bars. */
+export function partialRollupsOf(minute: Bars, market: Market): PartialRollups[] {
   const ts = minute.timestamp
   const scratch = new Float64Array(barCount(minute))
   return buildAllRollups(minute, market).map((bars, k) => {

@@ -15,7 +15,7 @@ import { tsv } from './connection.js'
 import { partialRollups } from './clickhouse-rollups.js'
 import { HEARTBEAT_MS, beginImport, commitImport, recordState } from './import-states.js'
 import { BarBlocks, MetaRows } from './insert-buffers.js'
-import { INSERT_BLOCK_ROWS, encodeBars, encodeRows, type Cell, type ColumnType } from './row-binary.js'
+import { INSERT_BLOCK_ROWS, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, MARK_EVERY, SERIES_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
@@ -161,17 +161,15 @@ export class ClickHouseWriter implements StoreWriter {
     if (n === 0) return
     const seq = ++this.#seq
     const step = INSERT_BLOCK_ROWS
-    for (let from = 0; from < n; from += step)
-      await this.#bars.add(
-        encodeBars(symbol, period, bars, from, Math.min(n, from + step), this.#id, seq),
-        Math.min(n, from + step) - from,
-      )
-    if (period === '1m')
+    for (let from = 0; from < n; from += step) {
+      this.#bars.rows.add(symbol, period, bars, from, Math.min(n, from + step), this.#id, seq)
+      await this.#bars.added()
+    }
+    if (period === '1m') {
       for (const r of partialRollups(bars, MARKETS[parseSymbol(symbol).exchange]))
-        await this.#bars.add(
-          encodeBars(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume),
-          barCount(r.bars),
-        )
+        this.#bars.rows.add(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume)
+      await this.#bars.added()
+    }
     const marks: number[] = []
     for (let k = MARK_EVERY; k < n; k += MARK_EVERY) marks.push(ts[k])
     this.#meta.add(

@@ -5,13 +5,14 @@
  * INSERT is one part per shard.
  */
 import type { Connection } from './connection.js'
+import { BarRows } from './row-binary.js'
 
 /** Bar INSERTs in flight at once: the server parses each on one thread, so two keep two of its cores busy. */
 const IN_FLIGHT = 2
 
 export class BarBlocks {
-  #parts: Buffer[] = []
-  #rows = 0
+  /** The block being gathered: the writer adds rows to it, then calls `added`. */
+  rows = new BarRows()
   #sending: Promise<void>[] = []
 
   constructor(
@@ -19,22 +20,17 @@ export class BarBlocks {
     private readonly blockRows: number,
   ) {}
 
-  /** Adds encoded rows; sends a block once `blockRows` have gathered (a failure of an earlier one throws here). */
-  async add(body: Buffer, rows: number): Promise<void> {
-    if (rows === 0) return
-    this.#parts.push(body)
-    this.#rows += rows
-    if (this.#rows >= this.blockRows) await this.#flush()
+  /** After rows were added: sends the block once `blockRows` have gathered (a failure of an earlier one throws here). */
+  async added(): Promise<void> {
+    if (this.rows.rows >= this.blockRows) await this.#flush()
   }
 
   async #flush(): Promise<void> {
-    if (this.#rows === 0) return
-    const body = this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts)
-    this.#parts = []
-    this.#rows = 0
+    if (this.rows.rows === 0) return
+    const body = this.rows.take()
     if (this.#sending.length >= IN_FLIGHT) await this.#sending.shift()
     const sent = this.send(body)
-    sent.catch(() => undefined) // awaited by add or finish; this only keeps a later failure from going unhandled first
+    sent.catch(() => undefined) // awaited by added or finish; this only keeps a later failure from going unhandled first
     this.#sending.push(sent)
   }
 
@@ -54,8 +50,7 @@ export class BarBlocks {
 
   /** Drops what is gathered and waits for the blocks in flight, failed or not (a rollback). */
   async abandon(): Promise<void> {
-    this.#parts = []
-    this.#rows = 0
+    this.rows.take()
     await Promise.allSettled(this.#sending)
     this.#sending = []
   }

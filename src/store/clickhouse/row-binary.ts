@@ -46,13 +46,24 @@ function volumeScale(hint: number, a: number, b: number): number {
   return RAW_SCALE
 }
 
+/** A growing buffer of RowBinary bytes. */
 class Writer {
-  readonly buf: Buffer
-  readonly #dv: DataView
+  buf: Buffer
+  #dv: DataView
   at = 0
   constructor(size: number) {
     this.buf = Buffer.allocUnsafe(size)
     this.#dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength)
+  }
+  /** Room for `bytes` more, the buffer doubled as often as that takes. */
+  room(bytes: number): void {
+    if (this.at + bytes <= this.buf.length) return
+    let size = this.buf.length * 2
+    while (size < this.at + bytes) size *= 2
+    const grown = Buffer.allocUnsafe(size)
+    this.buf.copy(grown, 0, 0, this.at)
+    this.buf = grown
+    this.#dv = new DataView(grown.buffer, grown.byteOffset, grown.byteLength)
   }
   byte(b: number): void {
     this.#dv.setUint8(this.at++, b)
@@ -85,52 +96,77 @@ class Writer {
 
 /** Bytes of one row besides the symbol. */
 const FIXED_ROW = 1 + 8 + 1 + 5 * 8 + 1 + 2 * 8 + 8 + 4
+/** A symbol's bytes in UTF-8 are at most this many times its UTF-16 length. */
+const UTF8_PER_CHAR = 3
 
 /**
- * RowBinary rows of BAR_COLUMNS for bars [from, to) of one series, tagged with the import and its op
- * seq. Rows whose `rawVolume` flag is set keep volume and amount as raw doubles (scale 255) even when
- * a decimal scale fits: a rollup that must not be summed with others (clickhouse-rollups.ts).
+ * RowBinary rows of BAR_COLUMNS gathered into one growing buffer: an INSERT's body, written in place
+ * (a put of one bar costs its row, not buffers of its own).
  */
-export function encodeBars(
-  symbol: string,
-  period: ChunkPeriod,
-  bars: Bars,
-  from: number,
-  to: number,
-  importId: bigint,
-  seq: number,
-  rawVolume?: Uint8Array,
-): Buffer {
-  const name = Buffer.from(symbol, 'utf8')
-  if (name.length > 127) throw new Error(`symbol too long: ${symbol}`)
-  // The row's constant head (symbol, period) and tail (import id, seq), copied in whole.
-  const head = Buffer.concat([Buffer.from([name.length]), name, Buffer.from([PERIOD_CODE[period]])])
-  const tail = Buffer.alloc(12)
-  tail.writeBigUInt64LE(importId, 0)
-  tail.writeUInt32LE(seq, 8)
-  const w = new Writer((to - from) * (FIXED_ROW + 1 + name.length))
-  const { timestamp, open, high, low, close, prevClose, volume, amount } = bars
-  let pk = 0
-  let vk = 0
-  for (let i = from; i < to; i++) {
-    head.copy(w.buf, w.at)
-    w.at += head.length
-    w.int64(timestamp[i])
-    pk = priceScale(pk, open[i], high[i], low[i], close[i], prevClose[i])
-    w.byte(pk)
-    w.scaled(open[i], pk)
-    w.scaled(high[i], pk)
-    w.scaled(low[i], pk)
-    w.scaled(close[i], pk)
-    w.scaled(prevClose[i], pk)
-    const k = rawVolume?.[i] ? RAW_SCALE : (vk = volumeScale(vk, volume[i], amount[i]))
-    w.byte(k)
-    w.scaled(volume[i], k)
-    w.scaled(amount[i], k)
-    tail.copy(w.buf, w.at)
-    w.at += 12
+export class BarRows {
+  #w = new Writer(1 << 16)
+  #rows = 0
+
+  get rows(): number {
+    return this.#rows
   }
-  return w.buf.subarray(0, w.at)
+
+  /**
+   * Adds the rows of bars [from, to) of one series, tagged with the import and its op seq. Rows whose
+   * `rawVolume` flag is set keep volume and amount as raw doubles (scale 255) even when a decimal
+   * scale fits: a rollup that must not be summed with others (clickhouse-rollups.ts).
+   */
+  add(
+    symbol: string,
+    period: ChunkPeriod,
+    bars: Bars,
+    from: number,
+    to: number,
+    importId: bigint,
+    seq: number,
+    rawVolume?: Uint8Array,
+  ): void {
+    if (to <= from) return
+    const w = this.#w
+    w.room((to - from) * (FIXED_ROW + 1 + UTF8_PER_CHAR * symbol.length))
+    // The row's constant head (symbol, period), written once and copied into the rows after.
+    const headAt = w.at
+    const length = w.buf.write(symbol, headAt + 1, 'utf8')
+    if (length > 127) throw new Error(`symbol too long: ${symbol}`)
+    w.buf[headAt] = length
+    w.buf[headAt + 1 + length] = PERIOD_CODE[period]
+    const headEnd = headAt + 2 + length
+    const { timestamp, open, high, low, close, prevClose, volume, amount } = bars
+    let pk = 0
+    let vk = 0
+    for (let i = from; i < to; i++) {
+      if (i === from) w.at = headEnd
+      else w.at += w.buf.copy(w.buf, w.at, headAt, headEnd)
+      w.int64(timestamp[i])
+      pk = priceScale(pk, open[i], high[i], low[i], close[i], prevClose[i])
+      w.byte(pk)
+      w.scaled(open[i], pk)
+      w.scaled(high[i], pk)
+      w.scaled(low[i], pk)
+      w.scaled(close[i], pk)
+      w.scaled(prevClose[i], pk)
+      const k = rawVolume?.[i] ? RAW_SCALE : (vk = volumeScale(vk, volume[i], amount[i]))
+      w.byte(k)
+      w.scaled(volume[i], k)
+      w.scaled(amount[i], k)
+      w.uint64(importId)
+      w.uint32(seq)
+    }
+    this.#rows += to - from
+  }
+
+  /** The rows gathered so far (this block is empty after). */
+  take(): Buffer {
+    const body = this.#w.buf.subarray(0, this.#w.at)
+    this.#w = new Writer(1 << 16)
+    this.#rows = 0
+    return body
+  }
 }
 
 /** Bytes per row of the read query's result: ts, pscale, 5 prices, vscale, volume, amount. */
