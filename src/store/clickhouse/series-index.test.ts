@@ -50,3 +50,24 @@ describe('SeriesState.startFor (the range a read of the newest bars asks for)', 
     assert.ok(start <= 290 * DAY && start >= 256 * DAY, `start day ${start / DAY}`)
   })
 })
+
+describe('SeriesState.with (a series as puts arrive)', () => {
+  it('a live day (each minute put several times as it forms): one span with the right count, one overlap a minute', () => {
+    const MIN = 60_000
+    const history = put(1000) // 1000 daily-spaced bars, then minutes after the last
+    let s = SeriesState.empty('1m').with(history, 1)
+    const t0 = history.last + DAY
+    let rev = 1
+    for (let m = 0; m < 240; m++)
+      for (let k = 0; k < 3; k++) s = s.with({ first: t0 + m * MIN, last: t0 + m * MIN, bars: 1, marks: [] }, ++rev)
+    assert.equal(s.spans.length, 1, 'the day joined to the history (within the join gap)')
+    assert.equal(s.spans[0].bars, 1000 + 240)
+    assert.equal(s.last, t0 + 239 * MIN)
+    assert.deepEqual(
+      s.overlaps,
+      Array.from({ length: 240 }, (_, m) => [t0 + m * MIN, t0 + m * MIN]),
+      'each minute has rows of several puts: read as the newest per timestamp',
+    )
+    assert.equal(s.rev, rev)
+  })
+})

@@ -57,12 +57,16 @@ export class SeriesState {
 
   /** This state with one more put (`rev`: the new revision). */
   with(row: SpanRow, rev: number): SeriesState {
-    const overlaps = [...this.overlaps]
+    const met: [number, number][] = []
     for (const s of this.spans)
       if (s.first <= row.last && row.first <= s.last)
-        overlaps.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
+        met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
+    const overlaps = withRanges(this.overlaps, met)
+    const tail = this.spans.at(-1)
+    // The newest bar put again (a live minute or day still forming): the spans hold it already.
+    if (tail && tail.bars > 0 && row.bars === 1 && row.first === tail.last)
+      return new SeriesState(this.period, this.spans, overlaps, rev)
     const spans = [...this.spans]
-    const tail = spans.at(-1)
     const ts = [row.first, ...row.marks]
     const at = ts.map((_, k) => k * MARK_EVERY)
     if (
@@ -87,7 +91,7 @@ export class SeriesState {
       while (i > 0 && spans[i - 1].first > row.first) i--
       spans.splice(i, 0, { first: row.first, last: row.last, bars: row.bars, ts, at })
     }
-    return new SeriesState(this.period, spans, merged(overlaps), rev)
+    return new SeriesState(this.period, spans, overlaps, rev)
   }
 
   /** The same series at a new revision (a tombstone of it became visible). */
@@ -161,7 +165,24 @@ export class SeriesState {
   }
 }
 
-function merged(ranges: (readonly [number, number])[]): (readonly [number, number])[] {
+type Range = readonly [number, number]
+
+/**
+ * Sorted, merged `ranges` with `added` merged in; `ranges` itself when nothing changes (the same bar
+ * put again), and no sort when the one range added lies after them all (the next minute put twice).
+ */
+function withRanges(ranges: readonly Range[], added: readonly Range[]): readonly Range[] {
+  if (added.length === 0) return ranges
+  const last = ranges.at(-1)
+  if (added.length === 1 && last) {
+    const [a, b] = added[0]
+    if (a >= last[0] && b <= last[1]) return ranges
+    if (a > last[1]) return [...ranges, added[0]]
+  }
+  return merged([...ranges, ...added])
+}
+
+function merged(ranges: Range[]): Range[] {
   if (ranges.length < 2) return ranges
   const sorted = [...ranges].sort((a, b) => a[0] - b[0])
   const out: [number, number][] = [[sorted[0][0], sorted[0][1]]]
