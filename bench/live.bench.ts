@@ -34,7 +34,7 @@ import { clickhouseServer } from '../test/helpers/requirements.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
 import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
-import { median, row, threadsCpuMs } from './measure.js'
+import { cpuMs, median, row, threadsCpuMs } from './measure.js'
 import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkFiles, type WrkLoad } from './wrk.js'
 
@@ -261,11 +261,12 @@ try {
     const mdq = await startMdqWithIngest(['--db', liveDb], ['--rate-limit', 'off'])
     servers.push(mdq)
     await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 0, 1) // warm-up: each symbol's state and instrument looked up once
+    const measuredSnapshots = minutesSnapshots(live, 1, 1 + MEASURED_MINUTES)
     const threads0 = threadsCpuMs(mdq.child.pid!)
     const own0 = process.cpuUsage()
     const wall0 = performance.now()
     const measured = await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 1, 1 + MEASURED_MINUTES)
-    const cpu = cpuPerSnapshot(mdq.child.pid!, threads0, own0, wall0, minutesSnapshots(live, 1, 1 + MEASURED_MINUTES))
+    const cpu = cpuPerSnapshot(mdq.child.pid!, threads0, own0, wall0, measuredSnapshots)
     const WIDE_TO = 1 + MEASURED_MINUTES + 3
     const wide = await pushMinutes(
       live,
@@ -511,7 +512,16 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const b = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
     servers.push(b)
     await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 0, 1)
+    const snapshots = minutesSnapshots(live, 1, 1 + 3)
+    const threads0 = threadsCpuMs(a.child.pid!)
+    const server0 = cpuMs(ch.pid!)
+    const own0 = process.cpuUsage()
+    const wall0 = performance.now()
     const measured = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1, 1 + 3)
+    const cpu = cpuPerSnapshot(a.child.pid!, threads0, own0, wall0, snapshots)
+    const serverMs = cpuMs(ch.pid!) - server0
+    const serverCores = serverMs / (performance.now() - wall0)
+    const serverUs = (serverMs * 1000) / snapshots
     const wide = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     console.log(
@@ -524,6 +534,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       `ratio ${(median(measured.perS) / median(bare)).toFixed(2)}`,
     )
     row(`  ${IN_FLIGHT_WIDE} in flight`, medianRate(wide.perS))
+    row(
+      '  CPU per snapshot (us): A main thread, its other threads, ClickHouse, the pusher',
+      [cpu.main, cpu.ingest + cpu.other, serverUs, cpu.pusher].map((us) => us.toFixed(1)).join(', '),
+      `${(cpu.cores + serverCores).toFixed(2)} of ${availableParallelism()} cores busy`,
+    )
     row('last answer on A -> readable on B', ms(median(measured.readableMs)), 'goal <= 200 ms (1 s across)')
     row('  baseline: the same read, uncached', ms(median(measured.readMs)))
     await stopServer(a)
