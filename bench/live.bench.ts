@@ -235,6 +235,24 @@ function cpuPerSnapshot(pid: number, threads0: Map<number, number>, own0: NodeJS
   }
 }
 
+/** Processes that keep `share` cores busy between them (each spinning its part of every 10 ms) until stopped. */
+async function startHog(share: number): Promise<{ kill: () => void }> {
+  const n = Math.max(1, Math.ceil(share))
+  const each = share / n
+  const hogs = Array.from({ length: n }, () =>
+    spawn(
+      process.execPath,
+      [
+        '-e',
+        `setInterval(() => { const end = performance.now() + 10 * ${each}; while (performance.now() < end); }, 10)`,
+      ],
+      { stdio: 'ignore' },
+    ),
+  )
+  await sleep(300)
+  return { kill: () => hogs.forEach((h) => h.kill()) }
+}
+
 /** A wrk load's p99 and rate, as a row cell. */
 const load = (l: WrkLoad) => `p99 ${l.p99.toFixed(1)} ms, ${Math.round(l.perS)}/s`
 
@@ -323,10 +341,22 @@ try {
     // The feed at SPEED x the market's cadence (a minute of quotes every 60/SPEED s) while each load runs.
     // Paced at half of what the quiet server gave (below saturation: the answers' latency, not the queue's).
     const pace = { cached: quiet.cached.perS / 2, uncached: quiet.uncached.perS / 2 }
-    const pacedQuiet = {
-      cached: await wrkLoad(mdq.url, fm.key, cached, SECONDS, 32, { perS: pace.cached }),
-      uncached: await wrkLoad(mdq.url, fm.key, uncached, SECONDS, 32, { perS: pace.uncached }),
+    // The server's and the pusher's CPU ms a second while `load` runs, beside its result.
+    const withCpu = async (load: () => Promise<WrkLoad>) => {
+      const server0 = cpuMs(mdq.child.pid!)
+      const own0 = process.cpuUsage()
+      const t0 = performance.now()
+      const result = await load()
+      const own = process.cpuUsage(own0)
+      const msPerS =
+        ((cpuMs(mdq.child.pid!) - server0 + (own.user + own.system) / 1000) * 1000) / (performance.now() - t0)
+      return { result, msPerS }
     }
+    const pacedQuietCpu = {
+      cached: await withCpu(() => wrkLoad(mdq.url, fm.key, cached, SECONDS, 32, { perS: pace.cached })),
+      uncached: await withCpu(() => wrkLoad(mdq.url, fm.key, uncached, SECONDS, 32, { perS: pace.uncached })),
+    }
+    const pacedQuiet = { cached: pacedQuietCpu.cached.result, uncached: pacedQuietCpu.uncached.result }
     let m = WIDE_TO
     // `burst`: each minute's batches pushed back to back at the start of its slot; `spread`: the
     // batches spread over the slot as the market's snapshots come (each at its share of the slot).
@@ -354,10 +384,28 @@ try {
     }
     const fed = { cached: await during(cached), uncached: await during(uncached) }
     const pacedFed = { cached: await during(cached, pace.cached), uncached: await during(uncached, pace.uncached) }
-    const spreadFed = {
-      cached: await during(cached, pace.cached, 'spread'),
-      uncached: await during(uncached, pace.uncached, 'spread'),
+    const spreadFedCpu = {
+      cached: await withCpu(() => during(cached, pace.cached, 'spread')),
+      uncached: await withCpu(() => during(uncached, pace.uncached, 'spread')),
     }
+    const spreadFed = { cached: spreadFedCpu.cached.result, uncached: spreadFedCpu.uncached.result }
+    // The floor: the same paced reads beside a process that only burns the CPU the spread feed cost
+    // (the server's and the pusher's, over the quiet reads'), sharing nothing else with the server.
+    const hogged = async (kind: 'cached' | 'uncached') => {
+      const share = Math.max(0, (spreadFedCpu[kind].msPerS - pacedQuietCpu[kind].msPerS) / 1000)
+      const hog = await startHog(share)
+      try {
+        return {
+          load: await wrkLoad(mdq.url, fm.key, kind === 'cached' ? cached : uncached, SECONDS, 32, {
+            perS: pace[kind],
+          }),
+          share,
+        }
+      } finally {
+        hog.kill()
+      }
+    }
+    const hog = { cached: await hogged('cached'), uncached: await hogged('uncached') }
     const full0 = performance.now()
     const fullFrom = m
     for (; m < live.minuteMs.length; m++) await pushAll(mdq.ingest, feedKey, minuteBodies(live, m, BATCH).bodies)
@@ -411,6 +459,11 @@ try {
     readRows(`reads while a feed runs at ${SPEED}x cadence (closed loop, feed in bursts)`, fed, quiet)
     readRows('  paced at half the quiet rate (feed in bursts)', pacedFed, pacedQuiet)
     readRows("  paced, the feed's batches spread over each minute", spreadFed, pacedQuiet)
+    readRows(
+      `  paced, beside a CPU hog the spread feed's size instead (${(hog.cached.share * 1000).toFixed(0)} / ${(hog.uncached.share * 1000).toFixed(0)} ms a second): the floor`,
+      { cached: hog.cached.load, uncached: hog.uncached.load },
+      pacedQuiet,
+    )
     row(
       `the rest (${live.minuteMs.length - fullFrom} minutes) at full speed`,
       perS(fullSnapshots, fullMs),
