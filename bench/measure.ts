@@ -20,8 +20,16 @@ export function rate(items: number, ms: number): string {
   return perS >= 1e6 ? `${(perS / 1e6).toFixed(1)}M/s` : `${(perS / 1e3).toFixed(1)}k/s`
 }
 
+/** One line of a bench's table: the label in 40 columns, each cell in 12, a wider one followed by two spaces. */
 export function row(...cells: (string | number)[]): void {
-  console.log(cells.map((c, i) => String(c).padEnd(i === 0 ? 40 : 12)).join(''))
+  const width = (i: number) => (i === 0 ? 40 : 12)
+  console.log(
+    cells
+      .map(String)
+      .map((c, i) => (c.length >= width(i) ? `${c}  ` : c.padEnd(width(i))))
+      .join('')
+      .trimEnd(),
+  )
 }
 
 /** The middle value (the upper one of an even count). */
