@@ -332,6 +332,8 @@ try {
     const cached = wrkFiles(join(tmp), cachedPaths)
     const uncachedDir = mkdtempSync(join(tmp, 'uncached-'))
     const uncached = wrkFiles(uncachedDir, windowPaths)
+    // Quiet means at rest: the background fold of A's minutes done, their free pages given back.
+    await atRest(liveDb, 240_000)
     await wrkLoad(mdq.url, fm.key, cached, 1)
     await wrkLoad(mdq.url, fm.key, uncached, 1)
     const quiet = {
