@@ -1,10 +1,10 @@
 /**
  * @module Pushed batches into the store: quotes into minute and day bars through the builder, bars
  * as rows of an import, depth as is. A batch is written all or nothing (alone, or in one write with
- * the quote batches that waited for it), durable before its answer; what it accepted is then
- * published to the LiveFeed.
+ * the quote batches that waited for it), durable before its answer; the quotes and depth it accepted
+ * are then published to the LiveFeed.
  */
-import { barsOfRows, mergeBars, rowsOfBars, type BarRow, type Bars } from '../domain/bars.js'
+import { barsOfRows, mergeBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import { MdqError } from '../domain/errors.js'
 import { bareInstrument } from '../domain/instrument.js'
@@ -217,18 +217,13 @@ export class LiveIngest implements IngestWrites {
         latest.set(symbol, { symbol, state: r.state!, ...(quote.ext && { ext: quote.ext }) })
         // Named as the instrument is after this write (a symbol without a row gets a bare one).
         events.push({ kind: 'quote', quote, name: this.#names.get(symbol) ?? null })
-        if (r.closed) events.push({ kind: 'bar', symbol, period: '1m', bar: r.closed, closed: true })
         for (const bar of [r.closed, r.minute]) {
           if (!bar) continue
           const held = minutes.get(symbol) ?? new Map<number, BarRow>()
           held.set(bar.timestamp, bar)
           minutes.set(symbol, held)
         }
-        if (r.minute) events.push({ kind: 'bar', symbol, period: '1m', bar: r.minute, closed: false })
-        if (r.day) {
-          days.set(symbol, r.day)
-          events.push({ kind: 'bar', symbol, period: '1d', bar: r.day, closed: false })
-        }
+        if (r.day) days.set(symbol, r.day)
       }
       return { outcome: { rows: quotes.length, ...counts }, events }
     })
@@ -260,10 +255,7 @@ export class LiveIngest implements IngestWrites {
           for (const { symbol, period, bars } of series.values()) await w.putBars(symbol, period, bars)
         },
       )
-      const events: LiveEvent[] = []
-      for (const { symbol, period, bars } of series.values())
-        for (const bar of rowsOfBars(bars)) events.push({ kind: 'bar', symbol, period, bar, closed: true })
-      return { outcome: { rows: rows.length, accepted: rows.length, stale: 0, duplicate: 0 }, events }
+      return { outcome: { rows: rows.length, accepted: rows.length, stale: 0, duplicate: 0 }, events: [] }
     })
   }
 

@@ -1,9 +1,8 @@
 /**
  * @module What live data this process accepted, as it becomes durable: every pushed quote and depth
- * snapshot and every bar update (forming and closed), for listeners (WebSocket streams, a fan-out to
- * other instances); and the latest quote and depth of each symbol.
+ * snapshot, for listeners (WebSocket streams, a fan-out to other instances); and the latest quote and
+ * depth of each symbol. Bars are read from the store (klines, the chart page).
  */
-import type { BarRow } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import type { QuoteSnapshot } from '../domain/minute-bars.js'
 
@@ -21,17 +20,6 @@ export type LiveEvent =
       readonly name: string | null
     }
   | { readonly kind: 'depth'; readonly depth: MarketDepth }
-  /**
-   * A bar as now stored: a minute bar still forming or just closed, a day's bar, or a pushed bar
-   * (closed: bars pushed as bars are final as far as mdq knows). prev_close NaN where the store fills it on read.
-   */
-  | {
-      readonly kind: 'bar'
-      readonly symbol: string
-      readonly period: '1m' | '1d'
-      readonly bar: BarRow
-      readonly closed: boolean
-    }
 
 export type LiveListener = (events: readonly LiveEvent[]) => void
 
