@@ -11,7 +11,7 @@ import { fromErrorData } from '../runner/query-runner.js'
 import { WorkerPool } from '../runner/worker-pool.js'
 import type { StoreLocation } from '../store/backends.js'
 import type { PushedQuote } from '../live/live-feed.js'
-import type { IngestWrites, Pushed } from './live-ingest.js'
+import type { IngestWrites, Pushed, PushOutcome } from './live-ingest.js'
 import type { PushedBar } from './pushed-rows.js'
 
 export interface IngestThreadConfig {
@@ -25,8 +25,31 @@ export type IngestTask =
   | { readonly kind: 'bars'; readonly rows: readonly PushedBar[] }
   | { readonly kind: 'depth'; readonly rows: readonly MarketDepth[] }
 
+/**
+ * A quote push's answer as it crosses back: its outcome and, in order, the index in the push of each
+ * quote it accepted with the name it went out with (the main thread holds the quotes themselves).
+ */
+export interface QuotesPushed {
+  readonly outcome: PushOutcome
+  readonly accepted: Int32Array
+  readonly names: readonly (string | null)[]
+}
+
 /** A push's outcome and the events it published, once durable; a fold step's `more`; or the MdqError to answer instead. */
-export type IngestReply = Pushed | { readonly more: boolean } | { readonly error: ErrorData }
+export type IngestReply = Pushed | QuotesPushed | { readonly more: boolean } | { readonly error: ErrorData }
+
+/** The QuotesPushed of `pushed`, the answer to a push of `quotes` (its events: those quotes, accepted). */
+export function quotesPushed(pushed: Pushed, quotes: readonly PushedQuote[]): QuotesPushed {
+  const at = new Map(quotes.map((q, i) => [q, i]))
+  const accepted = new Int32Array(pushed.events.length)
+  const names: (string | null)[] = []
+  pushed.events.forEach((e, k) => {
+    if (e.kind !== 'quote') throw new Error(`a quote push published a ${e.kind} event`)
+    accepted[k] = at.get(e.quote)!
+    names.push(e.name)
+  })
+  return { outcome: pushed.outcome, accepted, names }
+}
 
 export class ThreadedIngest implements IngestWrites {
   /** One thread: its LiveIngest keeps each symbol's builder state in commit order. */
@@ -41,7 +64,12 @@ export class ThreadedIngest implements IngestWrites {
     })
   }
 
-  writeQuotes = (rows: readonly PushedQuote[]) => this.#push({ kind: 'quotes', rows })
+  writeQuotes = async (rows: readonly PushedQuote[]): Promise<Pushed> => {
+    const reply = await this.#run({ kind: 'quotes', rows })
+    if (!('accepted' in reply)) throw new Error('the ingest thread answered a quote push without what it accepted')
+    const { outcome, accepted, names } = reply
+    return { outcome, events: Array.from(accepted, (i, k) => ({ kind: 'quote', quote: rows[i], name: names[k] })) }
+  }
   writeBars = (rows: readonly PushedBar[]) => this.#push({ kind: 'bars', rows })
   writeDepth = (rows: readonly MarketDepth[]) => this.#push({ kind: 'depth', rows })
 
@@ -54,9 +82,9 @@ export class ThreadedIngest implements IngestWrites {
     return 'more' in reply && reply.more
   }
 
-  async #push(task: Exclude<IngestTask, { kind: 'fold' }>): Promise<Pushed> {
+  async #push(task: Exclude<IngestTask, { kind: 'fold' | 'quotes' }>): Promise<Pushed> {
     const reply = await this.#run(task)
-    if (!('outcome' in reply)) throw new Error('the ingest thread answered a push without its outcome')
+    if (!('events' in reply)) throw new Error('the ingest thread answered a push without its events')
     return reply
   }
 

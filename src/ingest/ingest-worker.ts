@@ -4,7 +4,7 @@ import { MdqError } from '../domain/errors.js'
 import { errorData } from '../runner/query-runner.js'
 import { serveTasks, type TaskResult } from '../runner/worker-pool.js'
 import { openMarketInWorker } from '../store/backends.js'
-import type { IngestReply, IngestTask, IngestThreadConfig } from './ingest-thread.js'
+import { quotesPushed, type IngestReply, type IngestTask, type IngestThreadConfig } from './ingest-thread.js'
 import { LiveIngest } from './live-ingest.js'
 
 let opened: Promise<LiveIngest> | undefined
@@ -18,12 +18,8 @@ async function run(task: IngestTask): Promise<TaskResult<IngestReply>> {
     opened.catch(() => (opened = undefined)) // a store that comes back is opened on the next push
     const ingest = await opened
     if (task.kind === 'fold') return { result: { more: await ingest.foldStep() } }
-    const pushed =
-      task.kind === 'quotes'
-        ? await ingest.writeQuotes(task.rows)
-        : task.kind === 'bars'
-          ? await ingest.writeBars(task.rows)
-          : await ingest.writeDepth(task.rows)
+    if (task.kind === 'quotes') return { result: quotesPushed(await ingest.writeQuotes(task.rows), task.rows) }
+    const pushed = task.kind === 'bars' ? await ingest.writeBars(task.rows) : await ingest.writeDepth(task.rows)
     return { result: pushed }
   } catch (err) {
     if (err instanceof MdqError) return { result: { error: errorData(err) } }
