@@ -63,6 +63,20 @@ const tailRows = (path: string): number => {
   }
 }
 
+/** A new store `name` with one symbol's 1m bars over `days` SH days from `firstDay`, the first `written` of them written. */
+async function oneSeries(name: string, firstDay: number, days: number, seed: number[], written: number) {
+  const path = join(dir, name)
+  const store = SqliteMarketStore.open(path)
+  const ts = sessionMinutes('SH', tradingDays('SH', firstDay, days))
+  const bars = walkBars(ts, seed)
+  const symbol = '600000.SH'
+  await store.write({
+    instruments: [bareInstrument(symbol)],
+    bars: [{ symbol, period: '1m', bars: sliceBars(bars, 0, written) }],
+  })
+  return { path, store, ts, bars, symbol }
+}
+
 describe('sqlite tail', () => {
   it('appending one minute to many symbols adds rows to the tail and rewrites no chunk', async () => {
     const path = join(dir, 'append.db')
@@ -162,15 +176,7 @@ describe('sqlite tail', () => {
   })
 
   it('a commit that takes a series past TAIL_MAX_ROWS folds it, whoever appended the rows before', async () => {
-    const path = join(dir, 'oversized.db')
-    const store = SqliteMarketStore.open(path)
-    const ts = sessionMinutes('SH', tradingDays('SH', 19_700, 6))
-    const bars = walkBars(ts, [0.2, 0.6])
-    const symbol = '600000.SH'
-    await store.write({
-      instruments: [bareInstrument(symbol)],
-      bars: [{ symbol, period: '1m', bars: sliceBars(bars, 0, 1) }],
-    })
+    const { path, store, bars, symbol } = await oneSeries('oversized.db', 19_700, 6, [0.2, 0.6], 1)
     const append = (to: SqliteMarketStore, i: number) =>
       to.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, i, i + 1) }] })
     // Another connection (a second process) appends first: this store's writer has not seen those rows.
@@ -188,15 +194,7 @@ describe('sqlite tail', () => {
   })
 
   it("another connection's write into the chunks past this writer's tail sends this writer's next correction there too", async () => {
-    const path = join(dir, 'two-writers.db')
-    const store = SqliteMarketStore.open(path)
-    const ts = sessionMinutes('SH', tradingDays('SH', 19_800, 2))
-    const bars = walkBars(ts, [0.7, 0.2])
-    const symbol = '600000.SH'
-    await store.write({
-      instruments: [bareInstrument(symbol)],
-      bars: [{ symbol, period: '1m', bars: sliceBars(bars, 0, 100) }],
-    })
+    const { path, store, ts, bars, symbol } = await oneSeries('two-writers.db', 19_800, 2, [0.7, 0.2], 100)
     await store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, 100, 101) }] })
     assert.equal(tailRows(path), 1)
     // A second process writes the next 99 bars at once: the tail is folded, the chunks reach bar 199.
