@@ -101,8 +101,16 @@ export function rowsOfBars(bars: Bars): BarRow[] {
 /** Bars of plain rows (ascending, as given): the inverse of rowsOfBars. */
 export function barsOfRows(rows: readonly BarRow[]): Bars {
   const bars = allocBars(rows.length)
+  const { timestamp, open, high, low, close, volume, amount, prevClose } = bars
   rows.forEach((r, i) => {
-    for (const f of BAR_FIELDS) bars[f][i] = r[f]
+    timestamp[i] = r.timestamp
+    open[i] = r.open
+    high[i] = r.high
+    low[i] = r.low
+    close[i] = r.close
+    volume[i] = r.volume
+    amount[i] = r.amount
+    prevClose[i] = r.prevClose
   })
   return bars
 }
