@@ -12,7 +12,7 @@ const IN_FLIGHT = 2
 
 export class BarBlocks {
   /** The block being gathered: the writer adds rows to it, then calls `added`. */
-  rows = new BarRows()
+  readonly rows = new BarRows()
   #sending: Promise<void>[] = []
 
   constructor(
