@@ -26,14 +26,36 @@ export async function knownSymbols(contexts: SymbolContexts, symbols: readonly s
   }
 }
 
-/** Each symbol's bars, one symbol at a time (a batch answer is written out as it is produced). */
+/**
+ * Reads of a batch under way at once, ahead of the one being written out: a store that sends reads
+ * together (ClickHouse) gets them together; the bars held meanwhile stay bounded.
+ */
+const READ_AHEAD = 32
+
+/** Each symbol's bars in order, read up to READ_AHEAD symbols ahead (a batch answer is written out as it is produced). */
 export async function* readKlinesBatch(
   store: MarketStore,
   contexts: SymbolContexts,
   symbols: readonly string[],
   q: Omit<KlinesQuery, 'symbol'>,
 ): AsyncGenerator<{ symbol: string; bars: Bars }> {
-  for (const symbol of symbols) yield { symbol, bars: await readKlines(store, contexts, { ...q, symbol }) }
+  yield* readAhead(symbols, (symbol) => readKlines(store, contexts, { ...q, symbol }))
+}
+
+/** `read` of each symbol, in order, up to READ_AHEAD of them under way; a failure surfaces at its symbol's turn. */
+async function* readAhead(
+  symbols: readonly string[],
+  read: (symbol: string) => Promise<Bars>,
+): AsyncGenerator<{ symbol: string; bars: Bars }> {
+  const started: Promise<Bars>[] = []
+  for (let i = 0; i < symbols.length; i++) {
+    while (started.length < READ_AHEAD && i + started.length < symbols.length) {
+      const p = read(symbols[i + started.length])
+      p.catch(() => undefined) // awaited at its turn; a batch ended before then drops it
+      started.push(p)
+    }
+    yield { symbol: symbols[i], bars: await started.shift()! }
+  }
 }
 
 export interface IntradayQuery {
@@ -76,5 +98,5 @@ export async function* readIntradayBatch(
   symbols: readonly string[],
   q: Omit<IntradayQuery, 'symbol'>,
 ): AsyncGenerator<{ symbol: string; bars: Bars }> {
-  for (const symbol of symbols) yield { symbol, bars: await readIntraday(store, contexts, { ...q, symbol }) }
+  yield* readAhead(symbols, (symbol) => readIntraday(store, contexts, { ...q, symbol }))
 }

@@ -32,8 +32,13 @@ const DAY_OF_MINUTES = 400
  * blocking store, one.
  */
 const WAITING_TASKS_PER_WORKER = 16
-/** Batch groups computed ahead per worker: one running and one posted, so a worker that finishes one starts the next at once. */
-const GROUPS_AHEAD_PER_WORKER = 2
+/**
+ * Batch groups computed ahead per worker: on a blocking store one running and one posted, so a worker
+ * that finishes one starts the next at once; on a waiting store as many as a worker runs at once, so
+ * their reads go out together.
+ */
+const groupsAheadPerWorker = (store: Pick<StoreCapabilities, 'blockingReads'>) =>
+  store.blockingReads ? 2 : WAITING_TASKS_PER_WORKER
 /**
  * A worker's young generation (semi-spaces), in MB: each task makes megabytes of short-lived
  * arrays and JSON pieces, and V8's default lets that grow to 16 MB per semi-space in every worker,
@@ -127,7 +132,7 @@ export function poolRunner(
    */
   async function* inOrder<T>(task: BatchTask, get: (group: BatchTask) => Promise<T>): AsyncGenerator<T | string> {
     const groups = batchGroups(task, workers)
-    const ahead = workers * GROUPS_AHEAD_PER_WORKER + 1
+    const ahead = workers * groupsAheadPerWorker(store) + 1
     const pending: Promise<T>[] = []
     let next = 0
     const refill = () => {

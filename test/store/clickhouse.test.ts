@@ -295,6 +295,74 @@ describe('clickhouse store on one server', () => {
     }
   })
 
+  need.it(
+    'reads sent together answer what each asked: whole series by symbol, ranges of one series, two periods, deleted bars',
+    async () => {
+      const store = await open(server.storeUrl('together'))
+      try {
+        const DAY = 86_400_000
+        // Daily series of different lengths (their first bars differ), a 1m series, and bars deleted from one.
+        const symbols = Array.from({ length: 40 }, (_, i) => `${600100 + i}.SH`)
+        const daysOf = (i: number) =>
+          Array.from({ length: 200 + 7 * i }, (_, k) => Date.UTC(2020, 0, 1) + (k - 7 * i) * DAY)
+        const minutes = Array.from({ length: 300 }, (_, k) => Date.UTC(2024, 0, 2, 1, 30) + k * 60_000)
+        const daily = symbols.map((_, i) => walkBars(daysOf(i), [i / 40, 0.3, 0.7]))
+        const minute = walkBars(minutes, [0.2, 0.9])
+        await store.market.write({
+          bars: [
+            ...symbols.map((symbol, i) => ({ symbol, period: '1d' as const, bars: daily[i] })),
+            { symbol: symbols[0], period: '1m' as const, bars: minute },
+          ],
+        })
+        const hole = { from: daysOf(1)[50], to: daysOf(1)[59] }
+        await store.market.write({
+          deleteBars: [{ symbol: symbols[1], period: '1d', fromMs: hole.from, toMs: hole.to }],
+        })
+        // All in one turn: the store sends them together.
+        const [wholes, windows, latest, minuteWindow] = await Promise.all([
+          Promise.all(symbols.map((symbol) => store.market.readBars({ symbol, period: '1d', limit: 100_000 }))),
+          Promise.all(
+            symbols.map((symbol, i) =>
+              store.market.readBars({ symbol, period: '1d', fromMs: daysOf(i)[10], toMs: daysOf(i)[19], limit: 100 }),
+            ),
+          ),
+          store.market.readBars({ symbol: symbols[1], period: '1d', toMs: hole.to, limit: 5 }),
+          store.market.readBars({
+            symbol: symbols[0],
+            period: '1m',
+            fromMs: minutes[100],
+            toMs: minutes[149],
+            limit: 1000,
+          }),
+        ])
+        const kept = (i: number) => daysOf(i).filter((t) => i !== 1 || t < hole.from || t > hole.to)
+        for (const [i, bars] of wholes.entries()) {
+          assert.deepEqual([...bars.timestamp], kept(i), `${symbols[i]}: whole series`)
+          const at = kept(i).map((t) => daysOf(i).indexOf(t))
+          assert.deepEqual(
+            [...bars.close],
+            at.map((k) => daily[i].close[k]),
+            `${symbols[i]}: closes`,
+          )
+          assert.deepEqual(
+            [...bars.volume],
+            at.map((k) => daily[i].volume[k]),
+            `${symbols[i]}: volumes`,
+          )
+        }
+        for (const [i, bars] of windows.entries()) {
+          assert.deepEqual([...bars.timestamp], daysOf(i).slice(10, 20), `${symbols[i]}: window`)
+          assert.deepEqual([...bars.open], [...daily[i].open.slice(10, 20)], `${symbols[i]}: window opens`)
+        }
+        assert.deepEqual([...latest.timestamp], daysOf(1).slice(45, 50), 'the 5 bars before the deleted ones')
+        assert.deepEqual([...minuteWindow.timestamp], minutes.slice(100, 150))
+        assert.deepEqual([...minuteWindow.high], [...minute.high.slice(100, 150)])
+      } finally {
+        await Promise.all([store.keys.close(), store.market.close()])
+      }
+    },
+  )
+
   need.it("a store's api_keys from before scopes gains the scope column on open; its keys read only", async () => {
     await httpCommand(server.httpUrl, 'CREATE DATABASE IF NOT EXISTS old_keys')
     await httpCommand(

@@ -121,7 +121,9 @@ export class BarReads {
     const deletes = s.meta.tombstones.get(tombstoneKey('bars', symbol, period)) ?? []
     if (!grouped && expectedRows <= ONE_THREAD_ROWS) {
       const meeting = deletes.filter((t) => t.fromTs <= to && lo <= t.toTs)
-      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting })
+      const stored = s.series.get(seriesKey(symbol, period === '1d' ? '1d' : '1m'))
+      const whole = stored !== undefined && lo <= stored.first && to >= stored.last
+      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting, whole })
       vscales?.(read.vscales)
       return read.bars
     }

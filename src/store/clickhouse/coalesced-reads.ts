@@ -33,6 +33,11 @@ export interface RangeRead {
   readonly to: number
   /** The series' tombstones that meet [lo, to]. */
   readonly deletes: readonly Tombstone[]
+  /**
+   * [lo, to] holds every row of the series: asked for by its symbol alone, with the other whole reads
+   * of its period in one `symbol IN (...)` (a hash lookup a row, where a range is a test per read).
+   */
+  readonly whole: boolean
 }
 
 interface Pending extends RangeRead {
@@ -79,28 +84,32 @@ export class CoalescedReads {
     this.#inFlight++
     try {
       const series = (r: RangeRead) => `symbol = ${sql.str(r.symbol)} AND period = ${sql.str(r.period)}`
-      const ranges = reads.map(
-        (r) => `(${series(r)} AND ts >= ${sql.int(Math.ceil(r.lo))} AND ts <= ${sql.int(Math.floor(r.to))})`,
-      )
       const hidden = reads.flatMap((r) => r.deletes.map((t) => ` AND NOT (${series(r)} AND ${hiddenBy(t, 'ts')})`))
+      const symbols = [...new Set(reads.map((r) => r.symbol))]
+      // Each row's symbol as its index in `symbols` (a byte), so rows are of one size and split by two bytes.
+      const index = `transform(symbol, [${symbols.map((sym) => sql.str(sym)).join(', ')}], [${symbols.map((_, i) => i).join(', ')}], 255)`
       const buf = await this.entry.bytes(
-        `SELECT symbol, toUInt8(period), ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${ranges.join(' OR ')}
+        `SELECT ${index}, toUInt8(period), ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${wanted(reads)}
          WHERE ${s.visibleSql}${[...new Set(hidden)].join('')} FORMAT RowBinary`,
         SMALL_READ,
       )
-      const split = splitBySeries(buf)
+      const runs = seriesRuns(buf)
       const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
       for (const r of reads) {
-        const rows = split.get(`${r.symbol}\t${PERIOD_CODE[r.period]}`) ?? []
+        const own = runs.get(seriesCode(symbols.indexOf(r.symbol), PERIOD_CODE[r.period])) ?? []
         // Two reads of one series share its rows: each keeps its own range.
-        const inRange: number[] = []
-        for (const at of rows) {
+        const inRange = (at: number) => {
           const ts = dv.getInt32(at + 4, true) * 4294967296 + dv.getUint32(at, true)
-          if (ts >= r.lo && ts <= r.to) inRange.push(at)
+          return ts >= r.lo && ts <= r.to
         }
-        const bars = allocBars(inRange.length)
-        const vscales = new Uint8Array(inRange.length)
-        for (let i = 0; i < inRange.length; i++) vscales[i] = decodeInto(dv, buf, inRange[i], bars, i)
+        let n = 0
+        for (let k = 0; k < own.length; k += 2) for (let at = own[k]; at < own[k + 1]; at += ROW) if (inRange(at)) n++
+        const bars = allocBars(n)
+        const vscales = new Uint8Array(n)
+        let i = 0
+        for (let k = 0; k < own.length; k += 2)
+          for (let at = own[k]; at < own[k + 1]; at += ROW)
+            if (inRange(at)) vscales[i] = decodeInto(dv, buf, at, bars, i++)
         r.resolve({ bars, vscales })
       }
     } catch (err) {
@@ -112,39 +121,44 @@ export class CoalescedReads {
   }
 }
 
-/**
- * Row offsets (of each row's `ts`) per `${symbol}\t${period code}`, from `symbol String, period UInt8,
- * ts, ...` rows. A series' rows come in runs (each part is sorted by series), so a row's key is made
- * only where its symbol bytes or period differ from the row before.
- */
-function splitBySeries(buf: Buffer): Map<string, number[]> {
-  const out = new Map<string, number[]>()
-  let list: number[] = []
-  let prevAt = -1
-  let prevLen = -1
-  let at = 0
-  while (at < buf.length) {
-    let len = 0
-    let shift = 0
-    for (;;) {
-      const b = buf[at++]
-      len |= (b & 127) << shift
-      if (b < 128) break
-      shift += 7
-    }
-    let same = len === prevLen && buf[at + len] === buf[prevAt + len]
-    for (let k = 0; same && k < len; k++) same = buf[at + k] === buf[prevAt + k]
-    if (!same) {
-      const key = `${buf.toString('utf8', at, at + len)}\t${buf[at + len]}`
-      list = out.get(key) ?? []
-      out.set(key, list)
-      prevAt = at
-      prevLen = len
-    }
-    at += len + 1
-    list.push(at)
-    at += READ_ROW
+/** The rows `reads` ask for: whole series by period and symbol, the others by series and range. */
+function wanted(reads: readonly RangeRead[]): string {
+  const whole = new Map<ChunkPeriod, Set<string>>()
+  const ranges: string[] = []
+  for (const r of reads) {
+    if (r.whole) whole.set(r.period, (whole.get(r.period) ?? new Set()).add(r.symbol))
+    else
+      ranges.push(
+        `(symbol = ${sql.str(r.symbol)} AND period = ${sql.str(r.period)} AND ts >= ${sql.int(Math.ceil(r.lo))} AND ts <= ${sql.int(Math.floor(r.to))})`,
+      )
   }
-  if (at !== buf.length) throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows`)
+  for (const [period, symbols] of whole)
+    ranges.push(`(symbol IN (${[...symbols].map((s) => sql.str(s)).join(', ')}) AND period = ${sql.str(period)})`)
+  return ranges.join(' OR ')
+}
+
+/** A row of the answer: the symbol's index and the period's code (a byte each), then a bar as decodeInto reads it. */
+const ROW = 2 + READ_ROW
+
+/** The key of a series in an answer: its symbol's index and its period's code. */
+const seriesCode = (symbol: number, period: number) => symbol * 256 + period
+
+/**
+ * The runs of rows of each series (seriesCode), as [start, end) offsets of each run's first `ts` and
+ * past its last: a series' rows come in runs (each part is sorted by series), so an answer of many
+ * thousand rows has a handful of runs.
+ */
+function seriesRuns(buf: Buffer): Map<number, number[]> {
+  if (buf.length % ROW !== 0) throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${ROW}`)
+  const out = new Map<number, number[]>()
+  let runStart = 0
+  for (let at = ROW; at <= buf.length; at += ROW) {
+    if (at < buf.length && buf[at] === buf[runStart] && buf[at + 1] === buf[runStart + 1]) continue
+    const code = seriesCode(buf[runStart], buf[runStart + 1])
+    const runs = out.get(code) ?? []
+    runs.push(runStart + 2, at + 2)
+    out.set(code, runs)
+    runStart = at
+  }
   return out
 }
