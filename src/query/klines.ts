@@ -89,8 +89,8 @@ async function readKlinesOnce(store: MarketStore, contexts: SymbolContexts, q: K
     (cut === undefined || cut.wholeDays) &&
     rollupsAdjustExactly(ctx.events, market.zone, q.adjust)
   ) {
-    const fill = (raw: Bars) =>
-      fillPrevClose(store, symbol, '1m', raw, ctx.events, market, undefined, ctx.dailyPrevCloses, dailyCutoff)
+    const fill = (raw: Bars, before?: { timestamp: number; close: number }) =>
+      fillPrevClose(store, symbol, '1m', raw, ctx.events, market, before, ctx.dailyPrevCloses, dailyCutoff)
     const fromRollups = await readRollupKlines(
       store,
       symbol,
@@ -167,14 +167,18 @@ async function fillPrevClose(
   let missing = false
   for (let i = 0; i < n && !missing; i++) missing = Number.isNaN(raw.prevClose[i])
   if (!missing) return raw
-  // The bar before is only ever used for bar 0's own prev_close (domain/prev-close.ts).
-  let before = known
-  if (!before && Number.isNaN(raw.prevClose[0])) {
-    const prior = await store.readBars({ symbol, period: base, toMs: raw.timestamp[0] - 1, limit: 1 })
-    if (barCount(prior)) before = { timestamp: prior.timestamp[0], close: prior.close[0] }
+  // The bar before is only ever used for bar 0's own prev_close (domain/prev-close.ts); it is read
+  // beside the daily prev_closes (a store that sends reads together sends both as one).
+  const prior =
+    !known && Number.isNaN(raw.prevClose[0])
+      ? store.readBars({ symbol, period: base, toMs: raw.timestamp[0] - 1, limit: 1 })
+      : undefined
+  const before = async () => {
+    const bar = await prior
+    return bar && barCount(bar) ? { timestamp: bar.timestamp[0], close: bar.close[0] } : known
   }
   // The bars were just read for this answer (adjustBars then adjusts them in place too).
-  if (base === '1d') return fillDailyPrevClose(raw, events, before, true)
+  if (base === '1d') return fillDailyPrevClose(raw, events, await before(), true)
   // Minute bars: a day's first bar takes that day's daily prev_close when there is a daily bar.
   const zone = market.zone
   // The days' bars and one more before them in one read (the window's days are at most `days` bars):
@@ -183,14 +187,17 @@ async function fillPrevClose(
   const firstDay = zone.localDay(raw.timestamp[0])
   const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
   const lastDaily = Math.min(raw.timestamp[n - 1], dailyCutoff)
-  if (daily)
-    return fillMinutePrevClose(raw, events, zone, dayPrevCloses(await daily(), zone, lastDaily, days + 1), before)
-  const dailyBars = await store.readBars({ symbol, period: '1d', toMs: lastDaily, limit: days + 1 })
-  const dayPrevClose = new Map<number, number>()
-  if (barCount(dailyBars)) {
-    const dailyFilled = fillDailyPrevClose(dailyBars, events, undefined, true)
-    for (let i = 0; i < barCount(dailyFilled); i++)
-      dayPrevClose.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
+  const dayPrevClose = async (): Promise<Map<number, number>> => {
+    if (daily) return dayPrevCloses(await daily(), zone, lastDaily, days + 1)
+    const dailyBars = await store.readBars({ symbol, period: '1d', toMs: lastDaily, limit: days + 1 })
+    const closes = new Map<number, number>()
+    if (barCount(dailyBars)) {
+      const dailyFilled = fillDailyPrevClose(dailyBars, events, undefined, true)
+      for (let i = 0; i < barCount(dailyFilled); i++)
+        closes.set(zone.localDay(dailyFilled.timestamp[i]), dailyFilled.prevClose[i])
+    }
+    return closes
   }
-  return fillMinutePrevClose(raw, events, zone, dayPrevClose, before)
+  const [bar, closes] = await Promise.all([before(), dayPrevClose()])
+  return fillMinutePrevClose(raw, events, zone, closes, bar)
 }

@@ -12,8 +12,11 @@ import type { KlinesQuery } from './klines-query.js'
 export interface RollupContext {
   readonly events: readonly ExFactorEvent[]
   readonly gaps: () => Promise<Float64Array>
-  /** Fills NaN prev_close exactly as for 1m bars (the bar before comes from the 1m bars). */
-  readonly fill: (raw: Bars) => Promise<Bars>
+  /**
+   * Fills NaN prev_close exactly as for 1m bars; `before`: the 1m bar before the first (read from
+   * the 1m bars when not given).
+   */
+  readonly fill: (raw: Bars, before?: { timestamp: number; close: number }) => Promise<Bars>
 }
 
 /**
@@ -35,8 +38,12 @@ export async function readRollupKlines(
   // A bucket stamped <= to starts its first bar at most one bucket (<= 1 h) later.
   let limit = q.count + 64
   for (;;) {
-    const raw = await store.readBars({ symbol, period, fromMs: from, toMs: to + HOUR_MS, limit })
-    const filled = await ctx.fill(raw)
+    // One rollup more than needed: when the range holds it, its close is the close of the 1m bar
+    // before the first (a bucket's close is its last bar's, on the same local day), read with the rest.
+    const read = await store.readBars({ symbol, period, fromMs: from, toMs: to + HOUR_MS, limit: limit + 1 })
+    const extra = barCount(read) > limit
+    const raw = extra ? sliceBars(read, 1, barCount(read)) : read
+    const filled = await ctx.fill(raw, extra ? { timestamp: read.timestamp[0], close: read.close[0] } : undefined)
     const adjusted = adjustBars(
       filled,
       ctx.events,

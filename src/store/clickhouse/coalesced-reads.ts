@@ -7,6 +7,7 @@
  * server answers a few large queries rather than many small ones competing for its cores.
  */
 import { allocBars, type Bars } from '../../domain/bars.js'
+import { MINUTES_OF } from '../../domain/period.js'
 import type { ChunkPeriod } from '../market-store.js'
 import { sql, type Connection } from './connection.js'
 import { PERIOD_CODE, READ_ROW, decodeInto } from './row-binary.js'
@@ -21,6 +22,9 @@ const MAX_TOGETHER = 64
  * granules otherwise copies a megabyte of each column it names).
  */
 export const SMALL_READ = { max_threads: 1, max_read_buffer_size: 65_536 }
+/** Reads together of at most this many rows are small; larger ones read with 1 MiB buffers, on one thread still. */
+const SMALL_ROWS = 8192
+const ONE_THREAD = { max_threads: 1 }
 /** Queries in flight at once; reads that come meanwhile wait for the next, together. */
 const MAX_IN_FLIGHT = 2
 /** The value columns, as the single reads read them. */
@@ -86,29 +90,34 @@ export class CoalescedReads {
       const series = (r: RangeRead) => `symbol = ${sql.str(r.symbol)} AND period = ${sql.str(r.period)}`
       const hidden = reads.flatMap((r) => r.deletes.map((t) => ` AND NOT (${series(r)} AND ${hiddenBy(t, 'ts')})`))
       const symbols = [...new Set(reads.map((r) => r.symbol))]
-      // Each row's symbol as its index in `symbols` (a byte), so rows are of one size and split by two bytes.
-      const index = `transform(symbol, [${symbols.map((sym) => sql.str(sym)).join(', ')}], [${symbols.map((_, i) => i).join(', ')}], 255)`
+      const one = symbols.length === 1 && reads.every((r) => r.period === reads[0].period)
+      // Rows of several series carry their symbol's index in `symbols` (a byte) and their period's code,
+      // so rows are of one size and split by two bytes; rows of one series need neither.
+      const key = one
+        ? ''
+        : `transform(symbol, [${symbols.map((sym) => sql.str(sym)).join(', ')}], [${symbols.map((_, i) => i).join(', ')}], 255), toUInt8(period), `
       const buf = await this.entry.bytes(
-        `SELECT ${index}, toUInt8(period), ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${wanted(reads)}
+        `SELECT ${key}ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${wanted(reads)}
          WHERE ${s.visibleSql}${[...new Set(hidden)].join('')} FORMAT RowBinary`,
-        SMALL_READ,
+        reads.reduce((n, r) => n + rowsAtMost(r), 0) <= SMALL_ROWS ? SMALL_READ : ONE_THREAD,
       )
-      const runs = seriesRuns(buf)
+      const row = one ? READ_ROW : KEYED_ROW
+      const runs = one ? wholeRows(buf) : seriesRuns(buf)
       const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
       for (const r of reads) {
-        const own = runs.get(seriesCode(symbols.indexOf(r.symbol), PERIOD_CODE[r.period])) ?? []
+        const own = runs.get(one ? 0 : seriesCode(symbols.indexOf(r.symbol), PERIOD_CODE[r.period])) ?? []
         // Two reads of one series share its rows: each keeps its own range.
         const inRange = (at: number) => {
           const ts = dv.getInt32(at + 4, true) * 4294967296 + dv.getUint32(at, true)
           return ts >= r.lo && ts <= r.to
         }
         let n = 0
-        for (let k = 0; k < own.length; k += 2) for (let at = own[k]; at < own[k + 1]; at += ROW) if (inRange(at)) n++
+        for (let k = 0; k < own.length; k += 2) for (let at = own[k]; at < own[k + 1]; at += row) if (inRange(at)) n++
         const bars = allocBars(n)
         const vscales = new Uint8Array(n)
         let i = 0
         for (let k = 0; k < own.length; k += 2)
-          for (let at = own[k]; at < own[k + 1]; at += ROW)
+          for (let at = own[k]; at < own[k + 1]; at += row)
             if (inRange(at)) vscales[i] = decodeInto(dv, buf, at, bars, i++)
         r.resolve({ bars, vscales })
       }
@@ -119,6 +128,13 @@ export class CoalescedReads {
       this.#schedule()
     }
   }
+}
+
+/** The most rows a read can return: one a minute (a bucket, a day) of its range, or its series' when whole. */
+function rowsAtMost(r: RangeRead): number {
+  if (r.whole) return Infinity
+  const ms = r.period === '1d' ? 86_400_000 : MINUTES_OF[r.period === '1m' ? '1m' : r.period] * 60_000
+  return (r.to - r.lo) / ms + 1
 }
 
 /** The rows `reads` ask for: whole series by period and symbol, the others by series and range. */
@@ -137,11 +153,18 @@ function wanted(reads: readonly RangeRead[]): string {
   return ranges.join(' OR ')
 }
 
-/** A row of the answer: the symbol's index and the period's code (a byte each), then a bar as decodeInto reads it. */
-const ROW = 2 + READ_ROW
+/** A row of an answer of several series: the symbol's index and the period's code (a byte each), then a bar as decodeInto reads it. */
+const KEYED_ROW = 2 + READ_ROW
 
 /** The key of a series in an answer: its symbol's index and its period's code. */
 const seriesCode = (symbol: number, period: number) => symbol * 256 + period
+
+/** The rows of an answer of one series, as one run (seriesRuns' shape, key 0). */
+function wholeRows(buf: Buffer): Map<number, number[]> {
+  if (buf.length % READ_ROW !== 0)
+    throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${READ_ROW}`)
+  return new Map([[0, [0, buf.length]]])
+}
 
 /**
  * The runs of rows of each series (seriesCode), as [start, end) offsets of each run's first `ts` and
@@ -149,10 +172,11 @@ const seriesCode = (symbol: number, period: number) => symbol * 256 + period
  * thousand rows has a handful of runs.
  */
 function seriesRuns(buf: Buffer): Map<number, number[]> {
-  if (buf.length % ROW !== 0) throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${ROW}`)
+  if (buf.length % KEYED_ROW !== 0)
+    throw new Error(`RowBinary answer of ${buf.length} bytes is not whole rows of ${KEYED_ROW}`)
   const out = new Map<number, number[]>()
   let runStart = 0
-  for (let at = ROW; at <= buf.length; at += ROW) {
+  for (let at = KEYED_ROW; at <= buf.length; at += KEYED_ROW) {
     if (at < buf.length && buf[at] === buf[runStart] && buf[at + 1] === buf[runStart + 1]) continue
     const code = seriesCode(buf[runStart], buf[runStart + 1])
     const runs = out.get(code) ?? []
