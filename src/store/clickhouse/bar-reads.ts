@@ -22,6 +22,8 @@ const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_
 const SLACK_MS = 10 * 86_400_000
 /** The value columns of a bar as read (the newest import's, per timestamp, where puts overlap). */
 const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volume, amount'
+/** A series of at most this many bars spans two granules of the bars table (index_granularity) at most. */
+const SHORT_SERIES_ROWS = 16_384
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 
@@ -121,9 +123,12 @@ export class BarReads {
     const deletes = s.meta.tombstones.get(tombstoneKey('bars', symbol, period)) ?? []
     if (!grouped && expectedRows <= ONE_THREAD_ROWS) {
       const meeting = deletes.filter((t) => t.fromTs <= to && lo <= t.toTs)
+      // Reading the whole series costs about what reading the range does when the range covers it or
+      // the series is a granule or two long (a rollup has fewer rows than its 1m series).
       const stored = s.series.get(seriesKey(symbol, period === '1d' ? '1d' : '1m'))
-      const whole = stored !== undefined && lo <= stored.first && to >= stored.last
-      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting, whole })
+      const bySymbol =
+        stored !== undefined && ((lo <= stored.first && to >= stored.last) || stored.bars <= SHORT_SERIES_ROWS)
+      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting, bySymbol })
       vscales?.(read.vscales)
       return read.bars
     }

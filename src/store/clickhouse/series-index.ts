@@ -55,6 +55,13 @@ export class SeriesState {
     return last
   }
 
+  /** Bars in the series at most (bars where puts overlap count twice); Infinity when a span predates counts. */
+  get bars(): number {
+    let n = 0
+    for (const s of this.spans) n += s.bars > 0 ? s.bars : Infinity
+    return n
+  }
+
   /** This state with one more put (`rev`: the new revision). */
   with(row: SpanRow, rev: number): SeriesState {
     const met: [number, number][] = []
