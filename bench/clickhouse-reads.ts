@@ -23,6 +23,7 @@ const COLUMNS = 'ts, open, high, low, close, volume, amount'
 
 export interface Workloads {
   readonly latest: { mdq: string[]; raw: string[] }
+  readonly batch: { mdq: string[]; raw: string[] }
   readonly windows: { mdq: string[]; raw: string[]; bounded: string[] }
   readonly hour: { mdq: string; raw: string }
   readonly bulk: { mdq: string[]; raw: string[]; barsPerBatch: number[] }
@@ -35,6 +36,17 @@ export function workloads(data: BenchData): Workloads {
     raw: data.symbols.map((s) =>
       rawPath(`SELECT ${COLUMNS} FROM raw_daily WHERE symbol = '${s}' ORDER BY ts DESC LIMIT 100 FORMAT JSONCompact`),
     ),
+  }
+  // The latest 100 daily bars of 100 symbols a request (a screen of a watchlist), the DIY way with LIMIT BY.
+  const batch = { mdq: [] as string[], raw: [] as string[] }
+  for (let i = 0; i + 100 <= data.symbols.length; i += 100) {
+    const some = data.symbols.slice(i, i + 100)
+    batch.mdq.push(`/v1/klines/batch?symbols=${some.join(',')}&period=1d&count=100&adjust=forward`)
+    batch.raw.push(
+      rawPath(
+        `SELECT symbol, ${COLUMNS} FROM raw_daily WHERE symbol IN (${some.map((s) => `'${s}'`).join(', ')}) ORDER BY symbol, ts DESC LIMIT 100 BY symbol FORMAT JSONCompact`,
+      ),
+    )
   }
   const rnd = seededRandom(42)
   const ts = data.cal.minuteTs
@@ -75,7 +87,7 @@ export function workloads(data: BenchData): Workloads {
     )
     bulk.barsPerBatch.push(batch.length * data.cal.dailyTs.length)
   }
-  return { latest, windows, hour, bulk }
+  return { latest, batch, windows, hour, bulk }
 }
 
 /** wrk loads of each target in turn, `rounds` times after a warm-up second each; each target's median round. */

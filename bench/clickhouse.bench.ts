@@ -6,7 +6,7 @@
 // Scale: MDQ_BENCH_SYMBOLS (5000), MDQ_BENCH_YEARS (20), MDQ_BENCH_MINUTE_SYMBOLS (300), MDQ_BENCH_MINUTE_DAYS
 // (250); BENCH_SECONDS (5) per load, BENCH_ROUNDS (3), BENCH_PULL_SECONDS (10), BENCH_HOUR_ROUNDS (21);
 // BENCH_APPENDS (240) one-minute appends of BENCH_APPEND_SYMBOLS (5000) symbols; BENCH_ONLY: a comma list of
-// latest, windows, hour, bulk, writes (default all).
+// latest, batch, windows, hour, bulk, writes (default all).
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -41,7 +41,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const PULL_SECONDS = Number(process.env.BENCH_PULL_SECONDS ?? 10)
 const HOUR_ROUNDS = Number(process.env.BENCH_HOUR_ROUNDS ?? 21)
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 240)
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'latest,windows,hour,bulk,writes').split(','))
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'latest,batch,windows,hour,bulk,writes').split(','))
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-ch-'))
 const servers: Server[] = []
 let server: ClickHouseServer | undefined
@@ -139,6 +139,7 @@ try {
   for (const path of [
     w.latest.mdq[0],
     w.latest.mdq.at(-1)!,
+    w.batch.mdq[0],
     ...w.windows.mdq.slice(0, 20),
     w.hour.mdq,
     w.bulk.mdq[0],
@@ -148,7 +149,7 @@ try {
   }
   agent.destroy()
 
-  if (['latest', 'windows', 'hour', 'bulk'].some((p) => ONLY.has(p))) {
+  if (['latest', 'batch', 'windows', 'hour', 'bulk'].some((p) => ONLY.has(p))) {
     const rawUrl = srv.httpUrl
     const t = (name: string, url: string, paths: readonly string[]): Target => ({ name, url, paths })
     // The DIY route as a quant writes it, and the same SQL told to use one thread a query (as mdq does).
@@ -194,6 +195,10 @@ try {
     }
     if (ONLY.has('latest'))
       await loaded('latest 100 daily, random symbol (req/s)', w.latest, [['max_threads = 1', tuned(w.latest.raw)]])
+    if (ONLY.has('batch'))
+      await loaded('latest 100 daily of 100 symbols a request (req/s)', w.batch, [
+        ['max_threads = 1', tuned(w.batch.raw)],
+      ])
     if (ONLY.has('windows'))
       await loaded('random 1,000-bar 1m windows (req/s)', w.windows, [
         ['a 14-day bound', w.windows.bounded],
