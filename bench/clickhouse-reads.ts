@@ -23,7 +23,7 @@ const COLUMNS = 'ts, open, high, low, close, volume, amount'
 
 export interface Workloads {
   readonly latest: { mdq: string[]; raw: string[] }
-  readonly batch: { mdq: string[]; raw: string[] }
+  readonly batch: { mdq: string[]; raw: string[]; bounded: string[] }
   readonly windows: { mdq: string[]; raw: string[]; bounded: string[] }
   readonly hour: { mdq: string; raw: string }
   readonly bulk: { mdq: string[]; raw: string[]; barsPerBatch: number[] }
@@ -37,16 +37,20 @@ export function workloads(data: BenchData): Workloads {
       rawPath(`SELECT ${COLUMNS} FROM raw_daily WHERE symbol = '${s}' ORDER BY ts DESC LIMIT 100 FORMAT JSONCompact`),
     ),
   }
-  // The latest 100 daily bars of 100 symbols a request (a screen of a watchlist), the DIY way with LIMIT BY.
-  const batch = { mdq: [] as string[], raw: [] as string[] }
+  // The latest 100 daily bars of 100 symbols a request (a screen of a watchlist), the DIY way with
+  // LIMIT BY, and with the 200 days before the last bar as a bound (100 trading days fit in them).
+  const batch = { mdq: [] as string[], raw: [] as string[], bounded: [] as string[] }
+  const since = data.cal.dailyTs[data.cal.dailyTs.length - 1] - 200 * 86_400_000
   for (let i = 0; i + 100 <= data.symbols.length; i += 100) {
     const some = data.symbols.slice(i, i + 100)
     batch.mdq.push(`/v1/klines/batch?symbols=${some.join(',')}&period=1d&count=100&adjust=forward`)
-    batch.raw.push(
+    const where = `symbol IN (${some.map((s) => `'${s}'`).join(', ')})`
+    const sql = (bound: string) =>
       rawPath(
-        `SELECT symbol, ${COLUMNS} FROM raw_daily WHERE symbol IN (${some.map((s) => `'${s}'`).join(', ')}) ORDER BY symbol, ts DESC LIMIT 100 BY symbol FORMAT JSONCompact`,
-      ),
-    )
+        `SELECT symbol, ${COLUMNS} FROM raw_daily WHERE ${where}${bound} ORDER BY symbol, ts DESC LIMIT 100 BY symbol FORMAT JSONCompact`,
+      )
+    batch.raw.push(sql(''))
+    batch.bounded.push(sql(` AND ts >= ${since}`))
   }
   const rnd = seededRandom(42)
   const ts = data.cal.minuteTs
