@@ -16,10 +16,29 @@ function patientTimer(ms: number, fire: () => void): () => void {
   }
 }
 
-/** An AbortSignal that aborts `ms` after the call, patiently (patientTimer), for APIs that take one. */
-export function patientDeadline(ms: number, reason: () => Error): { readonly signal: AbortSignal; clear(): void } {
+/**
+ * An AbortSignal that aborts `ms` after the call, patiently (patientTimer), or when `also` aborts, for
+ * APIs that take one; `clear` lets go of the timer and of `also`. (AbortSignal.timeout holds its timer
+ * and signal for all of `ms`, and AbortSignal.any ties each signal to a long-lived one: per request
+ * under load, that kept thousands of them alive, promoted, and swept by full collections.)
+ */
+export function patientDeadline(
+  ms: number,
+  reason: () => Error,
+  also?: AbortSignal,
+): { readonly signal: AbortSignal; clear(): void } {
   const controller = new AbortController()
-  return { signal: controller.signal, clear: patientTimer(ms, () => controller.abort(reason())) }
+  const onAlso = () => controller.abort(also!.reason)
+  if (also?.aborted) onAlso()
+  else also?.addEventListener('abort', onAlso, { once: true })
+  const cancel = patientTimer(ms, () => controller.abort(reason()))
+  return {
+    signal: controller.signal,
+    clear: () => {
+      cancel()
+      also?.removeEventListener('abort', onAlso)
+    },
+  }
 }
 
 /**

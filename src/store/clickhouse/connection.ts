@@ -145,14 +145,17 @@ export class Connection {
   }
 
   async #run<T>(what: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    let deadline: { signal: AbortSignal; clear(): void } | undefined
     try {
       // The client's request_timeout covers the socket; the signal bounds the whole exchange and ends it on an outage.
-      const timeout = AbortSignal.timeout(this.timeoutMs)
-      const signal = this.health ? AbortSignal.any([this.#outage(this.health), timeout]) : timeout
-      return await what(signal)
+      const outage = this.health ? this.#outage(this.health) : undefined
+      deadline = patientDeadline(this.timeoutMs, () => new Error(`no answer within ${this.timeoutMs} ms`), outage)
+      return await what(deadline.signal)
     } catch (err) {
       if (this.health) this.#outage(this.health) // throws the outage itself when that is why the request ended
       throw this.unavailable(err)
+    } finally {
+      deadline?.clear()
     }
   }
 
