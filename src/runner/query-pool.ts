@@ -40,11 +40,15 @@ const WAITING_TASKS_PER_WORKER = 16
 const groupsAheadPerWorker = (store: Pick<StoreCapabilities, 'blockingReads'>) =>
   store.blockingReads ? 2 : WAITING_TASKS_PER_WORKER
 /**
- * A worker's young generation (semi-spaces), in MB: each task makes megabytes of short-lived
- * arrays and JSON pieces, and V8's default lets that grow to 16 MB per semi-space in every worker,
- * held after the work is done; small, it is collected more often at little cost (few survivors).
+ * A worker's young generation (semi-spaces), in MB. On a blocking store each task makes megabytes of
+ * short-lived arrays and JSON pieces, and V8's default lets that grow to 16 MB per semi-space in
+ * every worker, held after the work is done; small, it is collected more often at little cost (few
+ * survivors). On a waiting store a task's objects live across its reads' round trips, and small
+ * collections every few ms promoted them all, for full collections to sweep (a third of a worker's
+ * time on batches of short reads): there, room for a round trip's garbage (1m windows under load
+ * 515-544 -> 638-658 req/s, mdq's CPU 1.9-2.1 -> 1.4 ms a request).
  */
-const WORKER_YOUNG_MB = 4
+const workerYoungMb = (store: Pick<StoreCapabilities, 'blockingReads'>) => (store.blockingReads ? 4 : 32)
 /**
  * Answer memory kept for the workers once written, at most, in bytes (a 10,000-bar group is about
  * 0.7 MB). Each batch task takes one such buffer back to its worker, which writes its answer there: so
@@ -90,7 +94,7 @@ export function poolRunner(
     filename: new URL('./query-worker.js', import.meta.url),
     threads: workers,
     tasksPerThread: store.blockingReads ? 1 : WAITING_TASKS_PER_WORKER,
-    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+    resourceLimits: { maxYoungGenerationSizeMb: workerYoungMb(store) },
     workerData: config,
   })
   let observe: StoreReadObserver = () => {}
