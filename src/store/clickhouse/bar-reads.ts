@@ -6,7 +6,7 @@
  */
 import { allocBars, barCount, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
-import { MINUTES_OF, type StoredPeriod } from '../../domain/period.js'
+import { MINUTES_OF, basePeriodOf, type StoredPeriod } from '../../domain/period.js'
 import { buildRollups, type RollupPeriod } from '../../domain/rollups.js'
 import type { ChunkPeriod } from '../market-store.js'
 import { newest, sortedByTime } from './bar-window.js'
@@ -125,7 +125,7 @@ export class BarReads {
       const meeting = deletes.filter((t) => t.fromTs <= to && lo <= t.toTs)
       // Reading the whole series costs about what reading the range does when the range covers it or
       // the series is a granule or two long (a rollup has fewer rows than its 1m series).
-      const stored = s.series.get(seriesKey(symbol, period === '1d' ? '1d' : '1m'))
+      const stored = s.series.get(seriesKey(symbol, basePeriodOf(period)))
       const bySymbol =
         stored !== undefined && ((lo <= stored.first && to >= stored.last) || stored.bars <= SHORT_SERIES_ROWS)
       const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting, bySymbol })

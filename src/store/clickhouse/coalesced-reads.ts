@@ -89,7 +89,6 @@ export class CoalescedReads {
   async #send(s: Snapshot, reads: readonly Pending[]): Promise<void> {
     this.#inFlight++
     try {
-      const series = (r: RangeRead) => `symbol = ${sql.str(r.symbol)} AND period = ${sql.str(r.period)}`
       const hidden = reads.flatMap((r) => r.deletes.map((t) => ` AND NOT (${series(r)} AND ${hiddenBy(t, 'ts')})`))
       const symbols = [...new Set(reads.map((r) => r.symbol))]
       const one = symbols.length === 1 && reads.every((r) => r.period === reads[0].period)
@@ -132,9 +131,12 @@ export class CoalescedReads {
   }
 }
 
+/** A read's series as SQL. */
+const series = (r: RangeRead) => `symbol = ${sql.str(r.symbol)} AND period = ${sql.str(r.period)}`
+
 /** The most rows a read can return: one a minute (a bucket, a day) of its range. */
 function rowsAtMost(r: RangeRead): number {
-  const ms = r.period === '1d' ? 86_400_000 : MINUTES_OF[r.period === '1m' ? '1m' : r.period] * 60_000
+  const ms = r.period === '1d' ? 86_400_000 : MINUTES_OF[r.period] * 60_000
   return (r.to - r.lo) / ms + 1
 }
 
@@ -162,10 +164,7 @@ function wanted(reads: readonly RangeRead[]): string {
   for (const [period, group] of groups) if (group.size < MIN_GROUP) groups.delete(period)
   const ranges = reads
     .filter((r) => !groups.get(r.period)?.has(r.symbol))
-    .map(
-      (r) =>
-        `(symbol = ${sql.str(r.symbol)} AND period = ${sql.str(r.period)} AND ts >= ${sql.int(Math.ceil(r.lo))} AND ts <= ${sql.int(Math.floor(r.to))})`,
-    )
+    .map((r) => `(${series(r)} AND ts >= ${sql.int(Math.ceil(r.lo))} AND ts <= ${sql.int(Math.floor(r.to))})`)
   for (const [period, bounds] of groups) {
     const symbols = [...bounds.keys()].map((sym) => sql.str(sym)).join(', ')
     // Typed elements: a literal array of negative and large positive numbers has no common type in 18.16.
@@ -177,6 +176,7 @@ function wanted(reads: readonly RangeRead[]): string {
   }
   return ranges.join(' OR ')
 }
+
 /** A row of an answer of several series: the symbol's index and the period's code (a byte each), then a bar as decodeInto reads it. */
 const KEYED_ROW = 2 + READ_ROW
 
