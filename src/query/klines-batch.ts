@@ -27,29 +27,31 @@ export async function knownSymbols(contexts: SymbolContexts, symbols: readonly s
 }
 
 /**
- * Reads of a batch under way at once, ahead of the one being written out: a store that sends reads
- * together (ClickHouse) gets them together; the bars held meanwhile stay bounded.
+ * Reads of a batch under way at once on a store whose reads wait on a server: it sends them together.
+ * A blocking store (SQLite) reads one symbol at a time, so no more than one symbol's bars are held.
  */
 const READ_AHEAD = 32
 
-/** Each symbol's bars in order, read up to READ_AHEAD symbols ahead (a batch answer is written out as it is produced). */
+/** Each symbol's bars in order, read ahead on a waiting store (a batch answer is written out as it is produced). */
 export async function* readKlinesBatch(
   store: MarketStore,
   contexts: SymbolContexts,
   symbols: readonly string[],
   q: Omit<KlinesQuery, 'symbol'>,
 ): AsyncGenerator<{ symbol: string; bars: Bars }> {
-  yield* readAhead(symbols, (symbol) => readKlines(store, contexts, { ...q, symbol }))
+  yield* readAhead(store, symbols, (symbol) => readKlines(store, contexts, { ...q, symbol }))
 }
 
-/** `read` of each symbol, in order, up to READ_AHEAD of them under way; a failure surfaces at its symbol's turn. */
+/** `read` of each symbol, in order, READ_AHEAD of them under way on a waiting store; a failure surfaces at its symbol's turn. */
 async function* readAhead(
+  store: MarketStore,
   symbols: readonly string[],
   read: (symbol: string) => Promise<Bars>,
 ): AsyncGenerator<{ symbol: string; bars: Bars }> {
+  const ahead = store.capabilities.blockingReads ? 1 : READ_AHEAD
   const started: Promise<Bars>[] = []
   for (let i = 0; i < symbols.length; i++) {
-    while (started.length < READ_AHEAD && i + started.length < symbols.length) {
+    while (started.length < ahead && i + started.length < symbols.length) {
       const p = read(symbols[i + started.length])
       p.catch(() => undefined) // awaited at its turn; a batch ended before then drops it
       started.push(p)
@@ -98,5 +100,5 @@ export async function* readIntradayBatch(
   symbols: readonly string[],
   q: Omit<IntradayQuery, 'symbol'>,
 ): AsyncGenerator<{ symbol: string; bars: Bars }> {
-  yield* readAhead(symbols, (symbol) => readIntraday(store, contexts, { ...q, symbol }))
+  yield* readAhead(store, symbols, (symbol) => readIntraday(store, contexts, { ...q, symbol }))
 }
