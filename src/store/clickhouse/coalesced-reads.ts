@@ -10,7 +10,7 @@ import { allocBars, type Bars } from '../../domain/bars.js'
 import { MINUTES_OF } from '../../domain/period.js'
 import type { ChunkPeriod } from '../market-store.js'
 import { sql, type Connection } from './connection.js'
-import { PERIOD_CODE, READ_ROW, decodeInto } from './row-binary.js'
+import { PERIOD_CODE, READ_ROW, decodeInto, tsAt } from './row-binary.js'
 import { hiddenBy, type Snapshot } from './snapshot.js'
 import type { Tombstone } from './metadata.js'
 
@@ -109,7 +109,7 @@ export class CoalescedReads {
         const own = runs.get(one ? 0 : seriesCode(symbols.indexOf(r.symbol), PERIOD_CODE[r.period])) ?? []
         // Two reads of one series share its rows: each keeps its own range.
         const inRange = (at: number) => {
-          const ts = dv.getInt32(at + 4, true) * 4294967296 + dv.getUint32(at, true)
+          const ts = tsAt(dv, at)
           return ts >= r.lo && ts <= r.to
         }
         let n = 0

@@ -180,9 +180,12 @@ function readScaled(dv: DataView, at: number, k: number): number {
   return (hi * TWO32 + lo) / POW10[k]
 }
 
+/** The Int64 `ts` at `at` of a RowBinary answer, in ms. */
+export const tsAt = (dv: DataView, at: number): number => dv.getInt32(at + 4, true) * TWO32 + dv.getUint32(at, true)
+
 /** Decodes one row (ts, pscale, 5 prices, vscale, volume, amount) at `at` into bar `i`; returns its volume scale. */
 export function decodeInto(dv: DataView, buf: Buffer, at: number, out: Bars, i: number): number {
-  out.timestamp[i] = dv.getInt32(at + 4, true) * TWO32 + dv.getUint32(at, true)
+  out.timestamp[i] = tsAt(dv, at)
   const pk = buf[at + 8]
   out.open[i] = readScaled(dv, at + 9, pk)
   out.high[i] = readScaled(dv, at + 17, pk)
