@@ -107,7 +107,7 @@ export async function loadsDuring<T>(
   return { result, p99s: loads.filter((l) => l.requests > 0).map((l) => l.p99), loads }
 }
 
-/** Median p99 of `n` 1 s loads: the reads' tail with nothing else running. */
+/** Median p99 of `n` loads as long as loadsDuring's: the reads' tail with nothing else running. */
 export async function quietP99(
   url: string,
   key: string,
@@ -115,7 +115,7 @@ export async function quietP99(
   n = 5,
 ): Promise<number> {
   const p99s: number[] = []
-  for (let i = 0; i < n; i++) p99s.push((await wrkLoad(url, key, files, 1)).p99)
+  for (let i = 0; i < n; i++) p99s.push((await wrkLoad(url, key, files, LOAD_SECONDS)).p99)
   return median(p99s)
 }
 

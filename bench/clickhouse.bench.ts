@@ -11,6 +11,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } 
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { hashKey } from '../src/auth/api-keys.js'
 import { openStores } from '../src/store/backends.js'
 import type { Bars } from '../src/domain/bars.js'
@@ -31,7 +32,7 @@ import {
   sessionMinutesOf,
 } from './clickhouse-writes.js'
 import { specTag } from './full-market-store.js'
-import { loadAverage, median } from './measure.js'
+import { busyCores, loadAverage, median, startHog } from './measure.js'
 import { mdqBin, startServer, stopServer, type Server } from './servers.js'
 import { Agent } from 'node:http'
 import { requireWrk, wrkFiles } from './wrk.js'
@@ -101,6 +102,18 @@ const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const ratio = (a: number, b: number) => (a / b).toFixed(2)
 /** The median p99 of the loads run during a write ('none' when no load completed a request). */
+/** Appends run alone first, to measure the cores they keep busy. */
+const PROBE_APPENDS = 10
+/** The longest a hog stands in for the appends beside the reads. */
+const FLOOR_MS = 20_000
+
+/** A CPU hog of `cores` for `ms`. */
+async function hogFor(cores: number, ms: number): Promise<void> {
+  const hog = await startHog(cores)
+  await sleep(ms)
+  hog.kill()
+}
+
 const tail = (p99s: readonly number[]) => (p99s.length ? median(p99s).toFixed(1) : 'none')
 
 try {
@@ -269,6 +282,10 @@ try {
     const eodRaw = performance.now()
     await sql(srv.httpUrl, 'INSERT INTO raw_daily FORMAT CSVWithNames', readFileSync(eod, 'utf8'))
     const eodRawMs = performance.now() - eodRaw
+    // The floor: the same reads beside a process that only burns what the import keeps busy on its
+    // own (the same file imported again alone, which changes no answer), for as long as it took.
+    const eodAlone = await busyCores(() => cliImport(ch, eod, '1d'))
+    const eodFloor = await loadsDuring(onCh.url, key, readFiles, () => hogFor(eodAlone.cores, eodCh.result))
     row(
       `end-of-day import, ${fmt(data.symbols.length)} rows, mdq import (s)`,
       (eodSqlite.result / 1000).toFixed(2),
@@ -277,6 +294,14 @@ try {
       quiet.ch.toFixed(1),
       tail(eodCh.p99s),
       `${quiet.sqlite.toFixed(1)} / ${tail(eodSqlite.p99s)}`,
+    )
+    row(
+      `  floor: beside a CPU hog of the import's ${eodAlone.cores.toFixed(2)} cores`,
+      '',
+      '',
+      '',
+      quiet.ch.toFixed(1),
+      tail(eodFloor.p99s),
     )
     await settled(srv.httpUrl)
 
@@ -297,18 +322,26 @@ try {
       ch: await ClickHouseStores.open(parseClickHouseUrl(ch)),
     }
     const api = { sqlite: [] as number[], ch: [] as number[], raw: [] as number[] }
-    const during = await loadsDuring(onCh.url, key, readFiles, async () => {
-      for (const ts of minutes.slice(3)) {
-        api.sqlite.push(await apiAppend(stores.sqlite.market, symbols, ts))
-        api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
-        const body = symbols
-          .map((s, i) => `${s}\t${ts}\t${10 + (i % 500) / 100}\t10.1\t9.9\t10\t1000\t10000\n`)
-          .join('')
-        const r0 = performance.now()
-        await sql(srv.httpUrl, 'INSERT INTO raw_minute FORMAT TSV', body)
-        api.raw.push(performance.now() - r0)
-      }
+    // Reads are measured during mdq ClickHouse's appends alone (SQLite's and raw SQL's run apart),
+    // after the cores the appends keep busy with nothing else running are measured on a few of them.
+    const probed = minutes.slice(3, 3 + PROBE_APPENDS)
+    const alone = await busyCores(async () => {
+      for (const ts of probed) api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
     })
+    const loadedFrom = performance.now()
+    const during = await loadsDuring(onCh.url, key, readFiles, async () => {
+      for (const ts of minutes.slice(3 + PROBE_APPENDS)) api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
+    })
+    const appendsFloor = await loadsDuring(onCh.url, key, readFiles, () =>
+      hogFor(alone.cores, Math.min(performance.now() - loadedFrom, FLOOR_MS)),
+    )
+    for (const ts of minutes.slice(3)) {
+      api.sqlite.push(await apiAppend(stores.sqlite.market, symbols, ts))
+      const body = symbols.map((s, i) => `${s}\t${ts}\t${10 + (i % 500) / 100}\t10.1\t9.9\t10\t1000\t10000\n`).join('')
+      const r0 = performance.now()
+      await sql(srv.httpUrl, 'INSERT INTO raw_minute FORMAT TSV', body)
+      api.raw.push(performance.now() - r0)
+    }
     for (const s of Object.values(stores)) await Promise.all([s.market.close(), s.keys.close()])
     row(
       `one-minute append, ${fmt(symbols.length)} rows, mdq import (s)`,
@@ -325,6 +358,14 @@ try {
       (median(api.raw) / 1000).toFixed(3),
       quiet.ch.toFixed(1),
       tail(during.p99s),
+    )
+    row(
+      `  floor: beside a CPU hog of the appends' ${alone.cores.toFixed(2)} cores`,
+      '',
+      '',
+      '',
+      quiet.ch.toFixed(1),
+      tail(appendsFloor.p99s),
     )
     const after = await parts(srv.httpUrl, 'mdq', 'bars')
     const rawAfter = await parts(srv.httpUrl, 'default', 'raw_minute')

@@ -34,7 +34,7 @@ import { clickhouseServer } from '../test/helpers/requirements.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
 import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
-import { cpuMs, median, row, threadsCpuMs } from './measure.js'
+import { cpuMs, median, row, startHog, threadsCpuMs } from './measure.js'
 import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkFiles, type WrkLoad } from './wrk.js'
 
@@ -233,24 +233,6 @@ function cpuPerSnapshot(pid: number, threads0: Map<number, number>, own0: NodeJS
     pusher: us(pusher),
     cores: (total + pusher) / (performance.now() - wall0),
   }
-}
-
-/** Processes that keep `share` cores busy between them (each spinning its part of every 10 ms) until stopped. */
-async function startHog(share: number): Promise<{ kill: () => void }> {
-  const n = Math.max(1, Math.ceil(share))
-  const each = share / n
-  const hogs = Array.from({ length: n }, () =>
-    spawn(
-      process.execPath,
-      [
-        '-e',
-        `setInterval(() => { const end = performance.now() + 10 * ${each}; while (performance.now() < end); }, 10)`,
-      ],
-      { stdio: 'ignore' },
-    ),
-  )
-  await sleep(300)
-  return { kill: () => hogs.forEach((h) => h.kill()) }
 }
 
 /** A wrk load's p99 and rate, as a row cell. */

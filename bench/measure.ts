@@ -1,7 +1,9 @@
 /** @module Tiny timing helpers for the benches: best of N runs, medians, a process's CPU, the load average, rates, printed rows. */
+import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { loadavg } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 /** Best wall time in ms of `runs` calls (after one warm-up), so noise from a shared machine counts less. */
 export function bestMs(fn: () => unknown, runs = 5): number {
@@ -104,4 +106,31 @@ export function residentBytes(pid: number): { rss: number; anon: number } {
  */
 export function cpuWaitMs(pid: number, thread = pid): number {
   return Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[1]) / 1e6
+}
+
+/** Processes that keep `share` cores busy between them (each spinning its part of every 10 ms) until stopped. */
+export async function startHog(share: number): Promise<{ kill: () => void }> {
+  const n = Math.max(1, Math.ceil(share))
+  const each = share / n
+  const hogs = Array.from({ length: n }, () =>
+    spawn(
+      process.execPath,
+      [
+        '-e',
+        `setInterval(() => { const end = performance.now() + 10 * ${each}; while (performance.now() < end); }, 10)`,
+      ],
+      { stdio: 'ignore' },
+    ),
+  )
+  await sleep(300)
+  return { kill: () => hogs.forEach((h) => h.kill()) }
+}
+
+/** What `work` run alone keeps the machine busy with, in cores (from /proc/stat's idle time), with its result. */
+export async function busyCores<T>(work: () => Promise<T>): Promise<{ result: T; cores: number }> {
+  const idle0 = machineCpuMs().idle
+  const t0 = performance.now()
+  const result = await work()
+  const wall = performance.now() - t0
+  return { result, cores: Math.max(0, availableParallelism() - (machineCpuMs().idle - idle0) / wall) }
 }

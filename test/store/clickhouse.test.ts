@@ -15,7 +15,7 @@ import {
   type ClickHouseMarketStore,
 } from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
-import { Connection } from '../../src/store/clickhouse/connection.js'
+import { Connection, Health, READ_TIMEOUT_MS } from '../../src/store/clickhouse/connection.js'
 import { beginImport } from '../../src/store/clickhouse/import-states.js'
 import { walkBars } from '../helpers/arbitraries.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
@@ -240,6 +240,31 @@ describe('clickhouse store on one server', () => {
     },
   )
 
+  need.it(
+    'forty requests in flight on one connection warn of no listener leak (each listens for an outage)',
+    async () => {
+      const c = new Connection(
+        { url: server.httpUrl, username: 'default', password: '' },
+        READ_TIMEOUT_MS,
+        new Health([]),
+      )
+      const warnings: string[] = []
+      const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`)
+      process.on('warning', onWarning)
+      try {
+        const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => c.rows(`SELECT ${i}`)))
+        assert.deepEqual(
+          answers.map(([[v]]) => v),
+          Array.from({ length: 40 }, (_, i) => String(i)),
+        )
+        await sleep(20) // warnings are emitted on a later tick
+      } finally {
+        process.off('warning', onWarning)
+      }
+      assert.deepEqual(warnings, [])
+    },
+  )
+
   need.it('an import or a key change through one instance is seen by another (polled, no restart)', async () => {
     await a.market.write({
       instruments: [bareInstrument('000001.SZ', { name: 'Ping An' })],
@@ -260,6 +285,48 @@ describe('clickhouse store on one server', () => {
     await a.keys.revokeKey(k.id)
     assert.ok((await b.keys.findKey(k.hash))?.revokedMs)
   })
+
+  need.it(
+    "a commit row names the polled tables its import wrote; another instance reloads them, and all of a commit row's from before the mask",
+    async () => {
+      const newest = async () =>
+        (
+          await httpQuery(
+            server.httpUrl,
+            "SELECT tables FROM mdq.imports WHERE state = 'committed' ORDER BY import_id DESC LIMIT 1",
+          )
+        ).trim()
+      await a.market.write({
+        bars: [{ symbol: '600301.SH', period: '1m', bars: walkBars([Date.UTC(2024, 0, 2, 1, 30)], [0.2]) }],
+      })
+      assert.equal(await newest(), '1', 'bars: their series rows alone')
+      await a.market.write({ instruments: [bareInstrument('600301.SH', { name: 'Masked' })] })
+      assert.equal(await newest(), '2', 'instruments alone')
+      await poll('the other instance to see both', async () =>
+        (await b.market.readInstruments(['600301.SH']))[0]?.name === 'Masked' &&
+        barCount(await b.market.readBars({ symbol: '600301.SH', period: '1m', limit: 5 })) === 1
+          ? true
+          : undefined,
+      )
+      // An mdq from before the mask commits without naming tables: its rows must all be reloaded.
+      const [[max]] = (await httpQuery(server.httpUrl, 'SELECT max(import_id) FROM mdq.imports'))
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t'))
+      const id = (BigInt(max) + 1000n).toString()
+      await httpCommand(
+        server.httpUrl,
+        `INSERT INTO mdq.instruments (symbol, code, exchange, name, import_id, seq) VALUES ('600302.SH', '600302', 'SH', 'Old writer', ${id}, 1)`,
+      )
+      await httpCommand(
+        server.httpUrl,
+        `INSERT INTO mdq.imports (import_id, state, at_ms) VALUES (${id}, 'begun', 0), (${id}, 'committed', 0)`,
+      )
+      await poll("the other instance to see the old writer's instrument", async () =>
+        (await b.market.readInstruments(['600302.SH']))[0]?.name === 'Old writer' ? true : undefined,
+      )
+    },
+  )
 
   need.it('a live minute for many symbols goes in as one INSERT: one new part of bars, no mutation', async () => {
     const live = await open(server.storeUrl('live_parts'))

@@ -13,7 +13,7 @@ import { depthRow, liveQuoteRow } from './live-tables.js'
 import { MdqError } from '../../domain/errors.js'
 import { tsv } from './connection.js'
 import { partialRollups } from './clickhouse-rollups.js'
-import { HEARTBEAT_MS, beginImport, commitImport, recordState } from './import-states.js'
+import { HEARTBEAT_MS, beginImport, commitImport, recordState, tablesMask } from './import-states.js'
 import { BarBlocks, MetaRows } from './insert-buffers.js'
 import { INSERT_BLOCK_ROWS, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import { BAR_COLUMNS, MARK_EVERY, SERIES_COLUMNS, type Topology } from './schema.js'
@@ -307,7 +307,7 @@ export class ClickHouseWriter implements StoreWriter {
     }
     clearInterval(this.#heartbeat)
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
-    if (!(await commitImport(this.#t.metaWriter, this.#id))) {
+    if (!(await commitImport(this.#t.metaWriter, this.#id, tablesMask(this.#meta.written)))) {
       await this.#state('aborted').catch(() => undefined)
       this.#hooks.abandoned(this.importId)
       throw new MdqError(

@@ -1,5 +1,6 @@
 /** @module One ClickHouse HTTP endpoint through @clickhouse/client, with SQL literals and failures mapped to STORE_UNAVAILABLE. */
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
+import { setMaxListeners } from 'node:events'
 import { Readable } from 'node:stream'
 import { MdqError } from '../../domain/errors.js'
 import { patientDeadline } from '../../lib/deadline.js'
@@ -22,6 +23,13 @@ export const PING_INTERVAL_MS = 250
  */
 export const WRITE_OUTAGE_MS = 30_000
 
+/** A controller whose signal every request in flight listens to: any number of them (no leak warning past ten). */
+function outageController(): AbortController {
+  const c = new AbortController()
+  setMaxListeners(0, c.signal)
+  return c
+}
+
 /**
  * Liveness of the servers a store uses, from pings every 250 ms: while one fails, every read in
  * flight is aborted and new ones fail at once with STORE_UNAVAILABLE; writes once the pings have
@@ -30,8 +38,8 @@ export const WRITE_OUTAGE_MS = 30_000
 export class Health {
   #down: MdqError | undefined
   #downSince = 0
-  #controller = new AbortController()
-  #writes = new AbortController()
+  #controller = outageController()
+  #writes = outageController()
   #timer: NodeJS.Timeout | undefined
   #pinging = false
 
@@ -55,8 +63,8 @@ export class Health {
         this.#writes.abort(this.#down)
       } else if (!failed && this.#down) {
         this.#down = undefined
-        this.#controller = new AbortController()
-        if (this.#writes.signal.aborted) this.#writes = new AbortController()
+        this.#controller = outageController()
+        if (this.#writes.signal.aborted) this.#writes = outageController()
       }
     } finally {
       this.#pinging = false

@@ -10,6 +10,38 @@ import { sql, type Connection } from './connection.js'
 export const IMPORT_STATE_TYPE =
   "Enum8('begun' = 1, 'committed' = 2, 'aborted' = 3, 'vacuumed' = 4, 'committing' = 5, 'vacuuming' = 6)"
 
+/**
+ * The small tables readers reload as imports become visible (snapshot.ts), each a bit of the
+ * `tables` mask an import's `committed` row carries: a poll queries only the tables its newly visible
+ * imports wrote (a one-minute append or a live push: `series` alone). Rows written without a mask
+ * (other states, or by an mdq from before it) have every bit set.
+ */
+export const POLLED_TABLES = [
+  'series',
+  'instruments',
+  'ex_factors',
+  'universes',
+  'universe_dates',
+  'deletes',
+  'financial_deletes',
+] as const
+export type PolledTable = (typeof POLLED_TABLES)[number]
+export const ALL_TABLES = (1 << POLLED_TABLES.length) - 1
+export const IMPORT_TABLES_COLUMN = 'tables UInt16 DEFAULT 65535'
+
+/** The mask naming those of `tables` that are polled. */
+export function tablesMask(tables: Iterable<string>): number {
+  let mask = 0
+  for (const t of tables) {
+    const bit = POLLED_TABLES.indexOf(t as PolledTable)
+    if (bit >= 0) mask |= 1 << bit
+  }
+  return mask
+}
+
+/** Whether `mask` names `table`. */
+export const wrote = (mask: number, table: PolledTable): boolean => (mask & (1 << POLLED_TABLES.indexOf(table))) !== 0
+
 export type ImportState = 'begun' | 'committed' | 'aborted' | 'vacuumed' | 'committing' | 'vacuuming'
 
 /** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */
@@ -40,13 +72,14 @@ export async function recordState(
 /**
  * Makes an import visible unless a vacuum has claimed it; true when it is visible. The `committed`
  * row goes in by one INSERT ... SELECT that finds no `vacuuming` row: the server reads and writes
- * in one statement, so no pause of this process can fall between the check and the row.
+ * in one statement, so no pause of this process can fall between the check and the row. It names
+ * the polled tables the import wrote (`tables`: tablesMask).
  */
-export async function commitImport(meta: Connection, id: bigint): Promise<boolean> {
+export async function commitImport(meta: Connection, id: bigint, tables: number): Promise<boolean> {
   await recordState(meta, [id], 'committing')
   const i = sql.int(id)
   await meta.command(
-    `INSERT INTO imports (import_id, state, at_ms) SELECT ${i}, 'committed', ${sql.int(Date.now())} FROM system.one
+    `INSERT INTO imports (import_id, state, at_ms, tables) SELECT ${i}, 'committed', ${sql.int(Date.now())}, ${sql.int(tables)} FROM system.one
      WHERE (SELECT count() FROM imports WHERE import_id = ${i} AND state IN ('vacuuming', 'vacuumed')) = 0`,
   )
   const [[committed, vacuumed]] = await meta.rows(

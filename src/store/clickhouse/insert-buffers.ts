@@ -70,10 +70,13 @@ const META_FLUSH_BYTES = 16 << 20
 export class MetaRows {
   readonly #tables = new Map<string, TableRows>()
   readonly #sent: Promise<void>[] = []
+  /** Every table given rows, sent or not. */
+  readonly written = new Set<string>()
 
   constructor(private readonly meta: Connection) {}
 
   add(table: string, columns: readonly string[], format: TableRows['format'], body: Buffer | string): void {
+    this.written.add(table)
     let rows = this.#tables.get(table)
     if (!rows) this.#tables.set(table, (rows = { columns, format, bodies: [], bytes: 0 }))
     rows.bodies.push(body)

@@ -4,7 +4,7 @@ import { Connection, Health, PING_TIMEOUT_MS, WRITE_TIMEOUT_MS, sql, type Endpoi
 import type { ClickHouseConfig } from './config.js'
 import { FINANCIAL_TABLES, FINANCIAL_VERSIONED_TABLES } from './financials-schema.js'
 import { LIVE_TABLES, LIVE_VERSIONED_TABLES } from './live-tables.js'
-import { IMPORT_STATE_TYPE } from './import-states.js'
+import { IMPORT_TABLES_COLUMN, IMPORT_STATE_TYPE } from './import-states.js'
 import { PERIOD_ENUM } from './row-binary.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
@@ -40,7 +40,8 @@ const BARS_MERGE_TREE =
 
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
 const META_TABLES: readonly string[] = [
-  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state ${IMPORT_STATE_TYPE}, at_ms Int64) ENGINE = MergeTree ORDER BY import_id`,
+  `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state ${IMPORT_STATE_TYPE}, at_ms Int64, ${IMPORT_TABLES_COLUMN})
+   ENGINE = MergeTree ORDER BY import_id`,
   `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64, ${VERSION},
    bars UInt32, marks Array(Int64)) ENGINE = MergeTree ORDER BY (symbol, period)`,
   `CREATE TABLE IF NOT EXISTS instruments (symbol String, code String, exchange String, name Nullable(String), type Nullable(String),
@@ -68,6 +69,8 @@ const META_COLUMNS: readonly { readonly table: string; readonly column: string; 
   // Per put its bar count and marks (0 and [] on old rows: readers then estimate bounds from time).
   { table: 'series', column: 'bars', definition: 'bars UInt32' },
   { table: 'series', column: 'marks', definition: 'marks Array(Int64)' },
+  // Which polled tables a committed import wrote (all of them on rows from before the mask).
+  { table: 'imports', column: 'tables', definition: IMPORT_TABLES_COLUMN },
 ]
 
 /** A series row marks the timestamp of every this-many-th bar of its put, for readers' exact bounds. */

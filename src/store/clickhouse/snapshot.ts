@@ -8,7 +8,7 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { SecurityType } from '../../domain/instrument.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import { sql, type Connection } from './connection.js'
-import { VISIBLE } from './import-states.js'
+import { ALL_TABLES, VISIBLE, wrote, type PolledTable } from './import-states.js'
 import { Metadata, tombstoneKey, type Rows, type Tombstone, type Version } from './metadata.js'
 import { SeriesState, type SpanRow } from './series-index.js'
 import { spellsOf } from './financials-reads.js'
@@ -40,6 +40,8 @@ interface ImportStates {
   readonly committed: boolean
   readonly vacuumed: boolean
   readonly aborted: boolean
+  /** The polled tables it wrote (import-states.ts tablesMask), from its committed row. */
+  readonly tables: number
 }
 type States = Map<bigint, ImportStates>
 
@@ -47,11 +49,17 @@ type States = Map<bigint, ImportStates>
 export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
   const floor = previous ? pollFloor(previous) : 0n
   const states: States = new Map()
-  for (const [id, committed, vacuumed, aborted] of await meta.rows(
-    `SELECT import_id, max(state = 'committed'), max(state = 'vacuumed'), max(state = 'aborted') FROM imports
+  for (const [id, committed, vacuumed, aborted, tables] of await meta.rows(
+    `SELECT import_id, max(state = 'committed'), max(state = 'vacuumed'), max(state = 'aborted'),
+       groupBitOrIf(tables, state = 'committed') FROM imports
      WHERE import_id >= ${floor} GROUP BY import_id`,
   ))
-    states.set(BigInt(id!), { committed: committed === '1', vacuumed: vacuumed === '1', aborted: aborted === '1' })
+    states.set(BigInt(id!), {
+      committed: committed === '1',
+      vacuumed: vacuumed === '1',
+      aborted: aborted === '1',
+      tables: Number(tables),
+    })
   const isVisible = (s: ImportStates) => s.committed && !s.vacuumed
   const seen = (id: bigint) => previous !== undefined && id <= previous.watermark && !previous.hidden.has(id)
   const fresh = [...states].filter(([id, s]) => isVisible(s) && !seen(id)).map(([id]) => id)
@@ -65,13 +73,14 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
 
   const importCount = (previous?.importCount ?? 0) + fresh.length
   const visibleSql = `import_id <= ${watermark}${hidden.size ? ` AND import_id NOT IN (${[...hidden.keys()].join(', ')})` : ''}`
-  // The rows of the newly visible imports (all visible ones on the first load).
+  // The rows of the newly visible imports (all visible ones on the first load), of the tables they wrote.
   const rowsOf = previous ? `import_id IN (${sql.list(fresh.map(String))})` : visibleSql
   if (previous && fresh.length === 0) return { ...previous, hidden, visibleSql }
-  const rows = await loadRows(meta, rowsOf)
+  const tables = previous ? fresh.reduce((mask, id) => mask | states.get(id)!.tables, 0) : ALL_TABLES
+  const rows = await loadRows(meta, rowsOf, tables)
   const metadata = (previous?.meta ?? Metadata.empty()).with(rows)
   const series = new Map(previous?.series ?? [])
-  for (const [key, span] of await loadSpans(meta, rowsOf)) {
+  for (const [key, span] of wrote(tables, 'series') ? await loadSpans(meta, rowsOf) : []) {
     const period = key.slice(key.indexOf('|') + 1) as StoredPeriod
     series.set(key, (series.get(key) ?? SeriesState.empty(period)).with(span, ++revisions))
   }
@@ -121,38 +130,58 @@ type InstrumentTuple = [
   number | null,
 ]
 
-async function loadRows(meta: Connection, where: string): Promise<Rows> {
+/** The small tables' rows matching `where`, of the tables in `tables` (a tablesMask). */
+async function loadRows(meta: Connection, where: string, tables: number): Promise<Rows> {
   const v = (r: { import_id: string; seq: number }): Version => ({ importId: BigInt(r.import_id), seq: Number(r.seq) })
+  const select = <T>(table: PolledTable, columns: string, read: (query: string) => Promise<T[]>): Promise<T[]> =>
+    wrote(tables, table) ? read(`SELECT ${columns} FROM ${table} WHERE ${where}`) : Promise.resolve([])
+  const json =
+    <T>() =>
+    (query: string) =>
+      meta.json<T>(query)
   const [instruments, events, universes, deletes, statementDeletes, universeDates] = await Promise.all([
-    meta.json<{ symbol: string; r: InstrumentTuple; import_id: string; seq: number }>(
-      `SELECT symbol, (code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size) AS r, import_id, seq
-       FROM instruments WHERE ${where}`,
+    select(
+      'instruments',
+      `symbol, (code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size) AS r, import_id, seq`,
+      json<{ symbol: string; r: InstrumentTuple; import_id: string; seq: number }>(),
     ),
-    meta.json<{ symbol: string; ts: string; ex_factor: number; import_id: string; seq: number }>(
-      `SELECT symbol, ts, ex_factor, import_id, seq FROM ex_factors WHERE ${where}`,
+    select(
+      'ex_factors',
+      'symbol, ts, ex_factor, import_id, seq',
+      json<{ symbol: string; ts: string; ex_factor: number; import_id: string; seq: number }>(),
     ),
-    meta.json<{
-      id: string
-      name: string
-      region: string | null
-      category: string | null
-      description: string | null
-      symbols: string[]
-      import_id: string
-      seq: number
-    }>(`SELECT id, name, region, category, description, symbols, import_id, seq FROM universes WHERE ${where}`),
-    meta.json<{
-      kind: string
-      symbol: string
-      period: string
-      from_ts: string
-      to_ts: string
-      import_id: string
-      seq: number
-    }>(`SELECT kind, symbol, period, from_ts, to_ts, import_id, seq FROM deletes WHERE ${where}`),
-    meta.rows(`SELECT statement, symbol, from_period, to_period, import_id, seq FROM financial_deletes WHERE ${where}`),
-    meta.json<{ id: string; in_dates: string[]; out_dates: string[]; import_id: string; seq: number }>(
-      `SELECT id, in_dates, out_dates, import_id, seq FROM universe_dates WHERE ${where}`,
+    select(
+      'universes',
+      'id, name, region, category, description, symbols, import_id, seq',
+      json<{
+        id: string
+        name: string
+        region: string | null
+        category: string | null
+        description: string | null
+        symbols: string[]
+        import_id: string
+        seq: number
+      }>(),
+    ),
+    select(
+      'deletes',
+      'kind, symbol, period, from_ts, to_ts, import_id, seq',
+      json<{
+        kind: string
+        symbol: string
+        period: string
+        from_ts: string
+        to_ts: string
+        import_id: string
+        seq: number
+      }>(),
+    ),
+    select('financial_deletes', 'statement, symbol, from_period, to_period, import_id, seq', (q) => meta.rows(q)),
+    select(
+      'universe_dates',
+      'id, in_dates, out_dates, import_id, seq',
+      json<{ id: string; in_dates: string[]; out_dates: string[]; import_id: string; seq: number }>(),
     ),
   ])
   // A dated universe version's dates have its (import_id, seq), and come from the same import.
