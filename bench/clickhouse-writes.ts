@@ -13,7 +13,7 @@ import { isoWeekday } from '../src/domain/time-zone.js'
 import type { MarketStore } from '../src/store/market-store.js'
 import { median } from './measure.js'
 import { mdqBin } from './servers.js'
-import { wrkLoad, type WrkLoad } from './wrk.js'
+import { wrkLoad, type WrkFiles, type WrkLoad } from './wrk.js'
 
 /** The next CN trading day after local day `day`. */
 export function nextTradingDay(day: number): number {
@@ -85,17 +85,21 @@ export async function apiAppend(store: MarketStore, symbols: readonly string[], 
 /** Seconds of each reads' load: long enough that a slow server still completes requests in every one. */
 const LOAD_SECONDS = 2
 
-/** wrk loads one after another while `work` runs: its result and the p99 of each load that completed requests. */
+/**
+ * wrk loads one after another while `work` runs (closed loop, or paced at `perS`): its result and the
+ * p99 of each load that completed requests.
+ */
 export async function loadsDuring<T>(
   url: string,
   key: string,
-  files: { script: string; paths: string },
+  files: WrkFiles,
   work: () => Promise<T>,
+  perS?: number,
 ): Promise<{ result: T; p99s: number[]; loads: WrkLoad[] }> {
   let done = false
   const loads: WrkLoad[] = []
   const loop = (async () => {
-    while (!done) loads.push(await wrkLoad(url, key, files, LOAD_SECONDS))
+    while (!done) loads.push(await wrkLoad(url, key, files, LOAD_SECONDS, 32, perS === undefined ? {} : { perS }))
   })()
   let result: T
   try {
@@ -107,16 +111,18 @@ export async function loadsDuring<T>(
   return { result, p99s: loads.filter((l) => l.requests > 0).map((l) => l.p99), loads }
 }
 
-/** Median p99 of `n` loads as long as loadsDuring's: the reads' tail with nothing else running. */
-export async function quietP99(
+/** Median p99 and rate of `n` loads as long as loadsDuring's (paced at `perS`, if given): the reads with nothing else running. */
+export async function quietLoads(
   url: string,
   key: string,
-  files: { script: string; paths: string },
+  files: WrkFiles,
+  perS?: number,
   n = 5,
-): Promise<number> {
-  const p99s: number[] = []
-  for (let i = 0; i < n; i++) p99s.push((await wrkLoad(url, key, files, LOAD_SECONDS)).p99)
-  return median(p99s)
+): Promise<{ p99: number; perS: number }> {
+  const loads: WrkLoad[] = []
+  for (let i = 0; i < n; i++)
+    loads.push(await wrkLoad(url, key, files, LOAD_SECONDS, 32, perS === undefined ? {} : { perS }))
+  return { p99: median(loads.map((l) => l.p99)), perS: median(loads.map((l) => l.perS)) }
 }
 
 /** Parts of a table on one ClickHouse server: active and inactive, count and bytes on disk. */

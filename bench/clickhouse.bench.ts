@@ -1,7 +1,8 @@
 // mdq over ClickHouse against the route it replaces: the same data in mdq's ClickHouse store, in a
 // DIY `MergeTree ORDER BY (symbol, ts)` table queried with raw SQL over ClickHouse's HTTP interface,
 // and in mdq's SQLite store; every read workload for the three (alternating rounds, wrk as the client),
-// then an end-of-day import and one-minute appends with reads' p99 meanwhile and the parts left behind.
+// then an end-of-day import and one-minute appends with reads' p99 meanwhile (closed loop and paced at half
+// the quiet rate, each beside its floor: a CPU hog of the cores the work keeps busy alone) and the parts left behind.
 // Run: npm run bench -- clickhouse
 // Scale: MDQ_BENCH_SYMBOLS (5000), MDQ_BENCH_YEARS (20), MDQ_BENCH_MINUTE_SYMBOLS (300), MDQ_BENCH_MINUTE_DAYS
 // (250); BENCH_SECONDS (5) per load, BENCH_ROUNDS (3), BENCH_PULL_SECONDS (10), BENCH_HOUR_ROUNDS (21);
@@ -28,7 +29,7 @@ import {
   nextTradingDay,
   oneRowCsv,
   parts,
-  quietP99,
+  quietLoads,
   sessionMinutesOf,
 } from './clickhouse-writes.js'
 import { specTag } from './full-market-store.js'
@@ -104,6 +105,9 @@ const ratio = (a: number, b: number) => (a / b).toFixed(2)
 /** The median p99 of the loads run during a write ('none' when no load completed a request). */
 /** Appends run alone first, to measure the cores they keep busy. */
 const PROBE_APPENDS = 10
+/** Appends one every PACE_MS, with the reads' p99 meanwhile, before the rest go back to back. */
+const PACED_APPENDS = 10
+const PACE_MS = 2_000
 /** The longest a hog stands in for the appends beside the reads. */
 const FLOOR_MS = 20_000
 
@@ -276,7 +280,11 @@ try {
       `\nwrites, scale ${scale}; reads meanwhile: latest 100 daily at 32 connections (2 s wrk loads, the median p99); load ${loadAverage()}`,
     )
     row('workload', 'mdq SQLite', 'mdq CH', 'raw CH SQL', 'CH p99 before', 'CH p99 during', 'SQLite p99 before/during')
-    const quiet = { ch: await quietP99(onCh.url, key, readFiles), sqlite: await quietP99(onCopy.url, key, readFiles) }
+    const quietCh = await quietLoads(onCh.url, key, readFiles)
+    const quiet = { ch: quietCh.p99, sqlite: (await quietLoads(onCopy.url, key, readFiles)).p99 }
+    // Reads below saturation too: paced at half the quiet rate, as a server with headroom sees them.
+    const halfRate = quietCh.perS / 2
+    const quietPaced = await quietLoads(onCh.url, key, readFiles, halfRate)
     const eodSqlite = await loadsDuring(onCopy.url, key, readFiles, () => cliImport(copy, eod, '1d'))
     const eodCh = await loadsDuring(onCh.url, key, readFiles, () => cliImport(ch, eod, '1d'))
     const eodRaw = performance.now()
@@ -286,6 +294,14 @@ try {
     // own (the same file imported again alone, which changes no answer), for as long as it took.
     const eodAlone = await busyCores(() => cliImport(ch, eod, '1d'))
     const eodFloor = await loadsDuring(onCh.url, key, readFiles, () => hogFor(eodAlone.cores, eodCh.result))
+    const eodPaced = await loadsDuring(onCh.url, key, readFiles, () => cliImport(ch, eod, '1d'), halfRate)
+    const eodFloorPaced = await loadsDuring(
+      onCh.url,
+      key,
+      readFiles,
+      () => hogFor(eodAlone.cores, eodCh.result),
+      halfRate,
+    )
     row(
       `end-of-day import, ${fmt(data.symbols.length)} rows, mdq import (s)`,
       (eodSqlite.result / 1000).toFixed(2),
@@ -296,12 +312,28 @@ try {
       `${quiet.sqlite.toFixed(1)} / ${tail(eodSqlite.p99s)}`,
     )
     row(
+      `  the same again, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`,
+      '',
+      '',
+      '',
+      quietPaced.p99.toFixed(1),
+      tail(eodPaced.p99s),
+    )
+    row(
       `  floor: beside a CPU hog of the import's ${eodAlone.cores.toFixed(2)} cores`,
       '',
       '',
       '',
       quiet.ch.toFixed(1),
       tail(eodFloor.p99s),
+    )
+    row(
+      '  the same floor, reads paced at half the quiet rate',
+      '',
+      '',
+      '',
+      quietPaced.p99.toFixed(1),
+      tail(eodFloorPaced.p99s),
     )
     await settled(srv.httpUrl)
 
@@ -328,12 +360,41 @@ try {
     const alone = await busyCores(async () => {
       for (const ts of probed) api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
     })
+    // Then one append every 2 s (each load of the reads holds about one), then the rest back to back.
+    const pacedFrom = 3 + PROBE_APPENDS
+    const paced = await loadsDuring(onCh.url, key, readFiles, async () => {
+      for (const ts of minutes.slice(pacedFrom, pacedFrom + PACED_APPENDS)) {
+        const t0 = performance.now()
+        api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
+        await sleep(PACE_MS - (performance.now() - t0))
+      }
+    })
+    const pacedBoth = await loadsDuring(
+      onCh.url,
+      key,
+      readFiles,
+      async () => {
+        for (const ts of minutes.slice(pacedFrom + PACED_APPENDS, pacedFrom + 2 * PACED_APPENDS)) {
+          const t0 = performance.now()
+          api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
+          await sleep(PACE_MS - (performance.now() - t0))
+        }
+      },
+      halfRate,
+    )
     const loadedFrom = performance.now()
     const during = await loadsDuring(onCh.url, key, readFiles, async () => {
-      for (const ts of minutes.slice(3 + PROBE_APPENDS)) api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
+      for (const ts of minutes.slice(pacedFrom + 2 * PACED_APPENDS))
+        api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
     })
-    const appendsFloor = await loadsDuring(onCh.url, key, readFiles, () =>
-      hogFor(alone.cores, Math.min(performance.now() - loadedFrom, FLOOR_MS)),
+    const appendsFloorMs = Math.min(performance.now() - loadedFrom, FLOOR_MS)
+    const appendsFloor = await loadsDuring(onCh.url, key, readFiles, () => hogFor(alone.cores, appendsFloorMs))
+    const appendsFloorPaced = await loadsDuring(
+      onCh.url,
+      key,
+      readFiles,
+      () => hogFor(alone.cores, appendsFloorMs),
+      halfRate,
     )
     for (const ts of minutes.slice(3)) {
       api.sqlite.push(await apiAppend(stores.sqlite.market, symbols, ts))
@@ -352,12 +413,21 @@ try {
       '',
     )
     row(
-      `  the same through the writer API, x${api.ch.length} (s)`,
+      `  the same through the writer API, x${api.ch.length}; reads meanwhile: back to back (s)`,
       (median(api.sqlite) / 1000).toFixed(3),
       (median(api.ch) / 1000).toFixed(3),
       (median(api.raw) / 1000).toFixed(3),
       quiet.ch.toFixed(1),
       tail(during.p99s),
+    )
+    row(`  reads meanwhile, one append every ${PACE_MS / 1000} s`, '', '', '', quiet.ch.toFixed(1), tail(paced.p99s))
+    row(
+      `  the same, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`,
+      '',
+      '',
+      '',
+      quietPaced.p99.toFixed(1),
+      tail(pacedBoth.p99s),
     )
     row(
       `  floor: beside a CPU hog of the appends' ${alone.cores.toFixed(2)} cores`,
@@ -366,6 +436,14 @@ try {
       '',
       quiet.ch.toFixed(1),
       tail(appendsFloor.p99s),
+    )
+    row(
+      '  the same floor, reads paced at half the quiet rate',
+      '',
+      '',
+      '',
+      quietPaced.p99.toFixed(1),
+      tail(appendsFloorPaced.p99s),
     )
     const after = await parts(srv.httpUrl, 'mdq', 'bars')
     const rawAfter = await parts(srv.httpUrl, 'default', 'raw_minute')
