@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { allocBars, BAR_FIELDS } from '../../domain/bars.js'
+import { allocBars, BAR_FIELDS, concatBars, sliceBars } from '../../domain/bars.js'
 import { MARKETS } from '../../domain/market.js'
-import { partialRollups, partialRollupsOf } from './clickhouse-rollups.js'
+import { ROLLUP_PERIODS, buildAllRollups } from '../../domain/rollups.js'
+import { foldPartials, partialRollups, partialRollupsOf } from './clickhouse-rollups.js'
+import { RAW_SCALE } from './row-binary.js'
 
 const bits = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
 
@@ -40,6 +42,54 @@ describe('partial rollups of a one-bar put', () => {
         },
       ),
       { numRuns: 2000 },
+    )
+  })
+})
+
+describe('partials folded on read', () => {
+  it('give, for any split of a history into puts, the rollups of all its bars at once, to the bit', () => {
+    const market = MARKETS.SH
+    const day0 = market.zone.localDay(Date.UTC(2024, 0, 2, 4))
+    const sessionMinutes = market.sessions.flatMap((s) =>
+      Array.from({ length: s.close - s.open }, (_, k) => s.open + k),
+    )
+    fc.assert(
+      fc.property(
+        // Which session minutes of three days have a bar (gaps make buckets start late), and where puts end.
+        fc.array(fc.boolean(), { minLength: 3 * sessionMinutes.length, maxLength: 3 * sessionMinutes.length }),
+        fc.array(fc.integer({ min: 1, max: 3 * sessionMinutes.length }), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 1e6 }),
+        (present, cuts, seed) => {
+          const ts = present.flatMap((has, i) => {
+            const day = day0 + Math.floor(i / sessionMinutes.length)
+            return has ? [market.zone.midnightUtc(day) + sessionMinutes[i % sessionMinutes.length] * 60_000] : []
+          })
+          if (ts.length === 0) return
+          const all = allocBars(ts.length)
+          ts.forEach((t, i) => {
+            const p = 10 + ((seed * (i + 1)) % 997) / 100
+            all.timestamp[i] = t
+            all.open[i] = p
+            all.high[i] = p + 0.05
+            all.low[i] = p - 0.05
+            all.close[i] = p + 0.01
+            all.volume[i] = 100 * ((seed + i) % 50)
+            all.amount[i] = Math.round(p * all.volume[i] * 100) / 100
+            all.prevClose[i] = NaN
+          })
+          const ends = [...new Set(cuts.filter((c) => c < ts.length)), ts.length].sort((a, b) => a - b)
+          const puts = ends.map((end, k) => sliceBars(all, k === 0 ? 0 : ends[k - 1], end))
+          const whole = buildAllRollups(all, market)
+          ROLLUP_PERIODS.forEach((period, k) => {
+            const parts = puts.map((put) => partialRollupsOf(put, market)[k])
+            const scales = Uint8Array.from(parts.flatMap((p) => [...p.rawVolume].map((raw) => (raw ? RAW_SCALE : 2))))
+            const folded = foldPartials(concatBars(parts.map((p) => p.bars)), scales, period, market)
+            assert.ok(folded, `${period}: whole volumes and exact amounts always fold`)
+            for (const f of BAR_FIELDS) assert.ok(bits(folded[f]).equals(bits(whole[k][f])), `${period} ${f}`)
+          })
+        },
+      ),
+      { numRuns: 300 },
     )
   })
 })
