@@ -119,6 +119,9 @@ async function hogFor(cores: number, ms: number): Promise<void> {
 }
 
 const tail = (p99s: readonly number[]) => (p99s.length ? median(p99s).toFixed(1) : 'none')
+/** A row of reads' p99 alone: quiet, and the median of the loads during some work. */
+const p99Row = (label: string, quiet: number, during: { p99s: readonly number[] }) =>
+  row(label, '', '', '', quiet.toFixed(1), tail(during.p99s))
 
 try {
   requireWrk()
@@ -311,30 +314,9 @@ try {
       tail(eodCh.p99s),
       `${quiet.sqlite.toFixed(1)} / ${tail(eodSqlite.p99s)}`,
     )
-    row(
-      `  the same again, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`,
-      '',
-      '',
-      '',
-      quietPaced.p99.toFixed(1),
-      tail(eodPaced.p99s),
-    )
-    row(
-      `  floor: beside a CPU hog of the import's ${eodAlone.cores.toFixed(2)} cores`,
-      '',
-      '',
-      '',
-      quiet.ch.toFixed(1),
-      tail(eodFloor.p99s),
-    )
-    row(
-      '  the same floor, reads paced at half the quiet rate',
-      '',
-      '',
-      '',
-      quietPaced.p99.toFixed(1),
-      tail(eodFloorPaced.p99s),
-    )
+    p99Row(`  the same again, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`, quietPaced.p99, eodPaced)
+    p99Row(`  floor: beside a CPU hog of the import's ${eodAlone.cores.toFixed(2)} cores`, quiet.ch, eodFloor)
+    p99Row('  the same floor, reads paced at half the quiet rate', quietPaced.p99, eodFloorPaced)
     await settled(srv.httpUrl)
 
     const symbols = data.symbols.slice(0, Number(process.env.BENCH_APPEND_SYMBOLS ?? 5000))
@@ -420,31 +402,10 @@ try {
       quiet.ch.toFixed(1),
       tail(during.p99s),
     )
-    row(`  reads meanwhile, one append every ${PACE_MS / 1000} s`, '', '', '', quiet.ch.toFixed(1), tail(paced.p99s))
-    row(
-      `  the same, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`,
-      '',
-      '',
-      '',
-      quietPaced.p99.toFixed(1),
-      tail(pacedBoth.p99s),
-    )
-    row(
-      `  floor: beside a CPU hog of the appends' ${alone.cores.toFixed(2)} cores`,
-      '',
-      '',
-      '',
-      quiet.ch.toFixed(1),
-      tail(appendsFloor.p99s),
-    )
-    row(
-      '  the same floor, reads paced at half the quiet rate',
-      '',
-      '',
-      '',
-      quietPaced.p99.toFixed(1),
-      tail(appendsFloorPaced.p99s),
-    )
+    p99Row(`  reads meanwhile, one append every ${PACE_MS / 1000} s`, quiet.ch, paced)
+    p99Row(`  the same, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`, quietPaced.p99, pacedBoth)
+    p99Row(`  floor: beside a CPU hog of the appends' ${alone.cores.toFixed(2)} cores`, quiet.ch, appendsFloor)
+    p99Row('  the same floor, reads paced at half the quiet rate', quietPaced.p99, appendsFloorPaced)
     const after = await parts(srv.httpUrl, 'mdq', 'bars')
     const rawAfter = await parts(srv.httpUrl, 'default', 'raw_minute')
     const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`
