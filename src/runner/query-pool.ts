@@ -157,8 +157,13 @@ export function poolRunner(
     }
   }
   return {
+    // On a store whose reads wait on a server, one symbol's answer is mostly that wait: the main
+    // thread's store sends its reads together with every other request's (fewer queries) and no hop
+    // is paid. Batches, many histories to encode, still spread over the workers.
     answer: (task: AnswerTask, use?: AnswerUse) =>
-      bytes({ ...task, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
+      main && !store.blockingReads
+        ? inMainThread(main.store, main.contexts, task)
+        : bytes({ ...task, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {
