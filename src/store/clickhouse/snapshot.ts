@@ -133,55 +133,45 @@ type InstrumentTuple = [
 /** The small tables' rows matching `where`, of the tables in `tables` (a tablesMask). */
 async function loadRows(meta: Connection, where: string, tables: number): Promise<Rows> {
   const v = (r: { import_id: string; seq: number }): Version => ({ importId: BigInt(r.import_id), seq: Number(r.seq) })
-  const select = <T>(table: PolledTable, columns: string, read: (query: string) => Promise<T[]>): Promise<T[]> =>
-    wrote(tables, table) ? read(`SELECT ${columns} FROM ${table} WHERE ${where}`) : Promise.resolve([])
-  const json =
-    <T>() =>
-    (query: string) =>
-      meta.json<T>(query)
+  /** The matching rows of `table` as JSON objects, none when the imports did not write it. */
+  const select = <T>(table: PolledTable, columns: string): Promise<T[]> =>
+    wrote(tables, table) ? meta.json<T>(`SELECT ${columns} FROM ${table} WHERE ${where}`) : Promise.resolve([])
   const [instruments, events, universes, deletes, statementDeletes, universeDates] = await Promise.all([
-    select(
+    select<{ symbol: string; r: InstrumentTuple; import_id: string; seq: number }>(
       'instruments',
       `symbol, (code, exchange, name, type, listing_date, tick_size, total_shares, float_shares, limit_up, limit_down, name_en, lot_size) AS r, import_id, seq`,
-      json<{ symbol: string; r: InstrumentTuple; import_id: string; seq: number }>(),
     ),
-    select(
+    select<{ symbol: string; ts: string; ex_factor: number; import_id: string; seq: number }>(
       'ex_factors',
       'symbol, ts, ex_factor, import_id, seq',
-      json<{ symbol: string; ts: string; ex_factor: number; import_id: string; seq: number }>(),
     ),
-    select(
-      'universes',
-      'id, name, region, category, description, symbols, import_id, seq',
-      json<{
-        id: string
-        name: string
-        region: string | null
-        category: string | null
-        description: string | null
-        symbols: string[]
-        import_id: string
-        seq: number
-      }>(),
-    ),
-    select(
-      'deletes',
-      'kind, symbol, period, from_ts, to_ts, import_id, seq',
-      json<{
-        kind: string
-        symbol: string
-        period: string
-        from_ts: string
-        to_ts: string
-        import_id: string
-        seq: number
-      }>(),
-    ),
-    select('financial_deletes', 'statement, symbol, from_period, to_period, import_id, seq', (q) => meta.rows(q)),
-    select(
+    select<{
+      id: string
+      name: string
+      region: string | null
+      category: string | null
+      description: string | null
+      symbols: string[]
+      import_id: string
+      seq: number
+    }>('universes', 'id, name, region, category, description, symbols, import_id, seq'),
+    select<{
+      kind: string
+      symbol: string
+      period: string
+      from_ts: string
+      to_ts: string
+      import_id: string
+      seq: number
+    }>('deletes', 'kind, symbol, period, from_ts, to_ts, import_id, seq'),
+    wrote(tables, 'financial_deletes')
+      ? meta.rows(
+          `SELECT statement, symbol, from_period, to_period, import_id, seq FROM financial_deletes WHERE ${where}`,
+        )
+      : Promise.resolve([]),
+    select<{ id: string; in_dates: string[]; out_dates: string[]; import_id: string; seq: number }>(
       'universe_dates',
       'id, in_dates, out_dates, import_id, seq',
-      json<{ id: string; in_dates: string[]; out_dates: string[]; import_id: string; seq: number }>(),
     ),
   ])
   // A dated universe version's dates have its (import_id, seq), and come from the same import.
