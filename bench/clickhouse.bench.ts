@@ -344,26 +344,16 @@ try {
     })
     // Then one append every 2 s (each load of the reads holds about one), then the rest back to back.
     const pacedFrom = 3 + PROBE_APPENDS
-    const paced = await loadsDuring(onCh.url, key, readFiles, async () => {
-      for (const ts of minutes.slice(pacedFrom, pacedFrom + PACED_APPENDS)) {
+    /** PACED_APPENDS appends from minute `from` on, one every PACE_MS. */
+    const pacedAppends = (from: number) => async () => {
+      for (const ts of minutes.slice(from, from + PACED_APPENDS)) {
         const t0 = performance.now()
         api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
         await sleep(PACE_MS - (performance.now() - t0))
       }
-    })
-    const pacedBoth = await loadsDuring(
-      onCh.url,
-      key,
-      readFiles,
-      async () => {
-        for (const ts of minutes.slice(pacedFrom + PACED_APPENDS, pacedFrom + 2 * PACED_APPENDS)) {
-          const t0 = performance.now()
-          api.ch.push(await apiAppend(stores.ch.market, symbols, ts))
-          await sleep(PACE_MS - (performance.now() - t0))
-        }
-      },
-      halfRate,
-    )
+    }
+    const paced = await loadsDuring(onCh.url, key, readFiles, pacedAppends(pacedFrom))
+    const pacedBoth = await loadsDuring(onCh.url, key, readFiles, pacedAppends(pacedFrom + PACED_APPENDS), halfRate)
     const loadedFrom = performance.now()
     const during = await loadsDuring(onCh.url, key, readFiles, async () => {
       for (const ts of minutes.slice(pacedFrom + 2 * PACED_APPENDS))

@@ -45,8 +45,9 @@ const groupsAheadPerWorker = (store: Pick<StoreCapabilities, 'blockingReads'>) =
  * every worker, held after the work is done; small, it is collected more often at little cost (few
  * survivors). On a waiting store a task's objects live across its reads' round trips, and small
  * collections every few ms promoted them all, for full collections to sweep (a third of a worker's
- * time on batches of short reads): there, room for a round trip's garbage (1m windows under load
- * 515-544 -> 638-658 req/s, mdq's CPU 1.9-2.1 -> 1.4 ms a request).
+ * time on batches of short reads): there, room for a round trip's garbage (measured when single
+ * answers ran in the workers too: 1m windows under load 515-544 -> 638-658 req/s, mdq's CPU 1.9-2.1
+ * -> 1.4 ms a request; the workers now take only batches there).
  */
 const workerYoungMb = (store: Pick<StoreCapabilities, 'blockingReads'>) => (store.blockingReads ? 4 : 32)
 /**
