@@ -139,7 +139,7 @@ export class BarReads {
            SELECT ts, argMax((${VALUE_COLUMNS}), (import_id, seq)) AS r FROM bars PREWHERE ${prewhere} WHERE ${where} GROUP BY ts)`
       : `SELECT ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${prewhere} WHERE ${where}`
     const settings: Record<string, number> = expectedRows <= ONE_THREAD_ROWS ? SMALL_READ : {}
-    return decodeBars(await this.entry.bytes(`${query} FORMAT RowBinary`, settings), vscales)
+    return this.entry.read(`${query} FORMAT RowBinary`, settings, (answer) => decodeBars(answer, vscales))
   }
 }
 

@@ -97,31 +97,13 @@ export class CoalescedReads {
       const key = one
         ? ''
         : `transform(symbol, [${symbols.map((sym) => sql.str(sym)).join(', ')}], [${symbols.map((_, i) => i).join(', ')}], 255), toUInt8(period), `
-      const buf = await this.entry.bytes(
+      const answers = await this.entry.read(
         `SELECT ${key}ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${wanted(reads)}
          WHERE ${s.visibleSql}${[...new Set(hidden)].join('')} FORMAT RowBinary`,
         reads.reduce((n, r) => n + rowsAtMost(r), 0) <= SMALL_ROWS ? SMALL_READ : ONE_THREAD,
+        (buf) => split(buf, reads, one ? undefined : symbols),
       )
-      const row = one ? READ_ROW : KEYED_ROW
-      const runs = one ? wholeRows(buf) : seriesRuns(buf)
-      const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
-      for (const r of reads) {
-        const own = runs.get(one ? 0 : seriesCode(symbols.indexOf(r.symbol), PERIOD_CODE[r.period])) ?? []
-        // Two reads of one series share its rows: each keeps its own range.
-        const inRange = (at: number) => {
-          const ts = tsAt(dv, at)
-          return ts >= r.lo && ts <= r.to
-        }
-        let n = 0
-        for (let k = 0; k < own.length; k += 2) for (let at = own[k]; at < own[k + 1]; at += row) if (inRange(at)) n++
-        const bars = allocBars(n)
-        const vscales = new Uint8Array(n)
-        let i = 0
-        for (let k = 0; k < own.length; k += 2)
-          for (let at = own[k]; at < own[k + 1]; at += row)
-            if (inRange(at)) vscales[i] = decodeInto(dv, buf, at, bars, i++)
-        r.resolve({ bars, vscales })
-      }
+      reads.forEach((r, i) => r.resolve(answers[i]))
     } catch (err) {
       for (const r of reads) r.reject(err)
     } finally {
@@ -129,6 +111,36 @@ export class CoalescedReads {
       this.#schedule()
     }
   }
+}
+
+/**
+ * Each read's bars (and their volume scales) from an answer: rows of one series, or rows keyed by
+ * their symbol's index in `symbols` and their period's code.
+ */
+function split(
+  buf: Buffer,
+  reads: readonly RangeRead[],
+  symbols: readonly string[] | undefined,
+): { bars: Bars; vscales: Uint8Array }[] {
+  const row = symbols ? KEYED_ROW : READ_ROW
+  const runs = symbols ? seriesRuns(buf) : wholeRows(buf)
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  return reads.map((r) => {
+    const own = runs.get(symbols ? seriesCode(symbols.indexOf(r.symbol), PERIOD_CODE[r.period]) : 0) ?? []
+    // Two reads of one series share its rows: each keeps its own range.
+    const inRange = (at: number) => {
+      const ts = tsAt(dv, at)
+      return ts >= r.lo && ts <= r.to
+    }
+    let n = 0
+    for (let k = 0; k < own.length; k += 2) for (let at = own[k]; at < own[k + 1]; at += row) if (inRange(at)) n++
+    const bars = allocBars(n)
+    const vscales = new Uint8Array(n)
+    let i = 0
+    for (let k = 0; k < own.length; k += 2)
+      for (let at = own[k]; at < own[k + 1]; at += row) if (inRange(at)) vscales[i] = decodeInto(dv, buf, at, bars, i++)
+    return { bars, vscales }
+  })
 }
 
 /** A read's series as SQL. */

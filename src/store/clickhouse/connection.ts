@@ -216,9 +216,12 @@ export class Connection {
     })
   }
 
-  /** The raw bytes of a `... FORMAT RowBinary` query (with `settings` for this query only). */
-  async bytes(query: string, settings: Record<string, number> = {}): Promise<Buffer> {
-    return this.#run((signal) => this.#rows.bytes(query, settings, signal))
+  /**
+   * `decode` of the bytes of a `... FORMAT RowBinary` query's answer (with `settings` for this query
+   * only); the bytes are valid only during the call.
+   */
+  async read<T>(query: string, settings: Record<string, number>, decode: (answer: Buffer) => T): Promise<T> {
+    return this.#run((signal) => this.#rows.read(query, settings, signal, decode))
   }
 
   /** `INSERT INTO table (columns) FORMAT <format>` with a body already encoded in that format. */
