@@ -149,6 +149,12 @@ try {
   console.log(
     `history import: mdq ClickHouse ${(writer.ms / 1000).toFixed(1)} s (writer calls), DIY tables ${(raw.ms / 1000).toFixed(1)} s (INSERTs of 1M rows); merges settled ${((performance.now() - t0) / 1000).toFixed(0)} s later; ClickHouse ${version}`,
   )
+  // A small read's cost on the server grows with the active parts it searches (docs/benchmarks.md).
+  const activeParts = await sql(
+    srv.httpUrl,
+    "SELECT concat(database, '.', table, ' ', toString(count())) FROM system.parts WHERE active AND table IN ('bars', 'raw_daily', 'raw_minute') GROUP BY database, table ORDER BY table",
+  )
+  console.log(`active parts: ${activeParts.split('\n').join(', ')}`)
   const key = sqlite.key
   const [onSqlite, onCh] = [await mdqServe(sqlite.db), await mdqServe(ch)]
   servers.push(onSqlite, onCh)
