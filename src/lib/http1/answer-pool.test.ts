@@ -24,8 +24,8 @@ async function serve(handle: (req: IncomingMessage, body: string, res: ServerRes
   return server
 }
 
-const poolOf = (server: { address(): AddressInfo | string | null }, idleMs = 1000) => {
-  const pool = new AnswerPool({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, idleMs })
+const poolOf = (server: { address(): AddressInfo | string | null }, idleMs = 1000, maxSockets = 256) => {
+  const pool = new AnswerPool({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, idleMs, maxSockets })
   after(() => pool.close())
   return pool
 }
@@ -117,6 +117,31 @@ describe('AnswerPool', () => {
     )
   })
 
+  it('runs at most maxSockets exchanges at once; the rest wait their turn, and one that aborts while waiting leaves the queue', async () => {
+    let open = 0
+    let most = 0
+    const server = await serve((_req, body, res) => {
+      most = Math.max(most, ++open)
+      setTimeout(() => {
+        open--
+        res.end(body)
+      }, 10)
+    })
+    const pool = poolOf(server, 1000, 2)
+    const ac = new AbortController()
+    const words = Array.from({ length: 7 }, (_, i) => `w${i}`)
+    const posts = words.map((w, i) =>
+      pool.post('/', '', Buffer.from(w), i === 5 ? ac.signal : never(), (_s, b) => b.toString()),
+    )
+    ac.abort(new Error('gave up'))
+    const settled = await Promise.allSettled(posts)
+    assert.deepEqual(
+      settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+      words.map((w, i) => (i === 5 ? 'gave up' : w)),
+    )
+    assert.equal(most, 2)
+  })
+
   it("marks a failure on a kept socket the server closed before answering as `reused` (the caller's retry), not a first one", async () => {
     let requests = 0
     const tcp = createTcpServer((socket) => {
@@ -169,7 +194,7 @@ describe('AnswerPool', () => {
     const port = (free.address() as AddressInfo).port
     free.close()
     await once(free, 'close')
-    const gone = new AnswerPool({ host: '127.0.0.1', port, idleMs: 50 })
+    const gone = new AnswerPool({ host: '127.0.0.1', port, idleMs: 50, maxSockets: 1 })
     await assert.rejects(gone.post('/', '', Buffer.from('c'), never(), text), /ECONNREFUSED/)
     gone.close()
   })

@@ -23,6 +23,8 @@ export interface PoolOptions {
   readonly port: number
   /** A kept socket idle this long is closed (before the server's own keep-alive timeout does). */
   readonly idleMs: number
+  /** Exchanges at once, each on a socket of its own; more wait their turn. */
+  readonly maxSockets: number
 }
 
 /** A failed exchange; `reused`: it failed on a kept socket before any of the answer came (the server had closed it). */
@@ -31,6 +33,9 @@ export type ExchangeError = Error & { reused?: boolean }
 export class AnswerPool {
   readonly #idle: Kept[] = []
   readonly #bodies: Buffer[] = []
+  /** Exchanges waiting for a socket (maxSockets under way), oldest first. */
+  readonly #waiting: (() => void)[] = []
+  #busy = 0
   #closed = false
 
   constructor(private readonly options: PoolOptions) {}
@@ -39,14 +44,33 @@ export class AnswerPool {
    * POSTs `body` to `path`; `read` gets the answer's status and body (valid only during the call)
    * and its result is the exchange's.
    */
-  post<T>(
+  async post<T>(
     path: string,
     headers: string,
     body: Buffer,
     signal: AbortSignal,
     read: (status: number, body: Buffer) => T,
   ): Promise<T> {
-    if (this.#closed) return Promise.reject(new Error('connection pool closed'))
+    // A socket's turn passes from the exchange that ends to the oldest waiting, so no newcomer takes it between.
+    if (this.#busy < this.options.maxSockets) this.#busy++
+    else await this.#turn(signal)
+    try {
+      if (this.#closed) throw new Error('connection pool closed')
+      return await this.#exchange(path, headers, body, signal, read)
+    } finally {
+      const next = this.#waiting.shift()
+      if (next) next()
+      else this.#busy--
+    }
+  }
+
+  #exchange<T>(
+    path: string,
+    headers: string,
+    body: Buffer,
+    signal: AbortSignal,
+    read: (status: number, body: Buffer) => T,
+  ): Promise<T> {
     const kept = this.#idle.pop() ?? new Kept(this.options)
     const head = `POST ${path} HTTP/1.1\r\nHost: ${this.options.host}:${this.options.port}\r\n${headers}Content-Length: ${body.length}\r\n\r\n`
     return kept.exchange(Buffer.concat([Buffer.from(head, 'latin1'), body]), this.#body(), signal).then(
@@ -64,6 +88,24 @@ export class AnswerPool {
         throw err
       },
     )
+  }
+
+  /** Resolves when a socket is free for this exchange; rejects with the signal's reason if it aborts first. */
+  #turn(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason)
+      const go = () => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      }
+      const onAbort = () => {
+        const at = this.#waiting.indexOf(go)
+        if (at >= 0) this.#waiting.splice(at, 1)
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.#waiting.push(go)
+    })
   }
 
   close(): void {

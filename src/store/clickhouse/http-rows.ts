@@ -13,6 +13,8 @@ import type { Endpoint } from './connection.js'
 export const MAX_QUERY_BYTES = 64 << 20
 /** A kept socket idle this long is dropped before ClickHouse's own keep-alive timeout (3 s by default) closes it. */
 const IDLE_SOCKET_MS = 1500
+/** Reads under way at once on one connection to the server (each on a socket of its own); more wait their turn. */
+const MAX_SOCKETS = 256
 
 export class HttpRows {
   readonly #pool: AnswerPool
@@ -30,6 +32,7 @@ export class HttpRows {
       host: this.#url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(this.#url.port || 80),
       idleMs: IDLE_SOCKET_MS,
+      maxSockets: MAX_SOCKETS,
     })
   }
 
