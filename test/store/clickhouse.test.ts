@@ -265,6 +265,26 @@ describe('clickhouse store on one server', () => {
     },
   )
 
+  need.it(
+    'a read whose answer the server breaks off with an exception fails with its message, never as rows; the connection reads on',
+    async () => {
+      const c = new Connection({ url: server.httpUrl, username: 'default', password: '' })
+      try {
+        // Small blocks: the first rows go out (status 200 sent) before throwIf fails a later block.
+        const query = 'SELECT number, throwIf(number = 300000) FROM system.numbers LIMIT 400000 FORMAT RowBinary'
+        const decoded: number[] = []
+        await assert.rejects(
+          c.read(query, { max_block_size: 1000 }, (answer) => decoded.push(answer.length)),
+          (err: Error) => /DB::Exception/.test(err.message) && /throwIf/.test(err.message),
+        )
+        assert.deepEqual(decoded, [])
+        assert.equal(await c.read('SELECT toUInt8(7) FORMAT RowBinary', {}, (answer) => answer[0]), 7)
+      } finally {
+        await c.close()
+      }
+    },
+  )
+
   need.it('an import or a key change through one instance is seen by another (polled, no restart)', async () => {
     await a.market.write({
       instruments: [bareInstrument('000001.SZ', { name: 'Ping An' })],

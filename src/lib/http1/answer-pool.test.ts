@@ -78,12 +78,24 @@ describe('AnswerParse', () => {
       assert.deepEqual(parse(bytes, [cut]), { status: 500, body: 'oops!', keepAlive: false })
   })
 
+  it('takes chunk extensions and trailer lines, split anywhere', () => {
+    const bytes = Buffer.from(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;name=v\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n',
+    )
+    for (let cut = 1; cut < bytes.length; cut++)
+      assert.deepEqual(parse(bytes, [cut]), { status: 200, body: 'abcde', keepAlive: true })
+  })
+
   it('refuses what is not an answer: a bad chunk size, bytes past the end, no length', () => {
     assert.throws(
       () => parse(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'), []),
       /bad chunk size/,
     )
     assert.throws(() => parse(Buffer.from(`${answer(['a'])}HTTP/1.1`), []), /more bytes than the answer/)
+    assert.throws(
+      () => parse(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n0\r\n\r\n'), []),
+      /bad chunk end/,
+    )
     assert.throws(() => parse(Buffer.from('HTTP/1.1 200 OK\r\n\r\nabc'), []), /neither a length nor chunks/)
     assert.throws(() => parse(Buffer.from('SSH-2.0-OpenSSH\r\n\r\n'), []), /not an HTTP answer/)
   })
@@ -108,7 +120,12 @@ describe('AnswerPool', () => {
   })
 
   it('runs exchanges at once on sockets of their own', async () => {
-    const server = await serve((_req, body, res) => setTimeout(() => res.end(body), 20))
+    // The server answers none until all twelve are under way: run one at a time, they would never end.
+    const held: (() => void)[] = []
+    const server = await serve((_req, body, res) => {
+      held.push(() => res.end(body))
+      if (held.length === 12) for (const answer of held) answer()
+    })
     const pool = poolOf(server)
     const words = Array.from({ length: 12 }, (_, i) => `w${i}`)
     assert.deepEqual(
@@ -184,6 +201,7 @@ describe('AnswerPool', () => {
       req.socket.once('close', () => closed.push(req.socket))
       res.end(body)
     })
+    server.keepAliveTimeout = 60_000 // only the client's idle timer closes the socket
     const pool = poolOf(server, 50)
     assert.equal(await pool.post('/', '', Buffer.from('a'), never(), text), '200 a')
     while (closed.length === 0) await new Promise((r) => setTimeout(r, 10))
@@ -197,5 +215,35 @@ describe('AnswerPool', () => {
     const gone = new AnswerPool({ host: '127.0.0.1', port, idleMs: 50, maxSockets: 1 })
     await assert.rejects(gone.post('/', '', Buffer.from('c'), never(), text), /ECONNREFUSED/)
     gone.close()
+  })
+
+  it('keeps no socket the server closes: while idle, by Connection: close, or after more bytes than the answer', async () => {
+    const connections: Socket[] = []
+    const tcp = createTcpServer((socket) => {
+      connections.push(socket)
+      socket.on('data', (d: Buffer) => {
+        const word = /\r\n\r\n(.*)$/s.exec(d.toString('latin1'))![1]
+        const answer = (extra: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${word.length}\r\n${extra}\r\n${word}`
+        if (word === 'fin') {
+          socket.end(answer('')) // answered, then closed while the client holds it idle
+        } else if (word === 'close') socket.write(answer('Connection: close\r\n'))
+        else if (word === 'extra') socket.write(`${answer('')}HTTP/1.1 200 OK\r\n`)
+        else socket.write(answer(''))
+      })
+    })
+    tcp.listen(0, '127.0.0.1')
+    await once(tcp, 'listening')
+    after(() => tcp.close())
+    const pool = poolOf(tcp)
+    const post = (w: string) => pool.post('/', '', Buffer.from(w), never(), text)
+    assert.equal(await post('fin'), '200 fin')
+    await new Promise((r) => setTimeout(r, 50)) // the FIN arrives while the socket is idle
+    assert.equal(await post('a'), '200 a')
+    assert.equal(await post('close'), '200 close')
+    assert.equal(await post('b'), '200 b')
+    assert.equal(await post('extra'), '200 extra')
+    assert.equal(await post('c'), '200 c')
+    // fin, then a fresh socket for a and close, a fresh one for b and extra, a fresh one for c.
+    assert.equal(connections.length, 4)
   })
 })

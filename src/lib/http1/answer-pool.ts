@@ -6,15 +6,16 @@
  * chunked answer (ClickHouse 18.16 writes 4 KiB chunks: about 8,000 per 33 MB answer); gathered,
  * they are garbage the worker's collector then spends more on than the reads themselves.
  */
-import { connect, type Socket } from 'node:net'
+import { connect, isIPv6, type Socket } from 'node:net'
 
 /** What one socket reads at a time. */
 const READ_BYTES = 64 << 10
 /** A body buffer starts this large and doubles as an answer needs. */
 const FIRST_BODY_BYTES = 1 << 20
-/** Body buffers kept for the next exchanges; larger or more are left to the collector. */
-const KEPT_BODIES = 4
-const KEPT_BODY_MAX_BYTES = 64 << 20
+/** The bytes of body buffers kept for the next exchanges; more are left to the collector. */
+const KEPT_BODY_BYTES = 64 << 20
+/** A chunk larger than this is not an answer this client reads. */
+const MAX_CHUNK_BYTES = 1 << 30
 /** Status line and headers longer than this are not an HTTP server's answer. */
 const MAX_HEAD_BYTES = 64 << 10
 
@@ -33,6 +34,7 @@ export type ExchangeError = Error & { reused?: boolean }
 export class AnswerPool {
   readonly #idle: Kept[] = []
   readonly #bodies: Buffer[] = []
+  #keptBytes = 0
   /** Exchanges waiting for a socket (maxSockets under way), oldest first. */
   readonly #waiting: (() => void)[] = []
   #busy = 0
@@ -71,15 +73,22 @@ export class AnswerPool {
     signal: AbortSignal,
     read: (status: number, body: Buffer) => T,
   ): Promise<T> {
-    const kept = this.#idle.pop() ?? new Kept(this.options)
-    const head = `POST ${path} HTTP/1.1\r\nHost: ${this.options.host}:${this.options.port}\r\n${headers}Content-Length: ${body.length}\r\n\r\n`
+    if (signal.aborted) return Promise.reject(signal.reason)
+    let kept = this.#idle.pop()
+    while (kept && !kept.usable) {
+      kept.close()
+      kept = this.#idle.pop()
+    }
+    kept ??= new Kept(this.options)
+    const host = isIPv6(this.options.host) ? `[${this.options.host}]` : this.options.host
+    const head = `POST ${path} HTTP/1.1\r\nHost: ${host}:${this.options.port}\r\n${headers}Content-Length: ${body.length}\r\n\r\n`
     return kept.exchange(Buffer.concat([Buffer.from(head, 'latin1'), body]), this.#body(), signal).then(
       ({ status, body: answer, keepAlive }) => {
         try {
           return read(status, answer.body.subarray(0, answer.length))
         } finally {
           this.#giveBack(answer.body)
-          if (keepAlive && !this.#closed) this.#idle.push(kept.rest(() => this.#forget(kept)))
+          if (keepAlive && !this.#closed && kept.usable) this.#idle.push(kept.rest(() => this.#forget(kept)))
           else kept.close()
         }
       },
@@ -111,14 +120,21 @@ export class AnswerPool {
   close(): void {
     this.#closed = true
     for (const kept of this.#idle.splice(0)) kept.close()
+    this.#bodies.length = 0
+    this.#keptBytes = 0
   }
 
   #body(): Buffer {
-    return this.#bodies.pop() ?? Buffer.allocUnsafe(FIRST_BODY_BYTES)
+    const body = this.#bodies.pop()
+    if (!body) return Buffer.allocUnsafe(FIRST_BODY_BYTES)
+    this.#keptBytes -= body.length
+    return body
   }
 
   #giveBack(body: Buffer): void {
-    if (this.#bodies.length < KEPT_BODIES && body.length <= KEPT_BODY_MAX_BYTES) this.#bodies.push(body)
+    if (this.#closed || this.#keptBytes + body.length > KEPT_BODY_BYTES) return
+    this.#bodies.push(body)
+    this.#keptBytes += body.length
   }
 
   #forget(kept: Kept): void {
@@ -150,7 +166,13 @@ class Kept {
     })
     this.#socket.on('error', (err) => this.#fail(err))
     this.#socket.on('close', () => this.#fail(new Error('the server closed the connection')))
-    this.#socket.on('timeout', () => this.#socket.destroy())
+    // An idle socket timed out: gone from the idle list at once, not when its close comes.
+    this.#socket.on('timeout', () => this.#fail(new Error('idle socket closed')))
+  }
+
+  /** Whether another exchange may use the socket: not failed, not destroyed. */
+  get usable(): boolean {
+    return this.#failure === undefined && !this.#socket.destroyed
   }
 
   exchange(request: Buffer, body: Buffer, signal: AbortSignal): Promise<Answer> {
@@ -207,6 +229,7 @@ class Kept {
 
   #fail(err: Error): void {
     this.#failure ??= err
+    this.#socket.destroy()
     this.#parse?.fail(err)
     this.#onIdleClose?.()
     this.#onIdleClose = undefined
@@ -274,7 +297,7 @@ export class AnswerParse {
           if (end === n) break
           at++ // the \n
           const size = parseInt(this.#sizeLine, 16)
-          if (!Number.isFinite(size) || !/^[0-9a-fA-F]+(;.*)?\r$/.test(this.#sizeLine))
+          if (!/^[0-9a-fA-F]+(;.*)?\r$/.test(this.#sizeLine) || !(size <= MAX_CHUNK_BYTES))
             throw new Error(`bad chunk size line: ${JSON.stringify(this.#sizeLine.slice(0, 40))}`)
           this.#sizeLine = ''
           this.#left = size
@@ -292,20 +315,24 @@ export class AnswerParse {
           break
         }
         case State.ChunkEnd: {
-          const take = Math.min(this.#left, n - at)
-          at += take
-          if ((this.#left -= take) === 0) this.#state = State.ChunkSize
+          // The CRLF that ends a chunk's data, perhaps split between reads.
+          if (buf[at] !== (this.#left === 2 ? 13 : 10)) throw new Error('bad chunk end')
+          at++
+          if (--this.#left === 0) this.#state = State.ChunkSize
           break
         }
         case State.Trailer: {
-          // No trailers from the servers this reads: the empty line that ends the answer.
+          // Trailer lines, if any, then the empty line that ends the answer.
           const lf = buf.indexOf(10, at)
-          if (lf < 0 || lf >= n) {
-            at = n
-            break
-          }
-          at = lf + 1
-          this.#finish()
+          const end = lf < 0 || lf >= n ? n : lf
+          this.#sizeLine += buf.toString('latin1', at, end)
+          if (this.#sizeLine.length > MAX_HEAD_BYTES) throw new Error('answer trailers too long')
+          at = end
+          if (end === n) break
+          at++
+          const empty = this.#sizeLine === '\r' || this.#sizeLine === ''
+          this.#sizeLine = ''
+          if (empty) this.#finish()
           break
         }
         case State.Done:

@@ -16,6 +16,25 @@ const IDLE_SOCKET_MS = 1500
 /** Reads under way at once on one connection to the server (each on a socket of its own); more wait their turn. */
 const MAX_SOCKETS = 256
 
+/** How far from its end an answer is searched for an exception's text. */
+const EXCEPTION_TAIL_BYTES = 64 << 10
+
+/**
+ * The text of an exception the server met after it had begun a 200 answer: it then appends the text
+ * to the rows sent so far (`Code: N, e.displayText() = DB::Exception: ...`) and ends the answer as if
+ * whole; undefined for an answer without one.
+ */
+export function failedMidway(body: Buffer): string | undefined {
+  const tail = body.subarray(Math.max(0, body.length - EXCEPTION_TAIL_BYTES))
+  const at = tail.lastIndexOf('DB::Exception')
+  if (at < 0) return undefined
+  const code = tail.lastIndexOf('Code: ', at)
+  return tail
+    .toString('utf8', code >= 0 ? code : at)
+    .split('\n')[0]
+    .trim()
+}
+
 export class HttpRows {
   readonly #pool: AnswerPool
   readonly #url: URL
@@ -67,6 +86,8 @@ export class HttpRows {
       signal,
       (status, body) => {
         if (status !== 200) throw new Error(body.toString('utf8').trim() || `HTTP ${status}`)
+        const failed = failedMidway(body)
+        if (failed) throw new Error(failed)
         return decode(body)
       },
     )
