@@ -113,7 +113,7 @@ describe('AnswerPool', () => {
     const pool = poolOf(server)
     for (const word of ['abc', 'de', 'f'.repeat(3 << 20)])
       assert.equal(
-        await pool.post('/q?x=1', 'X-Mdq: yes\r\n', Buffer.from(word), never(), text),
+        await pool.post({ path: '/q?x=1', headers: 'X-Mdq: yes\r\n', body: Buffer.from(word), signal: never() }, text),
         `200 POST /q?x=1 yes ${word.toUpperCase()}`,
       )
     assert.equal(sockets.size, 1)
@@ -129,7 +129,11 @@ describe('AnswerPool', () => {
     const pool = poolOf(server)
     const words = Array.from({ length: 12 }, (_, i) => `w${i}`)
     assert.deepEqual(
-      await Promise.all(words.map((w) => pool.post('/', '', Buffer.from(w), never(), (_s, b) => b.toString()))),
+      await Promise.all(
+        words.map((w) =>
+          pool.post({ path: '/', headers: '', body: Buffer.from(w), signal: never() }, (_s, b) => b.toString()),
+        ),
+      ),
       words,
     )
   })
@@ -148,7 +152,9 @@ describe('AnswerPool', () => {
     const ac = new AbortController()
     const words = Array.from({ length: 7 }, (_, i) => `w${i}`)
     const posts = words.map((w, i) =>
-      pool.post('/', '', Buffer.from(w), i === 5 ? ac.signal : never(), (_s, b) => b.toString()),
+      pool.post({ path: '/', headers: '', body: Buffer.from(w), signal: i === 5 ? ac.signal : never() }, (_s, b) =>
+        b.toString(),
+      ),
     )
     ac.abort(new Error('gave up'))
     const settled = await Promise.allSettled(posts)
@@ -173,11 +179,15 @@ describe('AnswerPool', () => {
     await once(tcp, 'listening')
     after(() => tcp.close())
     const pool = poolOf(tcp)
-    assert.equal(await pool.post('/', '', Buffer.from('1'), never(), text), '200 ok')
-    const err = (await pool.post('/', '', Buffer.from('2'), never(), text).catch((e: unknown) => e)) as ExchangeError
+    assert.equal(await pool.post({ path: '/', headers: '', body: Buffer.from('1'), signal: never() }, text), '200 ok')
+    const err = (await pool
+      .post({ path: '/', headers: '', body: Buffer.from('2'), signal: never() }, text)
+      .catch((e: unknown) => e)) as ExchangeError
     assert.ok(err instanceof Error)
     assert.equal(err.reused, true)
-    const fresh = (await pool.post('/', '', Buffer.from('3'), never(), text).catch((e: unknown) => e)) as ExchangeError
+    const fresh = (await pool
+      .post({ path: '/', headers: '', body: Buffer.from('3'), signal: never() }, text)
+      .catch((e: unknown) => e)) as ExchangeError
     assert.ok(fresh instanceof Error)
     assert.notEqual(fresh.reused, true)
   })
@@ -189,10 +199,13 @@ describe('AnswerPool', () => {
     })
     const pool = poolOf(server)
     const ac = new AbortController()
-    const slow = pool.post('/', '', Buffer.from('slow'), ac.signal, text)
+    const slow = pool.post({ path: '/', headers: '', body: Buffer.from('slow'), signal: ac.signal }, text)
     setTimeout(() => ac.abort(new Error('deadline')), 20)
     await assert.rejects(slow, /deadline/)
-    assert.equal(await pool.post('/', '', Buffer.from('quick'), never(), text), '200 quick')
+    assert.equal(
+      await pool.post({ path: '/', headers: '', body: Buffer.from('quick'), signal: never() }, text),
+      '200 quick',
+    )
   })
 
   it('closes a socket idle for idleMs, and a refused connection fails the exchange', async () => {
@@ -203,9 +216,9 @@ describe('AnswerPool', () => {
     })
     server.keepAliveTimeout = 60_000 // only the client's idle timer closes the socket
     const pool = poolOf(server, 50)
-    assert.equal(await pool.post('/', '', Buffer.from('a'), never(), text), '200 a')
+    assert.equal(await pool.post({ path: '/', headers: '', body: Buffer.from('a'), signal: never() }, text), '200 a')
     while (closed.length === 0) await new Promise((r) => setTimeout(r, 10))
-    assert.equal(await pool.post('/', '', Buffer.from('b'), never(), text), '200 b')
+    assert.equal(await pool.post({ path: '/', headers: '', body: Buffer.from('b'), signal: never() }, text), '200 b')
 
     const free = createTcpServer().listen(0, '127.0.0.1')
     await once(free, 'listening')
@@ -213,7 +226,10 @@ describe('AnswerPool', () => {
     free.close()
     await once(free, 'close')
     const gone = new AnswerPool({ host: '127.0.0.1', port, idleMs: 50, maxSockets: 1 })
-    await assert.rejects(gone.post('/', '', Buffer.from('c'), never(), text), /ECONNREFUSED/)
+    await assert.rejects(
+      gone.post({ path: '/', headers: '', body: Buffer.from('c'), signal: never() }, text),
+      /ECONNREFUSED/,
+    )
     gone.close()
   })
 
@@ -235,7 +251,7 @@ describe('AnswerPool', () => {
     await once(tcp, 'listening')
     after(() => tcp.close())
     const pool = poolOf(tcp)
-    const post = (w: string) => pool.post('/', '', Buffer.from(w), never(), text)
+    const post = (w: string) => pool.post({ path: '/', headers: '', body: Buffer.from(w), signal: never() }, text)
     assert.equal(await post('fin'), '200 fin')
     await new Promise((r) => setTimeout(r, 50)) // the FIN arrives while the socket is idle
     assert.equal(await post('a'), '200 a')

@@ -28,6 +28,14 @@ export interface PoolOptions {
   readonly maxSockets: number
 }
 
+/** One POST: its path (with the query string), header lines beyond Host and Content-Length (each ending in CRLF), body, and the signal that ends it. */
+export interface Post {
+  readonly path: string
+  readonly headers: string
+  readonly body: Buffer
+  readonly signal: AbortSignal
+}
+
 /** A failed exchange; `reused`: it failed on a kept socket before any of the answer came (the server had closed it). */
 export type ExchangeError = Error & { reused?: boolean }
 
@@ -42,23 +50,14 @@ export class AnswerPool {
 
   constructor(private readonly options: PoolOptions) {}
 
-  /**
-   * POSTs `body` to `path`; `read` gets the answer's status and body (valid only during the call)
-   * and its result is the exchange's.
-   */
-  async post<T>(
-    path: string,
-    headers: string,
-    body: Buffer,
-    signal: AbortSignal,
-    read: (status: number, body: Buffer) => T,
-  ): Promise<T> {
+  /** Sends `post`; `read` gets the answer's status and body (valid only during the call) and its result is the exchange's. */
+  async post<T>(post: Post, read: (status: number, body: Buffer) => T): Promise<T> {
     // A socket's turn passes from the exchange that ends to the oldest waiting, so no newcomer takes it between.
     if (this.#busy < this.options.maxSockets) this.#busy++
-    else await this.#turn(signal)
+    else await this.#turn(post.signal)
     try {
       if (this.#closed) throw new Error('connection pool closed')
-      return await this.#exchange(path, headers, body, signal, read)
+      return await this.#exchange(post, read)
     } finally {
       const next = this.#waiting.shift()
       if (next) next()
@@ -66,13 +65,7 @@ export class AnswerPool {
     }
   }
 
-  #exchange<T>(
-    path: string,
-    headers: string,
-    body: Buffer,
-    signal: AbortSignal,
-    read: (status: number, body: Buffer) => T,
-  ): Promise<T> {
+  #exchange<T>({ path, headers, body, signal }: Post, read: (status: number, body: Buffer) => T): Promise<T> {
     if (signal.aborted) return Promise.reject(signal.reason)
     let kept = this.#idle.pop()
     while (kept && !kept.usable) {

@@ -80,10 +80,7 @@ export class HttpRows {
     const url = new URL(this.#url)
     for (const [k, v] of Object.entries(settings)) url.searchParams.set(k, String(v))
     return this.#pool.post(
-      `${url.pathname}${url.search}`,
-      this.#headers,
-      Buffer.from(query),
-      signal,
+      { path: `${url.pathname}${url.search}`, headers: this.#headers, body: Buffer.from(query), signal },
       (status, body) => {
         if (status !== 200) throw new Error(body.toString('utf8').trim() || `HTTP ${status}`)
         const failed = failedMidway(body)
