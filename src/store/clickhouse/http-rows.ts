@@ -24,7 +24,7 @@ const EXCEPTION_TAIL_BYTES = 64 << 10
  * to the rows sent so far (`Code: N, e.displayText() = DB::Exception: ...`) and ends the answer as if
  * whole; undefined for an answer without one.
  */
-export function failedMidway(body: Buffer): string | undefined {
+function failedMidway(body: Buffer): string | undefined {
   const tail = body.subarray(Math.max(0, body.length - EXCEPTION_TAIL_BYTES))
   const at = tail.lastIndexOf('DB::Exception')
   if (at < 0) return undefined
