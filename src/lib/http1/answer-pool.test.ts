@@ -165,6 +165,20 @@ describe('AnswerPool', () => {
     assert.equal(most, 2)
   })
 
+  it('close fails the exchanges waiting for a socket at once; the one under way finishes', async () => {
+    const server = await serve((_req, body, res) => setTimeout(() => res.end(body), 50))
+    const pool = poolOf(server, 1000, 1)
+    const post = (w: string) => pool.post({ path: '/', headers: '', body: Buffer.from(w), signal: never() }, text)
+    let firstDone = false
+    const first = post('first').finally(() => (firstDone = true))
+    const waiting = post('second')
+    pool.close()
+    await assert.rejects(waiting, /connection pool closed/)
+    assert.equal(firstDone, false, 'failed before the exchange under way ended')
+    assert.equal(await first, '200 first')
+    await assert.rejects(post('third'), /connection pool closed/)
+  })
+
   it("marks a failure on a kept socket the server closed before answering as `reused` (the caller's retry), not a first one", async () => {
     let requests = 0
     const tcp = createTcpServer((socket) => {

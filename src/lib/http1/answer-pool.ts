@@ -110,8 +110,11 @@ export class AnswerPool {
     })
   }
 
+  /** Closes the idle sockets and fails the exchanges still waiting for one; those under way finish. */
   close(): void {
     this.#closed = true
+    // Each waiting exchange goes on to find the pool closed (the count of turns no longer matters).
+    for (const go of this.#waiting.splice(0)) go()
     for (const kept of this.#idle.splice(0)) kept.close()
     this.#bodies.length = 0
     this.#keptBytes = 0
