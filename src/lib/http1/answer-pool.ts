@@ -186,7 +186,6 @@ class Kept {
         then()
       }
       if (signal.aborted) return reject(signal.reason)
-      if (this.#failure) return reject(Object.assign(this.#failure, { reused }))
       signal.addEventListener('abort', onAbort, { once: true })
       const parse: AnswerParse = new AnswerParse(body, (err, answer) =>
         settle(() => (err ? reject(Object.assign(err, { reused: reused && !parse.started })) : resolve(answer!))),
