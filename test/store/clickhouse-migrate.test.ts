@@ -112,7 +112,21 @@ describe('clickhouse store of the earlier format', () => {
         assert.match(await type('bars', 'period'), /'60m' = 7/)
         assert.equal(await type('series', 'marks'), 'Array(Int64)')
         assert.equal(await type('series', 'bars'), 'UInt32')
-        assert.equal(await rollupRows(), '0', 'the upgrade rewrites no data')
+        assert.equal(await rollupRows(), '0', 'the upgrade rewrites no bars')
+        const sortingKey = (table: string) =>
+          sql(
+            `SELECT sorting_key FROM system.tables WHERE database = 'old' AND name = '${table}' FORMAT TabSeparatedRaw`,
+          )
+        assert.equal(await sortingKey('series'), 'import_id, seq', 'series re-sorted for the polls')
+        assert.equal(
+          await sql('SELECT count() FROM old.series'),
+          await sql('SELECT count() FROM fresh.series'),
+          'every span copied once',
+        )
+        assert.equal(
+          await sql("SELECT count() FROM system.tables WHERE database = 'old' AND name LIKE 'series_%'"),
+          '0',
+        )
 
         old = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('old')))
         const compare = async (when: string) => {
@@ -168,4 +182,37 @@ describe('clickhouse store of the earlier format', () => {
       }
     },
   )
+
+  need.it('finishes a re-sort of series that stopped half way, every span kept once', async () => {
+    const days = tradingDays('SH', 19_500, 40)
+    const first = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('half')))
+    try {
+      for (const symbol of ['600000.SH', '600001.SH', '600002.SH'])
+        await first.market.write({ bars: [{ symbol, period: '1d', bars: walkBars(days, [0.4]) }] })
+    } finally {
+      await close(first)
+    }
+    const spans = await sql('SELECT count() FROM half.series')
+    // Stopped after the old table was renamed away and part of the copy made: no `series` at all.
+    await sql(`CREATE TABLE half.series_before_resort AS half.series ENGINE = MergeTree ORDER BY (symbol, period)`)
+    await sql('INSERT INTO half.series_before_resort SELECT * FROM half.series')
+    await sql('RENAME TABLE half.series TO half.series_resorted')
+    await sql("ALTER TABLE half.series_resorted DELETE WHERE symbol != '600000.SH'")
+
+    await ClickHouseStores.migrate(parseClickHouseUrl(server.storeUrl('half')))
+    assert.equal(await sql('SELECT count() FROM half.series'), spans)
+    assert.equal(
+      await sql(
+        "SELECT sorting_key FROM system.tables WHERE database = 'half' AND name = 'series' FORMAT TabSeparatedRaw",
+      ),
+      'import_id, seq',
+    )
+    assert.equal(await sql("SELECT count() FROM system.tables WHERE database = 'half' AND name LIKE 'series_%'"), '0')
+    const reopened = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('half')))
+    try {
+      assert.equal(barCount(await reopened.market.readBars({ symbol: '600002.SH', period: '1d', limit: 1000 })), 40)
+    } finally {
+      await close(reopened)
+    }
+  })
 })

@@ -38,12 +38,21 @@ const BARS = `symbol String, period ${PERIOD_ENUM}, ts Int64,
 const BARS_MERGE_TREE =
   'ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = 8192, old_parts_lifetime = 60'
 
+/**
+ * Per put its span (clickhouse-writer.ts), in the order readers ask for them: every poll reads the
+ * rows of the imports that became visible (`import_id IN (...)`), so the table is sorted by import,
+ * and a poll reads a few granules however many puts the store has had (a day of live pushes writes
+ * millions of rows).
+ */
+const SERIES_TABLE = `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64,
+   ${VERSION}, bars UInt32, marks Array(Int64)) ENGINE = MergeTree ORDER BY (import_id, seq)`
+const SERIES_KEY = 'import_id, seq'
+
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
 const META_TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS imports (import_id UInt64, state ${IMPORT_STATE_TYPE}, at_ms Int64, ${IMPORT_TABLES_COLUMN})
    ENGINE = MergeTree ORDER BY import_id`,
-  `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64, ${VERSION},
-   bars UInt32, marks Array(Int64)) ENGINE = MergeTree ORDER BY (symbol, period)`,
+  SERIES_TABLE,
   `CREATE TABLE IF NOT EXISTS instruments (symbol String, code String, exchange String, name Nullable(String), type Nullable(String),
    listing_date Nullable(String), tick_size Nullable(Float64), total_shares Nullable(Float64), float_shares Nullable(Float64),
    limit_up Nullable(Float64), limit_down Nullable(Float64), name_en Nullable(String), lot_size Nullable(Float64), ${VERSION})
@@ -270,6 +279,7 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<Ho
     const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password }, WRITE_TIMEOUT_MS)
     const c = new Connection(ep, WRITE_TIMEOUT_MS)
     try {
+      if (ep === t.barHosts[0] && !before.database) await resortSeries(c, config.database, 'repair')
       if (!whole) {
         await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
         for (const s of statements) await c.command(s)
@@ -316,10 +326,48 @@ async function upgrade(c: Connection, database: string, meta: boolean, bars: rea
     if (!(await type('imports', 'state')).includes("'vacuuming'"))
       await c.command(`ALTER TABLE imports MODIFY COLUMN state ${IMPORT_STATE_TYPE}`)
     await addMissingColumns(c, database)
+    await resortSeries(c, database, 'resort')
   }
   for (const table of bars)
     if (!(await type(table, 'period')).includes("'60m'"))
       await c.command(`ALTER TABLE ${table} MODIFY COLUMN period ${PERIOD_ENUM}`)
+}
+
+/** Where a re-sort of `series` keeps the table it replaces until the new one is in its place. */
+const SERIES_BEFORE = 'series_before_resort'
+const SERIES_RESORTED = 'series_resorted'
+
+/**
+ * `series` of an earlier store was sorted by `(symbol, period)`, so every poll read the whole table:
+ * copied into a table sorted by import (SERIES_TABLE) and swapped in, then the rows written to the old
+ * one while it was copied are copied after it. `repair` (before any table is created): a swap that
+ * stopped half way (the old table renamed, the new one not) is undone, so the copy starts again.
+ */
+async function resortSeries(c: Connection, database: string, step: 'repair' | 'resort'): Promise<void> {
+  const keys = new Map(
+    (
+      await c.rows(
+        `SELECT name, sorting_key FROM system.tables WHERE database = ${sql.str(database)} AND name IN ('series', '${SERIES_BEFORE}', '${SERIES_RESORTED}')`,
+      )
+    ).map(([name, key]) => [name!, key!]),
+  )
+  if (step === 'repair') {
+    if (keys.has(SERIES_BEFORE) && !keys.has('series')) await c.command(`RENAME TABLE ${SERIES_BEFORE} TO series`)
+    return
+  }
+  if (keys.get('series') === SERIES_KEY) {
+    for (const left of [SERIES_BEFORE, SERIES_RESORTED]) if (keys.has(left)) await c.command(`DROP TABLE ${left}`)
+    return
+  }
+  const columns = SERIES_COLUMNS.join(', ')
+  await c.command(`DROP TABLE IF EXISTS ${SERIES_RESORTED}`)
+  await c.command(SERIES_TABLE.replace('EXISTS series', `EXISTS ${SERIES_RESORTED}`))
+  await c.command(`INSERT INTO ${SERIES_RESORTED} (${columns}) SELECT ${columns} FROM series`)
+  await c.command(`RENAME TABLE series TO ${SERIES_BEFORE}, ${SERIES_RESORTED} TO series`)
+  await c.command(
+    `INSERT INTO series (${columns}) SELECT ${columns} FROM ${SERIES_BEFORE} WHERE import_id NOT IN (SELECT import_id FROM series)`,
+  )
+  await c.command(`DROP TABLE ${SERIES_BEFORE}`)
 }
 
 export async function closeTopology(t: Topology): Promise<void> {
