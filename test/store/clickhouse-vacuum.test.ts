@@ -265,4 +265,75 @@ describe('clickhouse vacuum compaction on one server', () => {
       }
     },
   )
+
+  need.it(
+    "the live tables keep each symbol's newest row of the imports old enough, and every row of an open or newer one",
+    async () => {
+      const { market, keys } = await open(server.storeUrl('live'))
+      const quote = (symbol: string, ts: number) => ({
+        symbol,
+        state: {
+          last: {
+            symbol,
+            timestamp: ts,
+            lastPrice: 10,
+            open: 10,
+            high: 20,
+            low: 5,
+            prevClose: 9.9,
+            volume: 100,
+            amount: 1000.5,
+          },
+        },
+      })
+      const depth = (symbol: string, ts: number) => ({
+        symbol,
+        timestamp: ts,
+        bidPrices: [10.01],
+        bidVolumes: [5],
+        askPrices: [10.02],
+        askVolumes: [1],
+      })
+      const rows = async (table: string) => Number(await query(server.httpUrl, `SELECT count() FROM live.${table}`))
+      const t0 = 1_700_000_000_000
+      const push = async (k: number, symbols: readonly string[]) => {
+        const w = await market.beginWrite()
+        await w.putLiveQuotes(symbols.map((s) => quote(s, t0 + k * 3000)))
+        await w.putDepth([depth(S[0], t0 + k * 3000)])
+        await w.commit()
+      }
+      try {
+        await push(0, [S[0], S[1]])
+        // An import still open whose rows already reached the disk (a large one sends early): its row of
+        // S[1] is newer than the committed one, which must stay the newest any reader sees.
+        const open = await market.beginWrite()
+        const sent = await fetch(server.httpUrl, {
+          method: 'POST',
+          body: `INSERT INTO live.live_quotes (symbol, ts, quote, import_id, seq) VALUES ('${S[1]}', 1, '{}', ${open.importId}, 1)`,
+        })
+        assert.equal(sent.status, 200, await sent.text())
+        for (let k = 1; k < 5; k++) await push(k, [S[0]])
+        await sleep(5)
+        const between = Date.now()
+        await sleep(5)
+        await push(5, [S[0]]) // committed after the cut: its rows stay, and so does the row it supersedes
+        const before = await market.readLiveQuotes([S[0], S[1]])
+        assert.equal(before.get(S[0])!.state.last.timestamp, t0 + 15_000)
+        assert.equal(before.get(S[1])!.state.last.timestamp, t0)
+        const removed = await market.compactLive(Date.now() - between)
+        assert.equal(removed, 4 + 4, "all but each symbol's newest of the five old imports, quotes and depth")
+        await until(
+          'the removals to reach the disk',
+          async () => (await rows('live_quotes')) === 2 + 1 + 1 && (await rows('live_depth')) === 2,
+        )
+        assert.deepEqual(await market.readLiveQuotes([S[0], S[1]]), before)
+        assert.equal((await market.readDepth(S[0]))!.timestamp, t0 + 15_000)
+        assert.equal(await market.compactLive(Date.now() - between), 0, 'nothing left to remove')
+        await open.rollback()
+        assert.equal(await market.compactLive(0), 2, 'the rows the newest import superseded, once it is old enough')
+      } finally {
+        await Promise.all([keys.close(), market.close()])
+      }
+    },
+  )
 })

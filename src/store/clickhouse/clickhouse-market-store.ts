@@ -15,7 +15,7 @@ import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js
 import { OPEN_FROM, OPEN_TO, loadSnapshot, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, type WriterOptions } from './clickhouse-writer.js'
-import { compact, type CompactionReport } from './compaction.js'
+import { compact, compactLive, type CompactionReport } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
 import { claimDeadImports, recordState } from './import-states.js'
 
@@ -23,6 +23,8 @@ import { claimDeadImports, recordState } from './import-states.js'
 export const POLL_MS = 250
 /** After a commit, this process looks for dead imports to remove at most this often (ms). */
 const BACKGROUND_VACUUM_MS = 30_000
+/** After a commit, this process removes the live tables' superseded rows at most this often (ms). */
+const BACKGROUND_LIVE_COMPACT_MS = 60_000
 /** An import with no sign of life for this long is dead; a later import (or vacuum) removes its rows. */
 export const DEFAULT_GRACE_MS = 120_000
 
@@ -38,6 +40,8 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #background = new Set<Promise<unknown>>()
   /** When this process last looked for dead imports after a commit (epoch ms). */
   #vacuumedMs = -Infinity
+  /** When this process last removed the live tables' superseded rows after a commit (epoch ms). */
+  #liveCompactedMs = -Infinity
   readonly #financials: FinancialReads
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
@@ -176,9 +180,15 @@ export class ClickHouseMarketStore implements MarketStore {
           // A later import removes what dead ones left; at most every BACKGROUND_VACUUM_MS, as a live
           // feed commits several times a second and each vacuum reads the whole imports table.
           const now = Date.now()
-          if (now - this.#vacuumedMs < BACKGROUND_VACUUM_MS) return
-          this.#vacuumedMs = now
-          this.#track(this.vacuum().catch(() => undefined))
+          if (now - this.#vacuumedMs >= BACKGROUND_VACUUM_MS) {
+            this.#vacuumedMs = now
+            this.#track(this.vacuum().catch(() => undefined))
+          }
+          // A writer of live quotes keeps their tables to a row per symbol (and the last minutes' pushes).
+          if (now - this.#liveCompactedMs >= BACKGROUND_LIVE_COMPACT_MS) {
+            this.#liveCompactedMs = now
+            this.#track(this.compactLive().catch(() => undefined))
+          }
         },
         abandoned: (id) =>
           this.#track(
@@ -214,6 +224,11 @@ export class ClickHouseMarketStore implements MarketStore {
    */
   async compact(options: { graceMs?: number; waitMs?: number } = {}): Promise<CompactionReport> {
     return compact(this.#t, { ...options, graceMs: options.graceMs ?? DEFAULT_GRACE_MS })
+  }
+
+  /** Removes the live tables' rows that lost to a newer row of their symbol (compaction.ts); returns how many. */
+  compactLive(graceMs = DEFAULT_GRACE_MS): Promise<number> {
+    return compactLive(this.#t.metaWriter, graceMs)
   }
 
   /** Deletes the rows of imports whose `vacuumed` row is in (no reader sees them). */

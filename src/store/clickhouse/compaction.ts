@@ -8,6 +8,7 @@ import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.j
 import type { Topology } from './schema.js'
 import { hiddenBy } from './snapshot.js'
 import { VISIBLE } from './import-states.js'
+import { LIVE_VERSIONED_TABLES } from './live-tables.js'
 
 export interface CompactionReport {
   /** Committed rows removed because a newer committed row of their key exists. */
@@ -102,6 +103,8 @@ export async function compact(
     if (gone.size) await meta.command(`ALTER TABLE ${table} DELETE WHERE (import_id, seq) IN (${[...gone].join(', ')})`)
   }
 
+  supersededRows += await compactLive(meta, graceMs)
+
   const candidates = await overlappingSeries(meta, C, new Set(old))
   const barTombs = tombs.filter((x) => x.kind === 'bars')
   for (const ep of t.barHosts) {
@@ -124,6 +127,46 @@ export async function compact(
       `ALTER TABLE deletes DELETE WHERE (import_id, seq) IN (${removable.map((x) => version(x.importId, x.seq)).join(', ')})`,
     )
   return { supersededRows, hiddenRows, tombstones: removable.length, pending: false }
+}
+
+/**
+ * The live tables take a row per pushed symbol and write, and readers take each symbol's newest
+ * (live-tables.ts: `argMax` over all of a symbol's rows, so a day of pushes would make every read of
+ * them slower): all but the newest go. Considered are the rows of imports at or below X, the newest
+ * import visible for at least `graceMs`, leaving out by name the imports at or below X that are not
+ * (open, failed, or committed since); of those each symbol's newest row is kept, named by its key in
+ * the mutation (literals: 18.16 fails a subquery there). A table whose last removal is unfinished is
+ * left for the next run. Returns the rows removed.
+ */
+export async function compactLive(meta: Connection, graceMs: number): Promise<number> {
+  const old = `${VISIBLE} AND minIf(at_ms, state = 'committed') <= ${sql.int(Date.now() - graceMs)}`
+  const [[x]] = await meta.rows(
+    `SELECT max(import_id) FROM (SELECT import_id FROM imports GROUP BY import_id HAVING ${old})`,
+  )
+  if (x === '0') return 0
+  const others = await meta.rows(
+    `SELECT import_id FROM imports WHERE import_id <= ${sql.int(x!)} GROUP BY import_id HAVING NOT (${old})`,
+  )
+  const scope = `import_id <= ${sql.int(x!)}${others.length ? ` AND import_id NOT IN (${sql.list(others.map((r) => sql.int(r[0]!)))})` : ''}`
+  let removed = 0
+  for (const table of LIVE_VERSIONED_TABLES) {
+    const [[unfinished]] = await meta.rows(
+      `SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = ${sql.str(table)} AND is_done = 0`,
+    )
+    if (unfinished !== '0') continue
+    const newest = await meta.rows(
+      `SELECT symbol, top.1, top.2, rows FROM (
+         SELECT symbol, max((import_id, seq)) AS top, count() AS rows FROM ${table} WHERE ${scope} GROUP BY symbol)`,
+    )
+    const gone = newest.reduce((n, r) => n + Number(r[3]), 0) - newest.length
+    if (gone === 0) continue
+    const kept = newest.map(([symbol, id, seq]) => `(${sql.str(symbol!)}, ${sql.int(id!)}, ${sql.int(seq!)})`)
+    await meta.command(
+      `ALTER TABLE ${table} DELETE WHERE ${scope} AND (symbol, import_id, seq) NOT IN (${kept.join(', ')})`,
+    )
+    removed += gone
+  }
+  return removed
 }
 
 /**
