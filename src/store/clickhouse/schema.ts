@@ -279,7 +279,7 @@ export async function migrate(t: Topology, config: ClickHouseConfig): Promise<Ho
     const admin = new Connection({ url: ep.url, username: ep.username, password: ep.password }, WRITE_TIMEOUT_MS)
     const c = new Connection(ep, WRITE_TIMEOUT_MS)
     try {
-      if (ep === t.barHosts[0] && !before.database) await resortSeries(c, config.database, 'repair')
+      if (ep === t.barHosts[0] && !before.database) await repairSeriesSwap(c, config.database)
       if (!whole) {
         await admin.command(`CREATE DATABASE IF NOT EXISTS ${config.database}`)
         for (const s of statements) await c.command(s)
@@ -326,7 +326,7 @@ async function upgrade(c: Connection, database: string, meta: boolean, bars: rea
     if (!(await type('imports', 'state')).includes("'vacuuming'"))
       await c.command(`ALTER TABLE imports MODIFY COLUMN state ${IMPORT_STATE_TYPE}`)
     await addMissingColumns(c, database)
-    await resortSeries(c, database, 'resort')
+    await resortSeries(c, database)
   }
   for (const table of bars)
     if (!(await type(table, 'period')).includes("'60m'"))
@@ -337,26 +337,29 @@ async function upgrade(c: Connection, database: string, meta: boolean, bars: rea
 const SERIES_BEFORE = 'series_before_resort'
 const SERIES_RESORTED = 'series_resorted'
 
+/** Which of `series` and the tables a re-sort keeps beside it exist, with their sort keys. */
+async function seriesTables(c: Connection, database: string): Promise<Map<string, string>> {
+  const rows = await c.rows(
+    `SELECT name, sorting_key FROM system.tables WHERE database = ${sql.str(database)} AND name IN ('series', '${SERIES_BEFORE}', '${SERIES_RESORTED}')`,
+  )
+  return new Map(rows.map(([name, key]) => [name!, key!]))
+}
+
+/** Before any table is created: a re-sort that stopped half way (the old table aside, the new one not in place) is undone, so it starts again. */
+async function repairSeriesSwap(c: Connection, database: string): Promise<void> {
+  const tables = await seriesTables(c, database)
+  if (tables.has(SERIES_BEFORE) && !tables.has('series')) await c.command(`RENAME TABLE ${SERIES_BEFORE} TO series`)
+}
+
 /**
  * `series` of an earlier store was sorted by `(symbol, period)`, so every poll read the whole table:
  * copied into a table sorted by import (SERIES_TABLE) and swapped in, then the rows written to the old
- * one while it was copied are copied after it. `repair` (before any table is created): a swap that
- * stopped half way (the old table renamed, the new one not) is undone, so the copy starts again.
+ * one while it was copied are copied after it.
  */
-async function resortSeries(c: Connection, database: string, step: 'repair' | 'resort'): Promise<void> {
-  const keys = new Map(
-    (
-      await c.rows(
-        `SELECT name, sorting_key FROM system.tables WHERE database = ${sql.str(database)} AND name IN ('series', '${SERIES_BEFORE}', '${SERIES_RESORTED}')`,
-      )
-    ).map(([name, key]) => [name!, key!]),
-  )
-  if (step === 'repair') {
-    if (keys.has(SERIES_BEFORE) && !keys.has('series')) await c.command(`RENAME TABLE ${SERIES_BEFORE} TO series`)
-    return
-  }
-  if (keys.get('series') === SERIES_KEY) {
-    for (const left of [SERIES_BEFORE, SERIES_RESORTED]) if (keys.has(left)) await c.command(`DROP TABLE ${left}`)
+async function resortSeries(c: Connection, database: string): Promise<void> {
+  const tables = await seriesTables(c, database)
+  if (tables.get('series') === SERIES_KEY) {
+    for (const left of [SERIES_BEFORE, SERIES_RESORTED]) if (tables.has(left)) await c.command(`DROP TABLE ${left}`)
     return
   }
   const columns = SERIES_COLUMNS.join(', ')
