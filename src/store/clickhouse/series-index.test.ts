@@ -52,7 +52,7 @@ describe('SeriesState.startFor (the range a read of the newest bars asks for)', 
 })
 
 describe('SeriesState.with (a series as puts arrive)', () => {
-  it('a live day (each minute put several times as it forms): one span with the right count, one overlap a minute', () => {
+  it('live days (each minute put several times as it forms): one span with the right count, one overlap for the run of days', () => {
     const MIN = 60_000
     const history = put(1000) // 1000 daily-spaced bars, then minutes after the last
     let s = SeriesState.empty('1m').with(history, 1)
@@ -65,9 +65,16 @@ describe('SeriesState.with (a series as puts arrive)', () => {
     assert.equal(s.last, t0 + 239 * MIN)
     assert.deepEqual(
       s.overlaps,
-      Array.from({ length: 240 }, (_, m) => [t0 + m * MIN, t0 + m * MIN]),
+      [[t0, t0 + 239 * MIN]],
       'each minute has rows of several puts: read as the newest per timestamp',
     )
+    assert.ok(!s.overlapsIn(history.first, history.last), 'the history before stays read as single rows')
     assert.equal(s.rev, rev)
+    // The next trading day (over a weekend): the same range goes on.
+    const t1 = t0 + 3 * DAY
+    for (let m = 0; m < 240; m++)
+      for (let k = 0; k < 2; k++) s = s.with({ first: t1 + m * MIN, last: t1 + m * MIN, bars: 1, marks: [] }, ++rev)
+    assert.deepEqual(s.overlaps, [[t0, t1 + 239 * MIN]])
+    assert.equal(s.spans[0].bars, 1000 + 480)
   })
 })

@@ -68,7 +68,7 @@ export class SeriesState {
     for (const s of this.spans)
       if (s.first <= row.last && row.first <= s.last)
         met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
-    const overlaps = withRanges(this.overlaps, met)
+    const overlaps = withRanges(this.overlaps, met, JOIN_GAP_MS[this.period])
     const tail = this.spans.at(-1)
     // The newest bar put again (a live minute or day still forming): the spans hold it already.
     if (tail && tail.bars > 0 && row.bars === 1 && row.first === tail.last)
@@ -176,14 +176,18 @@ type Range = readonly [number, number]
 
 /**
  * Sorted, merged `ranges` with `added` merged in; `ranges` itself when nothing changes (the same bar
- * put again), and no sort when the one range added lies after them all (the next minute put twice).
+ * put again). One range added after them all (the next live minute put twice) joins the last when it
+ * follows within `joinGap`: a live feed's minutes are one range a run of days, not one a minute (each
+ * reader's index would grow by 240 ranges a series a day). Wider ranges only make reads group by
+ * timestamp where one row would do: the same answers.
  */
-function withRanges(ranges: readonly Range[], added: readonly Range[]): readonly Range[] {
+function withRanges(ranges: readonly Range[], added: readonly Range[], joinGap: number): readonly Range[] {
   if (added.length === 0) return ranges
   const last = ranges.at(-1)
   if (added.length === 1 && last) {
     const [a, b] = added[0]
     if (a >= last[0] && b <= last[1]) return ranges
+    if (a > last[1] && a - last[1] <= joinGap) return [...ranges.slice(0, -1), [last[0], b]]
     if (a > last[1]) return [...ranges, added[0]]
   }
   return merged([...ranges, ...added])
