@@ -5,7 +5,9 @@
 //    (each symbol's last chunk and its rollups rewritten); and the time from the minute's last answer
 //    to its last pushed symbol reading the minute, beside that read alone (uncached).
 // B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0 skips
-//    it, BENCH_LIVE_SQLITE=0 skips the others).
+//    it, BENCH_LIVE_SQLITE=0 skips the others); then an hour of the day pushed at 12 times the market's
+//    pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
+//    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
 //    times the market's cadence (default 10), beside the same reads with no feed; then the rest of the
 //    day at full speed, and store bytes per 1m bar (after the background fold) beside the same bars
@@ -45,6 +47,8 @@ const IN_FLIGHT = 4
 /** A feed handler that keeps more pushes open (on ClickHouse the quote pushes waiting on a write go into the next one together). */
 const IN_FLIGHT_WIDE = 16
 const MEASURED_MINUTES = 5
+/** A market minute in the paced hour on ClickHouse: 12 times the market's pace, so the writer's once-a-minute removals of superseded live rows run as they do in a day. */
+const PACED_MINUTE_MS = 5000
 
 const here = import.meta.dirname
 const tmp = mkdtempSync(join(tmpdir(), 'mdq-bench-live-'))
@@ -517,6 +521,38 @@ try {
   rmSync(tmp, { recursive: true, force: true })
 }
 
+/**
+ * What the reads that run all day cost the server now, as CPU a query (50 runs each): a reader's poll
+ * of the spans of the newest import (snapshot.ts) and the newest live quote of 100 symbols
+ * (live-tables.ts), both as mdq asks them; with the rows of their tables.
+ */
+async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
+  const query = async (sql: string) => {
+    const res = await fetch(`${ch.httpUrl}/?database=live`, { method: 'POST', body: sql })
+    const text = (await res.text()).trim()
+    if (!res.ok) throw new Error(text)
+    return text
+  }
+  const cpuOf = async (sql: string) => {
+    await query(sql)
+    const cpu0 = cpuMs(ch.pid!)
+    for (let i = 0; i < 50; i++) await query(sql)
+    return (cpuMs(ch.pid!) - cpu0) / 50
+  }
+  const newest = await query("SELECT max(import_id) FROM imports WHERE state = 'committed'")
+  const hundred = symbols.slice(0, 100).map((s) => `'${s}'`)
+  return {
+    poll: await cpuOf(
+      `SELECT symbol, period, first_ts, last_ts, bars, marks FROM series WHERE import_id IN (${newest}) ORDER BY import_id, seq`,
+    ),
+    quotes: await cpuOf(
+      `SELECT symbol, argMax(quote, (import_id, seq)) FROM live_quotes WHERE symbol IN (${hundred.join(', ')}) AND import_id <= ${newest} GROUP BY symbol`,
+    ),
+    seriesRows: Number(await query('SELECT count() FROM series')),
+    quoteRows: Number(await query('SELECT count() FROM live_quotes')),
+  }
+}
+
 /** Runs a child to its end; its stdout and stderr, or an error with them. */
 function run(args: readonly string[]): Promise<string> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -578,6 +614,19 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     )
     row('last answer on A -> readable on B', ms(median(measured.readableMs)), 'goal <= 200 ms (1 s across)')
     row('  baseline: the same read, uncached', ms(median(measured.readMs)))
+    const start = await dayCosts(ch, symbols)
+    for (let m = 1 + 6; m < 1 + 6 + 60; m++) {
+      const t0 = performance.now()
+      await pushAll(a.ingest, feedKey, minuteBodies(live, m, BATCH).bodies, IN_FLIGHT_WIDE)
+      await sleep(Math.max(0, PACED_MINUTE_MS - (performance.now() - t0)))
+    }
+    const end = await dayCosts(ch, symbols)
+    const against = (x: number, y: number) => `start ${y.toFixed(1)} ms: ${(x / y).toFixed(2)}x`
+    console.log(`\nB. then 60 minutes pushed to A, one every ${PACED_MINUTE_MS / 1000} s; server CPU a query`)
+    row("each reader's poll (the newest import's spans)", `${end.poll.toFixed(1)} ms`, against(end.poll, start.poll))
+    row('  series rows', end.seriesRows.toLocaleString('en-US'), `start ${start.seriesRows.toLocaleString('en-US')}`)
+    row('latest live quotes of 100 symbols', `${end.quotes.toFixed(1)} ms`, against(end.quotes, start.quotes))
+    row('  live_quotes rows', end.quoteRows.toLocaleString('en-US'), `start ${start.quoteRows.toLocaleString('en-US')}`)
     await stopServer(a)
     await stopServer(b)
   } finally {
