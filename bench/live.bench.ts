@@ -524,7 +524,8 @@ try {
 /**
  * What the reads that run all day cost the server now, as CPU a query (50 runs each): a reader's poll
  * of the spans of the newest import (snapshot.ts) and the newest live quote of 100 symbols
- * (live-tables.ts), both as mdq asks them; with the rows of their tables.
+ * (live-tables.ts), both as mdq asks them; with the rows of their tables, and the bars table's rows
+ * against the distinct bars they hold.
  */
 async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
   const query = async (sql: string) => {
@@ -550,6 +551,8 @@ async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
     ),
     seriesRows: Number(await query('SELECT count() FROM series')),
     quoteRows: Number(await query('SELECT count() FROM live_quotes')),
+    barRows: Number(await query('SELECT count() FROM bars')),
+    distinctBars: Number(await query('SELECT uniqExact(symbol, period, ts) FROM bars')),
   }
 }
 
@@ -627,6 +630,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     row('  series rows', end.seriesRows.toLocaleString('en-US'), `start ${start.seriesRows.toLocaleString('en-US')}`)
     row('latest live quotes of 100 symbols', `${end.quotes.toFixed(1)} ms`, against(end.quotes, start.quotes))
     row('  live_quotes rows', end.quoteRows.toLocaleString('en-US'), `start ${start.quoteRows.toLocaleString('en-US')}`)
+    row(
+      'bar rows on disk (all periods) / distinct bars',
+      `${(end.barRows / end.distinctBars).toFixed(1)}x`,
+      `${end.barRows.toLocaleString('en-US')} / ${end.distinctBars.toLocaleString('en-US')}; a forming bar is written again each write, the superseded rows stay until mdq vacuum`,
+    )
     await stopServer(a)
     await stopServer(b)
   } finally {
