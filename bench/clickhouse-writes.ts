@@ -11,6 +11,7 @@ import { allocBars, type Bars } from '../src/domain/bars.js'
 import { MARKETS } from '../src/domain/market.js'
 import { isoWeekday } from '../src/domain/time-zone.js'
 import type { MarketStore } from '../src/store/market-store.js'
+import { clickhouseSql } from '../test/helpers/clickhouse.js'
 import { median } from './measure.js'
 import { mdqBin } from './servers.js'
 import { wrkLoad, type WrkFiles, type WrkLoad } from './wrk.js'
@@ -132,7 +133,6 @@ export async function parts(
   table: string,
 ): Promise<{ active: number; activeBytes: number; inactive: number; inactiveBytes: number }> {
   const sql = `SELECT countIf(active), sumIf(bytes_on_disk, active), countIf(NOT active), sumIf(bytes_on_disk, NOT active) FROM system.parts WHERE database = '${db}' AND table = '${table}' FORMAT TSV`
-  const r = await fetch(`${httpUrl}/?query=${encodeURIComponent(sql)}`)
-  const [active, activeBytes, inactive, inactiveBytes] = (await r.text()).trim().split('\t').map(Number)
+  const [active, activeBytes, inactive, inactiveBytes] = (await clickhouseSql(httpUrl, sql)).split('\t').map(Number)
   return { active, activeBytes, inactive, inactiveBytes }
 }

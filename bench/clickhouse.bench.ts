@@ -19,7 +19,7 @@ import type { Bars } from '../src/domain/bars.js'
 import { MARKETS } from '../src/domain/market.js'
 import type { StoreWriter } from '../src/store/market-store.js'
 import { ClickHouseStores, parseClickHouseUrl } from '../src/store/clickhouse/clickhouse-stores.js'
-import { ClickHouseServer } from '../test/helpers/clickhouse.js'
+import { ClickHouseServer, clickhouseSql as sql } from '../test/helpers/clickhouse.js'
 import { LONG_SYMBOL, RAW_TABLES, RawRows, benchData, sqliteBenchStore, writeBenchData } from './clickhouse-data.js'
 import { alternate, pulls, sequential, timedGet, workloads, type Target } from './clickhouse-reads.js'
 import {
@@ -47,14 +47,6 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? 'latest,batch,windows,hour,bulk,
 const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-ch-'))
 const servers: Server[] = []
 let server: ClickHouseServer | undefined
-
-async function sql(httpUrl: string, query: string, body?: string): Promise<string> {
-  const url = `${httpUrl}/?query=${encodeURIComponent(query)}`
-  const r = await fetch(url, { method: 'POST', ...(body === undefined ? {} : { body }) })
-  const text = await r.text()
-  if (!r.ok) throw new Error(`${query.slice(0, 200)}: ${text.slice(0, 500)}`)
-  return text.trim()
-}
 
 /** Until no merge or mutation runs on the server: background work would fall on the next figure. */
 async function settled(httpUrl: string): Promise<void> {

@@ -33,7 +33,7 @@ import { FREE_PAGES_KEPT } from '../src/store/sqlite/sqlite-writer.js'
 import { TAIL_FOLD_ROWS } from '../src/store/sqlite/tail.js'
 import { WrittenChunks } from '../src/store/sqlite/written-chunks.js'
 import { clickhouseServer } from '../test/helpers/requirements.js'
-import { ClickHouseServer } from '../test/helpers/clickhouse.js'
+import { ClickHouseServer, clickhouseSql } from '../test/helpers/clickhouse.js'
 import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
 import { cpuMs, median, row, startHog, threadsCpuMs } from './measure.js'
@@ -528,31 +528,26 @@ try {
  * against the distinct bars they hold.
  */
 async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
-  const query = async (sql: string) => {
-    const res = await fetch(`${ch.httpUrl}/?database=live`, { method: 'POST', body: sql })
-    const text = (await res.text()).trim()
-    if (!res.ok) throw new Error(text)
-    return text
-  }
+  const query = (sql: string) => clickhouseSql(ch.httpUrl, sql)
   const cpuOf = async (sql: string) => {
     await query(sql)
     const cpu0 = cpuMs(ch.pid!)
     for (let i = 0; i < 50; i++) await query(sql)
     return (cpuMs(ch.pid!) - cpu0) / 50
   }
-  const newest = await query("SELECT max(import_id) FROM imports WHERE state = 'committed'")
+  const newest = await query("SELECT max(import_id) FROM live.imports WHERE state = 'committed'")
   const hundred = symbols.slice(0, 100).map((s) => `'${s}'`)
   return {
     poll: await cpuOf(
-      `SELECT symbol, period, first_ts, last_ts, bars, marks FROM series WHERE import_id IN (${newest}) ORDER BY import_id, seq`,
+      `SELECT symbol, period, first_ts, last_ts, bars, marks FROM live.series WHERE import_id IN (${newest}) ORDER BY import_id, seq`,
     ),
     quotes: await cpuOf(
-      `SELECT symbol, argMax(quote, (import_id, seq)) FROM live_quotes WHERE symbol IN (${hundred.join(', ')}) AND import_id <= ${newest} GROUP BY symbol`,
+      `SELECT symbol, argMax(quote, (import_id, seq)) FROM live.live_quotes WHERE symbol IN (${hundred.join(', ')}) AND import_id <= ${newest} GROUP BY symbol`,
     ),
-    seriesRows: Number(await query('SELECT count() FROM series')),
-    quoteRows: Number(await query('SELECT count() FROM live_quotes')),
-    barRows: Number(await query('SELECT count() FROM bars')),
-    distinctBars: Number(await query('SELECT uniqExact(symbol, period, ts) FROM bars')),
+    seriesRows: Number(await query('SELECT count() FROM live.series')),
+    quoteRows: Number(await query('SELECT count() FROM live.live_quotes')),
+    barRows: Number(await query('SELECT count() FROM live.bars')),
+    distinctBars: Number(await query('SELECT uniqExact(symbol, period, ts) FROM live.bars')),
   }
 }
 

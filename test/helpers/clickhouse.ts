@@ -55,6 +55,17 @@ function template(file: string, values: Record<string, string | number>): string
 }
 
 /** What a test adds to a server's config: XML inside `<yandex>` (config.d) and inside the default profile (users.d). */
+/** Runs one statement over a server's HTTP interface (POST, so writes too; `body` the data of an INSERT); its answer, trimmed. */
+export async function clickhouseSql(httpUrl: string, query: string, body?: string): Promise<string> {
+  const r = await fetch(`${httpUrl}/?query=${encodeURIComponent(query)}`, {
+    method: 'POST',
+    ...(body === undefined ? {} : { body }),
+  })
+  const text = await r.text()
+  if (!r.ok) throw new Error(`${query.slice(0, 200)}: ${text.slice(0, 500)}`)
+  return text.trim()
+}
+
 export interface ServerOverrides {
   readonly config?: string
   readonly profile?: string
