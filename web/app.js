@@ -39,6 +39,9 @@ const markers = LightweightCharts.createSeriesMarkers(candles, [])
 window.mdqChart = chart // for tests and the curious
 
 // `settled`: the view is the user's; range changes before that come from our own fit, not a scroll.
+// `loading`: the symbol's bars are being read (quotes wait for them); `loadingOlder`: older bars are
+// (quotes go on moving the last bar meanwhile: both change `bars` only once their answer is in).
+// `quoteWhileLoading`: a quote came before the bars were in, which they may or may not hold.
 let state = {
   symbol: '',
   period: '1d',
@@ -46,6 +49,8 @@ let state = {
   bars: [],
   events: [],
   loading: false,
+  loadingOlder: false,
+  quoteWhileLoading: false,
   exhausted: false,
   settled: false,
   generation: 0,
@@ -160,7 +165,9 @@ let prevQuote = null
 let reloading = false
 let reloadAgain = false
 function onQuote(q) {
-  if (state.loading || !state.bars.length || q.symbol !== state.symbol.toUpperCase()) return
+  if (q.symbol !== state.symbol.toUpperCase()) return
+  if (state.loading) return void (state.quoteWhileLoading = true)
+  if (!state.bars.length) return
   const forward = state.adjust === 'forward' || state.adjust === 'forward_additive'
   if (state.adjust !== 'none' && !(forward && state.events.every((e) => e.timestamp <= q.timestamp))) return
   const local = (ms) => chartTime(ms)
@@ -216,6 +223,8 @@ async function load() {
     events: [],
     exhausted: false,
     loading: true,
+    loadingOlder: false,
+    quoteWhileLoading: false,
     settled: false,
   }
   $('bar-count').dataset.settled = ''
@@ -259,13 +268,18 @@ async function load() {
     render()
     status(err.message, true)
   } finally {
-    state.loading = false
+    if (generation === state.generation) {
+      state.loading = false
+      // The bars may have been read before that quote's trades were written: read the latest again.
+      if (state.quoteWhileLoading && state.bars.length) void reloadTail()
+      state.quoteWhileLoading = false
+    }
   }
 }
 
 async function loadOlder() {
-  if (state.loading || state.exhausted || state.bars.length === 0) return
-  state.loading = true
+  if (state.loading || state.loadingOlder || state.exhausted || state.bars.length === 0) return
+  state.loadingOlder = true
   const generation = state.generation
   try {
     const end = state.bars[0].t - 1
@@ -282,9 +296,9 @@ async function loadOlder() {
       chart.timeScale().setVisibleLogicalRange({ from: range.from + older.length, to: range.to + older.length })
     status(`${state.symbol}: ${state.bars.length} bars${state.exhausted ? ' (the whole history)' : ''}.`)
   } catch (err) {
-    status(err.message, true)
+    if (generation === state.generation) status(err.message, true)
   } finally {
-    state.loading = false
+    if (generation === state.generation) state.loadingOlder = false
   }
 }
 

@@ -2,7 +2,8 @@
 // The chart page live in a real browser against a real server and its ingest listener, where the page
 // cannot draw a quote's bar by itself: prints outside the trading minutes (the lunch break, the
 // closing auction) on 1m, and a quote past the last bar of 5m or 1w, after which the page re-reads the
-// latest bars. Each time the page must end up drawing the bars GET /v1/klines answers.
+// latest bars; and both while the page reads older bars for a scroll back. Each time the page must end
+// up drawing the bars GET /v1/klines answers.
 import assert from 'node:assert/strict'
 import { after, before, describe } from 'node:test'
 import { MARKETS } from '../../src/domain/market.js'
@@ -60,6 +61,48 @@ describe("chart page live: bars only the server can tell, drawn as the server's"
       await push(at(15, 0, 3), 50.25, 2600) // the closing auction
       const closed = await drawsTheServers('the closing auction in the 14:59 candle')
       assert.deepEqual([closed[2].close, closed[2].volume], [50.25, 800])
+    },
+  )
+
+  need.it(
+    '1m none: quotes that come while older bars are read are drawn as the server answers them, and the older bars join',
+    async () => {
+      const symbol = '000001.SZ'
+      const push = (t: number, last: number, volume: number) =>
+        live.push(t, last, { high: Math.max(last, 11.2), low: Math.min(last, 10.9), volume }, symbol, 11)
+      await push(at(10, 0, 10), 11, 1000)
+      await live.open(symbol)
+      await live.show('1m', 'none')
+      await live.waitForServerBars(symbol, '1m', 'none', 2, 'as loaded, with the latest quote')
+      const loaded = (await live.drawn()).candles
+      // The older bars' answer is held until both quotes are drawn.
+      let release = () => {}
+      const held = new Promise<void>((resolve) => (release = resolve))
+      let asked = () => {}
+      const requested = new Promise<void>((resolve) => (asked = resolve))
+      await live.page.route(
+        (url) => url.searchParams.has('end_time'),
+        async (route) => {
+          asked()
+          await held
+          await route.continue()
+        },
+      )
+      try {
+        await live.scrollBack()
+        await requested
+        await push(at(10, 1, 20), 11.1, 1400) // drawn by the page itself
+        await live.waitForServerBars(symbol, '1m', 'none', 2, 'the 10:01 candle')
+        await push(at(11, 30, 3), 11.15, 1600) // a print after the morning session: the server's bars re-read
+        const lunch = await live.waitForServerBars(symbol, '1m', 'none', 2, 'the 11:30 print in the 11:29 candle')
+        assert.deepEqual([lunch[1].close, lunch[1].volume], [11.15, 200])
+        release()
+        await live.waitForDrawn((d) => d.candles > loaded, 'the older bars')
+        await live.waitForServerBars(symbol, '1m', 'none', 3, 'the latest bars after the older ones joined')
+      } finally {
+        release()
+        await live.page.unroute((url) => url.searchParams.has('end_time'))
+      }
     },
   )
 

@@ -110,6 +110,13 @@ export class ChartLive {
     await this.page.locator('#live', { hasText: 'live' }).waitFor({ timeout: 60_000 })
   }
 
+  /** Scrolls the chart back past its first bars, as a user does: the page reads older bars. */
+  async scrollBack(): Promise<void> {
+    await this.page.evaluate(() =>
+      (window as unknown as { mdqChart: IChartApi }).mdqChart.timeScale().setVisibleLogicalRange({ from: -5, to: 30 }),
+    )
+  }
+
   drawn(): Promise<Drawn> {
     return this.page.evaluate(() => {
       const chart = (window as unknown as { mdqChart: IChartApi }).mdqChart
