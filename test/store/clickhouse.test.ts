@@ -603,6 +603,48 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
     },
   )
 
+  need.it(
+    'an instance opened among open, rolled-back and committed imports reads what the polling ones do, and sees the open ones once they commit',
+    async () => {
+      const url = cluster.storeUrl('first_load')
+      const a = await open(url)
+      const opened: Awaited<ReturnType<typeof open>>[] = []
+      const days = Array.from({ length: 20 }, (_, i) => Date.UTC(2024, 0, 2 + i))
+      const put = async (symbol: string) => {
+        const w = await a.market.beginWrite()
+        await w.putBars(symbol, '1d', walkBars(days, [0.3]))
+        return w
+      }
+      const counts = (m: ClickHouseMarketStore) =>
+        Promise.all(
+          ['600110.SH', '600111.SH', '600112.SH', '600113.SH'].map(async (symbol) =>
+            barCount(await m.readBars({ symbol, period: '1d', limit: 100 })),
+          ),
+        )
+      try {
+        const below = await put('600110.SH') // open below the watermark the next commit sets
+        await (await put('600111.SH')).rollback()
+        await a.market.write({ bars: [{ symbol: '600112.SH', period: '1d', bars: walkBars(days, [0.2]) }] })
+        const above = await put('600113.SH') // open above it
+        const b = await open(url)
+        opened.push(b)
+        assert.equal(await b.market.dataVersion(), await a.market.dataVersion())
+        for (const m of [a.market, b.market]) assert.deepEqual(await counts(m), [0, 0, 20, 0])
+        await below.commit()
+        await above.commit()
+        await poll('the instance opened later to see both imports commit', async () =>
+          (await b.market.dataVersion()) === (await a.market.dataVersion()) ? true : undefined,
+        )
+        const c = await open(url)
+        opened.push(c)
+        assert.equal(await c.market.dataVersion(), await a.market.dataVersion())
+        for (const m of [a.market, b.market, c.market]) assert.deepEqual(await counts(m), [20, 0, 20, 20])
+      } finally {
+        for (const s of [a, ...opened]) await Promise.all([s.keys.close(), s.market.close()])
+      }
+    },
+  )
+
   need.it('an import id is drawn above every committed one, whatever the writer clock says', async () => {
     const { market, keys } = await open(cluster.storeUrl('watermark'))
     const meta = new Connection({

@@ -1,8 +1,9 @@
 /**
  * @module The committed state readers use, held in memory and polled: which imports are visible (a
  * watermark and the few below it that are not), the small tables (metadata.ts) and every series'
- * spans (series-index.ts). The first load reads everything; each poll after reads only the imports
- * at or above the oldest one still open, and the rows of those that became visible.
+ * spans (series-index.ts). The first load reads every row of the small tables but of the imports
+ * only the count of the visible ones, the newest of them and the others; each poll after reads only
+ * the imports at or above the oldest one still open, and the rows of those that became visible.
  */
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { SecurityType } from '../../domain/instrument.js'
@@ -45,38 +46,26 @@ interface ImportStates {
 }
 type States = Map<bigint, ImportStates>
 
+/** What the imports table says: the newly visible imports (every visible one on a first load) and the rest. */
+interface Loaded {
+  readonly fresh: readonly bigint[]
+  readonly importCount: number
+  readonly watermark: bigint
+  readonly hidden: Map<bigint, 'open' | 'closed'>
+  /** The polled tables the fresh imports wrote (a tablesMask). */
+  readonly tables: number
+}
+
 /** Loads the state anew, or moves `previous` forward by the imports that became visible since. */
 export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
-  const floor = previous ? pollFloor(previous) : 0n
-  const states: States = new Map()
-  for (const [id, committed, vacuumed, aborted, tables] of await meta.rows(
-    `SELECT import_id, max(state = 'committed'), max(state = 'vacuumed'), max(state = 'aborted'),
-       groupBitOrIf(tables, state = 'committed') FROM imports
-     WHERE import_id >= ${floor} GROUP BY import_id`,
-  ))
-    states.set(BigInt(id!), {
-      committed: committed === '1',
-      vacuumed: vacuumed === '1',
-      aborted: aborted === '1',
-      tables: Number(tables),
-    })
-  const isVisible = (s: ImportStates) => s.committed && !s.vacuumed
-  const seen = (id: bigint) => previous !== undefined && id <= previous.watermark && !previous.hidden.has(id)
-  const fresh = [...states].filter(([id, s]) => isVisible(s) && !seen(id)).map(([id]) => id)
-  let watermark = previous?.watermark ?? 0n
-  for (const id of fresh) if (id > watermark) watermark = id
-  const hidden = new Map<bigint, 'open' | 'closed'>()
-  for (const [id, kind] of previous?.hidden ?? []) if (!fresh.includes(id)) hidden.set(id, kind)
-  for (const [id, s] of states)
-    if (id <= watermark && !isVisible(s)) hidden.set(id, s.aborted || s.vacuumed ? 'closed' : 'open')
+  const { fresh, importCount, watermark, hidden, tables } = previous
+    ? await polledImports(meta, previous)
+    : await allImports(meta)
   if (previous && fresh.length === 0 && sameKeys(hidden, previous.hidden)) return previous
-
-  const importCount = (previous?.importCount ?? 0) + fresh.length
   const visibleSql = `import_id <= ${watermark}${hidden.size ? ` AND import_id NOT IN (${[...hidden.keys()].join(', ')})` : ''}`
+  if (previous && fresh.length === 0) return { ...previous, hidden, visibleSql }
   // The rows of the newly visible imports (all visible ones on the first load), of the tables they wrote.
   const rowsOf = previous ? `import_id IN (${sql.list(fresh.map(String))})` : visibleSql
-  if (previous && fresh.length === 0) return { ...previous, hidden, visibleSql }
-  const tables = previous ? fresh.reduce((mask, id) => mask | states.get(id)!.tables, 0) : ALL_TABLES
   const rows = await loadRows(meta, rowsOf, tables)
   const metadata = (previous?.meta ?? Metadata.empty()).with(rows)
   const series = new Map(previous?.series ?? [])
@@ -101,6 +90,56 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
 }
 
 const versionOf = (count: number, watermark: bigint) => `ch${count}.${watermark}`
+
+/**
+ * The first load: the visible imports counted and the newest of them found by the server, and only
+ * the others listed (a live feed adds an import with every write, so the table grows all day).
+ */
+async function allImports(meta: Connection): Promise<Loaded> {
+  const [all] = await meta.json<{ visible: string; watermark: string; others: string[]; closed: number[] }>(
+    `SELECT countIf(v) AS visible, maxIf(import_id, v) AS watermark,
+       groupArrayIf(import_id, NOT v) AS others, groupArrayIf(closed, NOT v) AS closed
+     FROM (SELECT import_id, ${VISIBLE} AS v, max(state IN ('aborted', 'vacuumed')) AS closed FROM imports GROUP BY import_id)`,
+  )
+  const watermark = BigInt(all.watermark)
+  const hidden = new Map<bigint, 'open' | 'closed'>()
+  all.others.forEach((id, i) => {
+    if (BigInt(id) <= watermark) hidden.set(BigInt(id), all.closed[i] ? 'closed' : 'open')
+  })
+  return { fresh: [], importCount: Number(all.visible), watermark, hidden, tables: ALL_TABLES }
+}
+
+/** The imports at or above the poll floor that became visible since `previous`, and those still hidden. */
+async function polledImports(meta: Connection, previous: Snapshot): Promise<Loaded> {
+  const states: States = new Map()
+  for (const [id, committed, vacuumed, aborted, tables] of await meta.rows(
+    `SELECT import_id, max(state = 'committed'), max(state = 'vacuumed'), max(state = 'aborted'),
+       groupBitOrIf(tables, state = 'committed') FROM imports
+     WHERE import_id >= ${pollFloor(previous)} GROUP BY import_id`,
+  ))
+    states.set(BigInt(id!), {
+      committed: committed === '1',
+      vacuumed: vacuumed === '1',
+      aborted: aborted === '1',
+      tables: Number(tables),
+    })
+  const isVisible = (s: ImportStates) => s.committed && !s.vacuumed
+  const seen = (id: bigint) => id <= previous.watermark && !previous.hidden.has(id)
+  const fresh = [...states].filter(([id, s]) => isVisible(s) && !seen(id)).map(([id]) => id)
+  let watermark = previous.watermark
+  for (const id of fresh) if (id > watermark) watermark = id
+  const hidden = new Map<bigint, 'open' | 'closed'>()
+  for (const [id, kind] of previous.hidden) if (!fresh.includes(id)) hidden.set(id, kind)
+  for (const [id, s] of states)
+    if (id <= watermark && !isVisible(s)) hidden.set(id, s.aborted || s.vacuumed ? 'closed' : 'open')
+  return {
+    fresh,
+    importCount: previous.importCount + fresh.length,
+    watermark,
+    hidden,
+    tables: fresh.reduce((mask, id) => mask | states.get(id)!.tables, 0),
+  }
+}
 
 /** Polls start at the oldest import that may still become visible (else just above the watermark). */
 function pollFloor(s: Snapshot): bigint {
