@@ -1,6 +1,6 @@
 // Vacuum against imports still running, on a real two-shard ClickHouse cluster: an import that a
 // vacuum took for dead (its process paused longer than the grace) must fail to commit with nothing
-// of it visible, a commit racing a vacuum ends one way or the other (all rows visible and kept, or
+// of it visible, a later vacuum of the same process still finds every import that could die, a commit racing a vacuum ends one way or the other (all rows visible and kept, or
 // none visible), an import with a `vacuumed` row is never visible, and `mdq vacuum` refuses a grace
 // shorter than two heartbeats of a live import.
 import assert from 'node:assert/strict'
@@ -111,6 +111,27 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
       assert.equal(await a.market.dataVersion(), version)
       await mutationsDone()
       assert.equal(await onDisk(list), 0)
+    },
+  )
+
+  need.it(
+    'a vacuum after another looks again at every import still open when that one looked and at every one begun since',
+    async () => {
+      const [older, newer] = [symbols(600300, 2), symbols(600310, 2)]
+      const begin = async (list: readonly string[]) => {
+        const w = await a.market.beginWrite()
+        for (const [i, s] of list.entries()) await w.putBars(s, '1d', walkBars(DAYS, [i / 10, 0.2]))
+        return w
+      }
+      const first = await begin(older)
+      // A commit after it puts the newest committed import above the open one.
+      await a.market.write({ instruments: [bareInstrument('600320.SH')] })
+      assert.equal(await b.market.vacuum({ graceMs: 3_600_000 }), 0, 'nothing dead yet')
+      const second = await begin(newer)
+      assert.ok((await b.market.vacuum({ graceMs: 0 })) >= 2)
+      await assert.rejects(first.commit(), /was not committed: a vacuum took it for dead/)
+      await assert.rejects(second.commit(), /was not committed: a vacuum took it for dead/)
+      assert.deepEqual(await freshRead([...older, ...newer]), { bars: [0, 0, 0, 0], instruments: 0 })
     },
   )
 

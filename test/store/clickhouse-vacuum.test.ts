@@ -331,6 +331,17 @@ describe('clickhouse vacuum compaction on one server', () => {
         assert.equal(await market.compactLive(Date.now() - between), 0, 'nothing left to remove')
         await open.rollback()
         assert.equal(await market.compactLive(0), 2, 'the rows the newest import superseded, once it is old enough')
+        // A later run with the same grace starts its search at the last one's newest old import.
+        const done = async () =>
+          (await query(
+            server.httpUrl,
+            "SELECT count() FROM system.mutations WHERE database = 'live' AND is_done = 0",
+          )) === '0'
+        await until('the removals to finish', done)
+        for (let k = 6; k < 8; k++) await push(k, [S[0]])
+        const later = await market.readLiveQuotes([S[0], S[1]])
+        assert.equal(await market.compactLive(0), 2 + 2, 'the two rows of S[0] superseded since, quotes and depth')
+        assert.deepEqual(await market.readLiveQuotes([S[0], S[1]]), later)
       } finally {
         await Promise.all([keys.close(), market.close()])
       }

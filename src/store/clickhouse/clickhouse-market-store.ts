@@ -42,6 +42,10 @@ export class ClickHouseMarketStore implements MarketStore {
   #vacuumedMs = -Infinity
   /** When this process last removed the live tables' superseded rows after a commit (epoch ms). */
   #liveCompactedMs = -Infinity
+  /** Imports below this were all settled when this process last looked for dead ones (import-states.ts Claimed). */
+  #claimFloor = 0n
+  /** The last live compaction's grace and its newest old import (compaction.ts compactLive). */
+  #liveMark: { readonly graceMs: number; readonly x: bigint } | undefined
   readonly #financials: FinancialReads
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
@@ -213,9 +217,14 @@ export class ClickHouseMarketStore implements MarketStore {
    * imports it removed. A grace under MIN_GRACE_MS fails imports that are still running.
    */
   async vacuum(options: { graceMs?: number } = {}): Promise<number> {
-    const dead = await claimDeadImports(this.#t.metaWriter, options.graceMs ?? DEFAULT_GRACE_MS)
-    if (dead.length) await this.#removeRows(dead)
-    return dead.length
+    const { claimed, floor } = await claimDeadImports(
+      this.#t.metaWriter,
+      options.graceMs ?? DEFAULT_GRACE_MS,
+      this.#claimFloor,
+    )
+    if (floor > this.#claimFloor) this.#claimFloor = floor
+    if (claimed.length) await this.#removeRows(claimed)
+    return claimed.length
   }
 
   /**
@@ -227,8 +236,11 @@ export class ClickHouseMarketStore implements MarketStore {
   }
 
   /** Removes the live tables' rows that lost to a newer row of their symbol (compaction.ts); returns how many. */
-  compactLive(graceMs = DEFAULT_GRACE_MS): Promise<number> {
-    return compactLive(this.#t.metaWriter, graceMs)
+  async compactLive(graceMs = DEFAULT_GRACE_MS): Promise<number> {
+    const mark = this.#liveMark
+    const { removed, x } = await compactLive(this.#t.metaWriter, graceMs, mark?.graceMs === graceMs ? mark.x : 0n)
+    this.#liveMark = { graceMs, x }
+    return removed
   }
 
   /** Deletes the rows of imports whose `vacuumed` row is in (no reader sees them). */

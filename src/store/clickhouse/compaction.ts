@@ -103,7 +103,7 @@ export async function compact(
     if (gone.size) await meta.command(`ALTER TABLE ${table} DELETE WHERE (import_id, seq) IN (${[...gone].join(', ')})`)
   }
 
-  supersededRows += await compactLive(meta, graceMs)
+  supersededRows += (await compactLive(meta, graceMs)).removed
 
   const candidates = await overlappingSeries(meta, C, new Set(old))
   const barTombs = tombs.filter((x) => x.kind === 'bars')
@@ -136,14 +136,20 @@ export async function compact(
  * import visible for at least `graceMs`, leaving out by name the imports at or below X that are not
  * (open, failed, or committed since); of those each symbol's newest row is kept, named by its key in
  * the mutation (literals: 18.16 fails a subquery there). A table whose last removal is unfinished is
- * left for the next run. Returns the rows removed.
+ * left for the next run. Returns the rows removed and X: with the same grace X only grows, so a later
+ * run given it (`from`) looks for the next X among the imports from it on.
  */
-export async function compactLive(meta: Connection, graceMs: number): Promise<number> {
+export async function compactLive(
+  meta: Connection,
+  graceMs: number,
+  from = 0n,
+): Promise<{ readonly removed: number; readonly x: bigint }> {
   const old = `${VISIBLE} AND minIf(at_ms, state = 'committed') <= ${sql.int(Date.now() - graceMs)}`
   const [[x]] = await meta.rows(
-    `SELECT max(import_id) FROM (SELECT import_id FROM imports GROUP BY import_id HAVING ${old})`,
+    `SELECT max(import_id) FROM (SELECT import_id FROM imports WHERE import_id >= ${sql.int(from)} GROUP BY import_id HAVING ${old})`,
   )
-  if (x === '0') return 0
+  // None from `from` on: another store now (the tables made again); the next run looks at all.
+  if (x === '0') return { removed: 0, x: 0n }
   const others = await meta.rows(
     `SELECT import_id FROM imports WHERE import_id <= ${sql.int(x!)} GROUP BY import_id HAVING NOT (${old})`,
   )
@@ -166,7 +172,7 @@ export async function compactLive(meta: Connection, graceMs: number): Promise<nu
     )
     removed += gone
   }
-  return removed
+  return { removed, x: BigInt(x!) }
 }
 
 /**

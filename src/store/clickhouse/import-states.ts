@@ -88,23 +88,40 @@ export async function commitImport(meta: Connection, id: bigint, tables: number)
   return committed !== '0' && vacuumed === '0'
 }
 
+/** What a claim left: the imports it claimed, and where the next claim may start looking. */
+export interface Claimed {
+  readonly claimed: string[]
+  /**
+   * Every import below it was settled (committed or claimed) when the claim looked, and none can
+   * begin there later: the lowest one unsettled, or above the newest committed one.
+   */
+  readonly floor: bigint
+}
+
 /**
  * Claims the imports that will never commit: rolled back, or with no sign of life for `graceMs`.
  * Returns the ids whose `vacuumed` row is in: their rows may be removed, no reader will see them and
  * their commits fail. An import that had begun to commit when claimed is left until its claim is
  * older than the grace (and MIN_GRACE_MS): its conditional `committed` insert, if it saw no claim,
- * has long landed by then, and a later one sees the claim.
+ * has long landed by then, and a later one sees the claim. Only imports at or above `from` (a
+ * previous claim's floor) are looked at: a live feed adds an import with every write.
  */
-export async function claimDeadImports(meta: Connection, graceMs: number): Promise<string[]> {
+export async function claimDeadImports(meta: Connection, graceMs: number, from = 0n): Promise<Claimed> {
   const now = Date.now()
-  const candidates = (
-    await meta.rows(
-      `SELECT import_id FROM imports GROUP BY import_id
-       HAVING countIf(state IN ('committed', 'vacuumed')) = 0
-          AND (countIf(state = 'aborted') > 0 OR maxIf(at_ms, state IN ('begun', 'committing')) < ${sql.int(now - graceMs)})`,
-    )
-  ).map((r) => r[0]!)
-  if (candidates.length === 0) return []
+  // Read before the imports: an import begun later than this read gets an id above it (beginImport).
+  const [[newest]] = await meta.rows(
+    `SELECT max(import_id) FROM imports WHERE import_id >= ${sql.int(from)} AND state = 'committed'`,
+  )
+  const unsettled = await meta.rows(
+    `SELECT import_id, countIf(state = 'aborted') > 0 OR maxIf(at_ms, state IN ('begun', 'committing')) < ${sql.int(now - graceMs)}
+     FROM imports WHERE import_id >= ${sql.int(from)} GROUP BY import_id
+     HAVING countIf(state IN ('committed', 'vacuumed')) = 0`,
+  )
+  let floor = BigInt(newest ?? 0) + 1n
+  if (floor < from) floor = from
+  for (const [id] of unsettled) if (BigInt(id!) < floor) floor = BigInt(id!)
+  const candidates = unsettled.filter((r) => r[1] === '1').map((r) => r[0]!)
+  if (candidates.length === 0) return { claimed: [], floor }
   await recordState(meta, candidates, 'vacuuming')
   const settled = now - Math.max(graceMs, MIN_GRACE_MS)
   const claimed = (
@@ -115,7 +132,7 @@ export async function claimDeadImports(meta: Connection, graceMs: number): Promi
     )
   ).map((r) => r[0]!)
   if (claimed.length) await recordState(meta, claimed, 'vacuumed')
-  return claimed
+  return { claimed, floor }
 }
 
 /**
