@@ -4,9 +4,10 @@
 //    parses the same bodies, and the minute's 5,000 bars written the way appends went before the tail
 //    (each symbol's last chunk and its rollups rewritten); and the time from the minute's last answer
 //    to its last pushed symbol reading the minute, beside that read alone (uncached).
-// B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0 skips
-//    it, BENCH_LIVE_SQLITE=0 skips the others); then an hour of the day pushed at 12 times the market's
-//    pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
+// B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0
+//    skips it, BENCH_LIVE_SQLITE=0 skips the others), beside the bare server and beside raw ClickHouse
+//    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push); then an hour of the day
+//    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
 //    times the market's cadence (default 10), beside the same reads with no feed; then the rest of the
@@ -207,6 +208,49 @@ async function bareRates(key: string, live: LiveDay, from: number, to: number): 
   } finally {
     await stopServer(bare)
   }
+}
+
+/**
+ * The route mdq replaces on ClickHouse: a feed handler that inserts each push's snapshots as rows of
+ * a plain `MergeTree ORDER BY (symbol, timestamp)` (one INSERT a push, `inFlight` at once, JSON rows
+ * as pushed), no bars made. Per minute its snapshots/s, and the server's CPU per snapshot overall.
+ */
+async function rawClickHouseRates(
+  ch: ClickHouseServer,
+  live: LiveDay,
+  from: number,
+  to: number,
+  inFlight: number,
+): Promise<{ perS: number[]; serverUs: number }> {
+  await clickhouseSql(
+    ch.httpUrl,
+    `CREATE TABLE IF NOT EXISTS live.raw_quotes (symbol String, timestamp Int64, last_price Float64, open Float64,
+       high Float64, low Float64, prev_close Float64, volume Float64, amount Float64)
+     ENGINE = MergeTree ORDER BY (symbol, timestamp)`,
+  )
+  const insert = `${ch.httpUrl}/?query=${encodeURIComponent('INSERT INTO live.raw_quotes FORMAT JSONEachRow')}&input_format_skip_unknown_fields=1`
+  const rates: number[] = []
+  let snapshotsAll = 0
+  const server0 = cpuMs(ch.pid!)
+  for (let m = from; m < to; m++) {
+    const { bodies, snapshots } = minuteBodies(live, m, BATCH)
+    // One JSON object a line, as JSONEachRow takes them in 18.16.
+    const rows = bodies.map((b) => b.slice(1, -1).replaceAll('},{', '}\n{'))
+    let next = 0
+    const t0 = performance.now()
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < rows.length) {
+          const r = await fetch(insert, { method: 'POST', body: rows[next++] })
+          const text = await r.text()
+          if (r.status !== 200) throw new Error(`raw insert: ${r.status} ${text}`)
+        }
+      }),
+    )
+    rates.push((snapshots / (performance.now() - t0)) * 1000)
+    snapshotsAll += snapshots
+  }
+  return { perS: rates, serverUs: ((cpuMs(ch.pid!) - server0) * 1000) / snapshotsAll }
 }
 
 /** Snapshots in minutes `from`..`to` (exclusive). */
@@ -595,6 +639,8 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const serverUs = (serverMs * 1000) / snapshots
     const wide = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
+    const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
+    const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
     console.log(
       `\nB. one minute on ClickHouse (one server), pushed to instance A, read on instance B; medians of 3 minutes`,
     )
@@ -605,6 +651,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       `ratio ${(median(measured.perS) / median(bare)).toFixed(2)}`,
     )
     row(`  ${IN_FLIGHT_WIDE} in flight`, medianRate(wide.perS))
+    row(
+      `  baseline: raw ClickHouse, the snapshots as rows, an INSERT a push (${IN_FLIGHT} / ${IN_FLIGHT_WIDE} in flight)`,
+      `${medianRate(raw.perS)} / ${medianRate(rawWide.perS)}`,
+      `ratio ${(median(measured.perS) / median(raw.perS)).toFixed(2)} / ${(median(wide.perS) / median(rawWide.perS)).toFixed(2)}; server ${raw.serverUs.toFixed(1)} / ${rawWide.serverUs.toFixed(1)} us a snapshot`,
+    )
     row(
       '  CPU per snapshot (us): A main thread, its other threads, ClickHouse, the pusher',
       [cpu.main, cpu.ingest + cpu.other, serverUs, cpu.pusher].map((us) => us.toFixed(1)).join(', '),
