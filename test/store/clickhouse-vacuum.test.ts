@@ -331,17 +331,37 @@ describe('clickhouse vacuum compaction on one server', () => {
         assert.equal(await market.compactLive(Date.now() - between), 0, 'nothing left to remove')
         await open.rollback()
         assert.equal(await market.compactLive(0), 2, 'the rows the newest import superseded, once it is old enough')
-        // A later run with the same grace starts its search at the last one's newest old import.
+        // Later runs with the same grace read only the imports that can have moved since the last one:
+        // an import it left out (open) stays left out while open, whatever came after it.
         const done = async () =>
           (await query(
             server.httpUrl,
             "SELECT count() FROM system.mutations WHERE database = 'live' AND is_done = 0",
           )) === '0'
         await until('the removals to finish', done)
-        for (let k = 6; k < 8; k++) await push(k, [S[0]])
-        const later = await market.readLiveQuotes([S[0], S[1]])
-        assert.equal(await market.compactLive(0), 2 + 2, 'the two rows of S[0] superseded since, quotes and depth')
-        assert.deepEqual(await market.readLiveQuotes([S[0], S[1]]), later)
+        const stillOpen = await market.beginWrite()
+        const early = await fetch(server.httpUrl, {
+          method: 'POST',
+          body: `INSERT INTO live.live_quotes (symbol, ts, quote, import_id, seq) VALUES ('${S[1]}', 2, '{}', ${stillOpen.importId}, 1)`,
+        })
+        assert.equal(early.status, 200, await early.text())
+        await push(6, [S[0]])
+        assert.equal(await market.compactLive(0), 2, "S[0]'s row the newest import superseded, quotes and depth")
+        await until('the removals to finish', done)
+        await push(7, [S[0]])
+        assert.equal(await market.compactLive(0), 2, 'the same, once more')
+        await until('the removals to finish', done)
+        const now = await market.readLiveQuotes([S[0], S[1]])
+        assert.deepEqual(
+          [now.get(S[0])?.state.last.timestamp, now.get(S[1])?.state.last.timestamp],
+          [t0 + 7 * 3000, t0],
+        )
+        assert.equal(
+          await query(server.httpUrl, `SELECT count() FROM live.live_quotes WHERE symbol = '${S[1]}'`),
+          '2',
+          "S[1]'s committed row and the open import's row",
+        )
+        await stillOpen.rollback()
       } finally {
         await Promise.all([keys.close(), market.close()])
       }

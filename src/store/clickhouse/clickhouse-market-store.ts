@@ -15,7 +15,7 @@ import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js
 import { OPEN_FROM, OPEN_TO, loadSnapshot, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, type WriterOptions } from './clickhouse-writer.js'
-import { compact, compactLive, type CompactionReport } from './compaction.js'
+import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
 import { claimDeadImports, recordState } from './import-states.js'
 
@@ -44,8 +44,8 @@ export class ClickHouseMarketStore implements MarketStore {
   #liveCompactedMs = -Infinity
   /** Imports below this were all settled when this process last looked for dead ones (import-states.ts Claimed). */
   #claimFloor = 0n
-  /** The last live compaction's grace and its newest old import (compaction.ts compactLive). */
-  #liveMark: { readonly graceMs: number; readonly x: bigint } | undefined
+  /** The last live compaction's grace and where it left off (compaction.ts compactLive). */
+  #liveMark: { readonly graceMs: number; readonly mark: LiveMark } | undefined
   readonly #financials: FinancialReads
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
@@ -237,9 +237,9 @@ export class ClickHouseMarketStore implements MarketStore {
 
   /** Removes the live tables' rows that lost to a newer row of their symbol (compaction.ts); returns how many. */
   async compactLive(graceMs = DEFAULT_GRACE_MS): Promise<number> {
-    const mark = this.#liveMark
-    const { removed, x } = await compactLive(this.#t.metaWriter, graceMs, mark?.graceMs === graceMs ? mark.x : 0n)
-    this.#liveMark = { graceMs, x }
+    const last = this.#liveMark?.graceMs === graceMs ? this.#liveMark.mark : undefined
+    const { removed, mark } = await compactLive(this.#t.metaWriter, graceMs, last)
+    this.#liveMark = mark && { graceMs, mark }
     return removed
   }
 

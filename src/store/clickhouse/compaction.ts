@@ -129,6 +129,12 @@ export async function compact(
   return { supersededRows, hiddenRows, tombstones: removable.length, pending: false }
 }
 
+/** Where a live compaction left off: its X, and the imports at or below X it left out. */
+export interface LiveMark {
+  readonly x: bigint
+  readonly others: readonly string[]
+}
+
 /**
  * The live tables take a row per pushed symbol and write, and readers take each symbol's newest
  * (live-tables.ts: `argMax` over all of a symbol's rows, so a day of pushes would make every read of
@@ -136,24 +142,33 @@ export async function compact(
  * import visible for at least `graceMs`, leaving out by name the imports at or below X that are not
  * (open, failed, or committed since); of those each symbol's newest row is kept, named by its key in
  * the mutation (literals: 18.16 fails a subquery there). A table whose last removal is unfinished is
- * left for the next run. Returns the rows removed and X: with the same grace X only grows, so a later
- * run given it (`from`) looks for the next X among the imports from it on.
+ * left for the next run. Returns the rows removed and where this run left off.
+ *
+ * Given the last run's mark (with the same grace), a run reads only the imports that can have moved
+ * since: X only grows, an import old then is old now, and every import at or below the last X was
+ * there for the last run to see (X had committed a grace before it, and an import begun later draws
+ * an id above every committed one). So the next X is looked for from the last one on, and the
+ * imports to leave out among the last run's left-out ones and those above its X.
  */
 export async function compactLive(
   meta: Connection,
   graceMs: number,
-  from = 0n,
-): Promise<{ readonly removed: number; readonly x: bigint }> {
+  last?: LiveMark,
+): Promise<{ readonly removed: number; readonly mark: LiveMark | undefined }> {
   const old = `${VISIBLE} AND minIf(at_ms, state = 'committed') <= ${sql.int(Date.now() - graceMs)}`
   const [[x]] = await meta.rows(
-    `SELECT max(import_id) FROM (SELECT import_id FROM imports WHERE import_id >= ${sql.int(from)} GROUP BY import_id HAVING ${old})`,
+    `SELECT max(import_id) FROM (SELECT import_id FROM imports WHERE import_id >= ${sql.int(last?.x ?? 0n)} GROUP BY import_id HAVING ${old})`,
   )
-  // None from `from` on: another store now (the tables made again); the next run looks at all.
-  if (x === '0') return { removed: 0, x: 0n }
-  const others = await meta.rows(
-    `SELECT import_id FROM imports WHERE import_id <= ${sql.int(x!)} GROUP BY import_id HAVING NOT (${old})`,
-  )
-  const scope = `import_id <= ${sql.int(x!)}${others.length ? ` AND import_id NOT IN (${sql.list(others.map((r) => sql.int(r[0]!)))})` : ''}`
+  // None from the last X on: another store now (the tables made again); the next run looks at all.
+  if (x === '0') return { removed: 0, mark: undefined }
+  const upToX = `import_id <= ${sql.int(x!)}`
+  const moved = last
+    ? `(import_id > ${sql.int(last.x)} AND ${upToX})${last.others.length ? ` OR import_id IN (${sql.list(last.others.map(sql.int))})` : ''}`
+    : upToX
+  const others = (
+    await meta.rows(`SELECT import_id FROM imports WHERE ${moved} GROUP BY import_id HAVING NOT (${old})`)
+  ).map((r) => r[0]!)
+  const scope = `${upToX}${others.length ? ` AND import_id NOT IN (${sql.list(others.map(sql.int))})` : ''}`
   let removed = 0
   for (const table of LIVE_VERSIONED_TABLES) {
     const [[unfinished]] = await meta.rows(
@@ -172,7 +187,7 @@ export async function compactLive(
     )
     removed += gone
   }
-  return { removed, x: BigInt(x!) }
+  return { removed, mark: { x: BigInt(x!), others } }
 }
 
 /**
