@@ -32,13 +32,16 @@ describe("chart page live: bars only the server can tell, drawn as the server's"
   })
   /** Local time of "today" (the weekday after the demo's last day) in Shanghai. */
   const at = (h: number, m: number, s = 0) => live.today + h * HOUR + m * MINUTE + s * SECOND
+  /** Pushes of `symbol`'s quotes (the day opened at `open`), whose day range holds [low, high] and each last price. */
+  const quotesOf =
+    (symbol: string, open: number, low: number, high: number) => (t: number, last: number, volume: number) =>
+      live.push(t, last, { high: Math.max(last, high), low: Math.min(last, low), volume }, symbol, open)
 
   need.it(
     '1m none: a print in the lunch break or the closing auction joins the minute before, an idle quote opens nothing',
     async () => {
       const symbol = '601318.SH'
-      const push = (t: number, last: number, volume: number) =>
-        live.push(t, last, { high: Math.max(last, 50.3), low: Math.min(last, 49.9), volume }, symbol, 50)
+      const push = quotesOf(symbol, 50, 49.9, 50.3)
       const drawsTheServers = (what: string) => live.waitForServerBars(symbol, '1m', 'none', 3, what)
       await push(at(11, 28, 10), 50, 1000) // the day's first quote: only where the next minute counts from
       await live.open(symbol)
@@ -68,8 +71,7 @@ describe("chart page live: bars only the server can tell, drawn as the server's"
     '1m none: quotes that come while older bars are read are drawn as the server answers them, and the older bars join',
     async () => {
       const symbol = '000001.SZ'
-      const push = (t: number, last: number, volume: number) =>
-        live.push(t, last, { high: Math.max(last, 11.2), low: Math.min(last, 10.9), volume }, symbol, 11)
+      const push = quotesOf(symbol, 11, 10.9, 11.2)
       await push(at(10, 0, 10), 11, 1000)
       await live.open(symbol)
       await live.show('1m', 'none')
@@ -110,8 +112,7 @@ describe("chart page live: bars only the server can tell, drawn as the server's"
     '5m none: a quote inside the last bar moves it without reading klines; one past it re-reads them and draws the new bar',
     async () => {
       const symbol = '600000.SH'
-      const push = (t: number, last: number, volume: number) =>
-        live.push(t, last, { high: Math.max(last, 10.2), low: 9.9, volume }, symbol, 10)
+      const push = quotesOf(symbol, 10, 9.9, 10.2)
       await push(at(10, 1, 10), 10, 1000)
       await push(at(10, 2, 10), 10.1, 1200) // the 10:00 bar's first minute
       await live.open(symbol) // a page of its own: 'live' then says this symbol is subscribed
