@@ -92,8 +92,9 @@ export async function commitImport(meta: Connection, id: bigint, tables: number)
 export interface Claimed {
   readonly claimed: string[]
   /**
-   * Every import below it was settled (committed or claimed) when the claim looked, and none can
-   * begin there later: the lowest one unsettled, or above the newest committed one.
+   * Every import below it was settled (committed or claimed) when the claim looked, and none that
+   * begins later can write there (an id drawn below is given up with no rows): the lowest one
+   * unsettled, or above the newest committed one.
    */
   readonly floor: bigint
 }

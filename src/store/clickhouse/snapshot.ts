@@ -96,16 +96,13 @@ const versionOf = (count: number, watermark: bigint) => `ch${count}.${watermark}
  * the others listed (a live feed adds an import with every write, so the table grows all day).
  */
 async function allImports(meta: Connection): Promise<Loaded> {
-  const [all] = await meta.json<{ visible: string; watermark: string; others: string[]; closed: number[] }>(
-    `SELECT countIf(v) AS visible, maxIf(import_id, v) AS watermark,
-       groupArrayIf(import_id, NOT v) AS others, groupArrayIf(closed, NOT v) AS closed
-     FROM (SELECT import_id, ${VISIBLE} AS v, max(state IN ('aborted', 'vacuumed')) AS closed FROM imports GROUP BY import_id)`,
+  const [all] = await meta.json<{ visible: string; watermark: string; others: [string, number][] }>(
+    `SELECT countIf(v) AS visible, maxIf(import_id, v) AS watermark, groupArrayIf((import_id, gone), NOT v) AS others
+     FROM (SELECT import_id, ${VISIBLE} AS v, max(state IN ('aborted', 'vacuumed')) AS gone FROM imports GROUP BY import_id)`,
   )
   const watermark = BigInt(all.watermark)
   const hidden = new Map<bigint, 'open' | 'closed'>()
-  all.others.forEach((id, i) => {
-    if (BigInt(id) <= watermark) hidden.set(BigInt(id), all.closed[i] ? 'closed' : 'open')
-  })
+  for (const [id, gone] of all.others) if (BigInt(id) <= watermark) hidden.set(BigInt(id), gone ? 'closed' : 'open')
   return { fresh: [], importCount: Number(all.visible), watermark, hidden, tables: ALL_TABLES }
 }
 
