@@ -56,6 +56,15 @@ let state = {
   generation: 0,
 }
 
+/** Keeps a setting for the next visit; a browser that refuses storage (private mode, full) only forgets it. */
+function remember(key, value) {
+  try {
+    localStorage.setItem(key, value)
+  } catch {
+    // nothing to do: the page works without it
+  }
+}
+
 function status(text, error = false) {
   $('status').textContent = text
   $('status').className = error ? 'error' : ''
@@ -231,7 +240,7 @@ async function load() {
   // The bars read now may or may not hold the trades of a quote seen before (or while loading): the
   // next quote has none to count its trades from, and re-reads them.
   prevQuote = null
-  localStorage.setItem('mdq.apiKey', $('api-key').value.trim())
+  remember('mdq.apiKey', $('api-key').value.trim())
   status(`Loading ${symbol} ${state.period} ${state.adjust}...`)
   try {
     const q = `symbol=${encodeURIComponent(symbol)}&period=${state.period}&adjust=${state.adjust}&count=${PAGE}`
@@ -333,7 +342,7 @@ $('controls').addEventListener('submit', (e) => {
 })
 for (const id of ['period', 'adjust']) $(id).addEventListener('change', () => $('api-key').value && void load())
 $('colors').addEventListener('change', () => {
-  localStorage.setItem('mdq.colors', $('colors').value)
+  remember('mdq.colors', $('colors').value)
   render()
 })
 
@@ -341,7 +350,7 @@ $('colors').addEventListener('change', () => {
 // the server. The page keeps it in localStorage like a typed key and takes it out of the address bar.
 const fragment = new URLSearchParams(location.hash.slice(1))
 if (fragment.get('key')) {
-  localStorage.setItem('mdq.apiKey', fragment.get('key').trim())
+  remember('mdq.apiKey', fragment.get('key').trim())
   fragment.delete('key')
   const rest = fragment.toString()
   history.replaceState(null, '', `${location.pathname}${location.search}${rest ? `#${rest}` : ''}`)
