@@ -55,18 +55,15 @@ export const MIN_GRACE_MS = 2 * HEARTBEAT_MS
 /** Per import (GROUP BY import_id): the imports readers see. A `vacuumed` row hides an import for good. */
 export const VISIBLE = "countIf(state = 'committed') > 0 AND countIf(state = 'vacuumed') = 0"
 
+/** Rows of `states` (one INSERT) for each of `ids`. */
 export async function recordState(
   meta: Connection,
   ids: readonly (bigint | string)[],
-  state: ImportState,
+  states: ImportState | readonly ImportState[],
 ): Promise<void> {
   const now = Date.now()
-  await meta.insert(
-    'imports',
-    ['import_id', 'state', 'at_ms'],
-    'TabSeparated',
-    ids.map((id) => `${sql.int(id)}\t${state}\t${now}\n`).join(''),
-  )
+  const rows = ids.flatMap((id) => [states].flat().map((state) => `${sql.int(id)}\t${state}\t${now}\n`))
+  await meta.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', rows.join(''))
 }
 
 /**
@@ -93,8 +90,8 @@ export interface Claimed {
   readonly claimed: string[]
   /**
    * Every import below it was settled (committed or claimed) when the claim looked, and none that
-   * begins later can write there (an id drawn below is given up with no rows): the lowest one
-   * unsettled, or above the newest committed one.
+   * begins later can be there unsettled (an id drawn below is given up and claimed at once,
+   * beginImport): the lowest one unsettled, or above the newest committed one.
    */
   readonly floor: bigint
 }
@@ -140,7 +137,9 @@ export async function claimDeadImports(meta: Connection, graceMs: number, from =
  * Draws an import id above every committed one and records it `begun`: readers hide the rows of
  * imports at or below their newest visible id that are not visible (snapshot.ts), so an import that
  * starts later must not get an id below that mark. Its `begun` row goes in first, then the newest
- * committed id is read: an id at or below it is given up (`aborted`) and a higher one drawn.
+ * committed id is read: an id at or below it is given up and a higher one drawn. A given-up id wrote
+ * nothing and can never commit, so it is recorded `aborted` and claimed (`vacuumed`) at once: no
+ * vacuum needs to find it (claimDeadImports' floor may already lie above it).
  */
 export async function beginImport(meta: Connection, newId: (floor: bigint) => bigint): Promise<bigint> {
   let floor = 0n
@@ -152,7 +151,7 @@ export async function beginImport(meta: Connection, newId: (floor: bigint) => bi
       `SELECT max(import_id) FROM imports WHERE import_id >= ${sql.int(id)} AND state = 'committed'`,
     )
     if (BigInt(max ?? 0) < id) return id
-    await recordState(meta, [id], 'aborted')
+    await recordState(meta, [id], ['aborted', 'vacuumed'])
     floor = BigInt(max ?? 0)
   }
 }
