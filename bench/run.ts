@@ -17,6 +17,7 @@ for (const name of [
   'compression.bench.js',
   'work.bench.js',
   'clickhouse.bench.js',
+  'commit-log.bench.js',
   'live.bench.js',
   'fanout.bench.js',
 ]) {
