@@ -91,22 +91,30 @@ async function atRest(path: string, maxMs: number): Promise<number | undefined> 
   return undefined
 }
 
-/** POSTs the bodies, `inFlight` at a time; every answer must be a 200. */
-async function pushAll(url: string, key: string, bodies: readonly string[], inFlight = IN_FLIGHT): Promise<void> {
+/** `send` of each body, `inFlight` at a time, in order of starting. */
+async function eachInFlight(
+  bodies: readonly string[],
+  inFlight: number,
+  send: (body: string) => Promise<unknown>,
+): Promise<void> {
   let next = 0
   const worker = async () => {
-    while (next < bodies.length) {
-      const body = bodies[next++]
-      const r = await fetch(`${url}/v1/ingest/quotes`, {
-        method: 'POST',
-        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-        body,
-      })
-      const text = await r.text()
-      if (r.status !== 200) throw new Error(`push: ${r.status} ${text}`)
-    }
+    while (next < bodies.length) await send(bodies[next++])
   }
   await Promise.all(Array.from({ length: inFlight }, worker))
+}
+
+/** POSTs the bodies, `inFlight` at a time; every answer must be a 200. */
+function pushAll(url: string, key: string, bodies: readonly string[], inFlight = IN_FLIGHT): Promise<void> {
+  return eachInFlight(bodies, inFlight, async (body) => {
+    const r = await fetch(`${url}/v1/ingest/quotes`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body,
+    })
+    const text = await r.text()
+    if (r.status !== 200) throw new Error(`push: ${r.status} ${text}`)
+  })
 }
 
 /** The latest `count` 1m bars of `symbols` (at most 100) on `base`: each symbol's first bar start. */
@@ -225,10 +233,9 @@ async function rawClickHouseRates(
   await clickhouseSql(
     ch.httpUrl,
     `CREATE TABLE IF NOT EXISTS live.raw_quotes (symbol String, timestamp Int64, last_price Float64, open Float64,
-       high Float64, low Float64, prev_close Float64, volume Float64, amount Float64)
+       high Float64, low Float64, prev_close Float64, volume Float64, amount Float64, region String)
      ENGINE = MergeTree ORDER BY (symbol, timestamp)`,
   )
-  const insert = `${ch.httpUrl}/?query=${encodeURIComponent('INSERT INTO live.raw_quotes FORMAT JSONEachRow')}&input_format_skip_unknown_fields=1`
   const rates: number[] = []
   let snapshotsAll = 0
   const server0 = cpuMs(ch.pid!)
@@ -236,16 +243,9 @@ async function rawClickHouseRates(
     const { bodies, snapshots } = minuteBodies(live, m, BATCH)
     // One JSON object a line, as JSONEachRow takes them in 18.16.
     const rows = bodies.map((b) => b.slice(1, -1).replaceAll('},{', '}\n{'))
-    let next = 0
     const t0 = performance.now()
-    await Promise.all(
-      Array.from({ length: inFlight }, async () => {
-        while (next < rows.length) {
-          const r = await fetch(insert, { method: 'POST', body: rows[next++] })
-          const text = await r.text()
-          if (r.status !== 200) throw new Error(`raw insert: ${r.status} ${text}`)
-        }
-      }),
+    await eachInFlight(rows, inFlight, (body) =>
+      clickhouseSql(ch.httpUrl, 'INSERT INTO live.raw_quotes FORMAT JSONEachRow', body),
     )
     rates.push((snapshots / (performance.now() - t0)) * 1000)
     snapshotsAll += snapshots

@@ -54,7 +54,6 @@ function template(file: string, values: Record<string, string | number>): string
   })
 }
 
-/** What a test adds to a server's config: XML inside `<yandex>` (config.d) and inside the default profile (users.d). */
 /** Runs one statement over a server's HTTP interface (POST, so writes too; `body` the data of an INSERT); its answer, trimmed. */
 export async function clickhouseSql(httpUrl: string, query: string, body?: string): Promise<string> {
   const r = await fetch(`${httpUrl}/?query=${encodeURIComponent(query)}`, {
@@ -66,6 +65,7 @@ export async function clickhouseSql(httpUrl: string, query: string, body?: strin
   return text.trim()
 }
 
+/** What a test adds to a server's config: XML inside `<yandex>` (config.d) and inside the default profile (users.d). */
 export interface ServerOverrides {
   readonly config?: string
   readonly profile?: string
