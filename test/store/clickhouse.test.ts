@@ -307,6 +307,79 @@ describe('clickhouse store on one server', () => {
   })
 
   need.it(
+    "symbol versions: a symbol's moves with its bars (an import committed below a newer one too) and with any import of more than bars, never with another's; an instance opened later agrees",
+    async () => {
+      const [x, y, z] = ['600101.SH', '600102.SH', '600103.SH']
+      const days = (from: number, n: number) =>
+        walkBars(
+          Array.from({ length: n }, (_, i) => Date.UTC(2024, 1, 1 + from + i)),
+          Array.from({ length: n }, () => 0.1),
+        )
+      const versionsOn = async (m: ClickHouseMarketStore) => {
+        const v = await m.readVersions()
+        return [v.data, v.of(x), v.of(y), v.of(z)]
+      }
+      /** Each instance's versions once all read the same data (the committing one first, the others at their next poll); they must agree. */
+      const agreed = async (...others: ClickHouseMarketStore[]) => {
+        await poll('every instance to read the same data', async () => {
+          const data = await Promise.all([a.market, ...others].map((m) => m.dataVersion()))
+          return data.every((d) => d === data[0]) ? true : undefined
+        })
+        const want = await versionsOn(a.market)
+        for (const m of others) assert.deepEqual(await versionsOn(m), want)
+        return want
+      }
+      await a.market.write({
+        instruments: [x, y, z].map((s) => bareInstrument(s)),
+        bars: [x, y].map((symbol) => ({ symbol, period: '1d' as const, bars: days(0, 3) })),
+      })
+      const first = await agreed(b.market)
+      await a.market.write({ bars: [{ symbol: x, period: '1d', bars: days(3, 1) }] })
+      const appended = await agreed(b.market)
+      assert.notEqual(appended[0], first[0])
+      assert.notEqual(appended[1], first[1], 'x was appended to')
+      assert.deepEqual(appended.slice(2), first.slice(2), 'y and z were not')
+      // An import begun first (a lower id) and committed after a newer one that wrote the same symbol.
+      const older = await b.market.beginWrite()
+      await older.putBars(y, '1d', days(3, 1))
+      await a.market.write({ bars: [{ symbol: y, period: '1d', bars: days(4, 1) }] })
+      const newer = await agreed(b.market)
+      await older.commit()
+      const late = await agreed(b.market)
+      assert.notEqual(late[2], newer[2], "y's version moves with the import committed below the newest")
+      assert.equal(barCount(await a.market.readBars({ symbol: y, period: '1d', limit: 10 })), 5)
+      // A live push of quotes or depth alone writes no bars: the data version moves, no symbol's.
+      const depth = await a.market.beginWrite()
+      await depth.putDepth([
+        {
+          symbol: z,
+          timestamp: Date.UTC(2024, 1, 9),
+          bidPrices: [10],
+          bidVolumes: [100],
+          askPrices: [10.01],
+          askVolumes: [200],
+        },
+      ])
+      await depth.commit()
+      const pushed = await agreed(b.market)
+      assert.notEqual(pushed[0], late[0])
+      assert.deepEqual(pushed.slice(1), late.slice(1))
+      // An instance opened now, from the first load alone, names every version as the polling ones do.
+      const c = await open(server.storeUrl('mdq'))
+      try {
+        assert.deepEqual(await versionsOn(c.market), pushed)
+        // Anything but bars (here an instrument) moves every symbol's, on every instance.
+        await a.market.write({ instruments: [bareInstrument(z, { name: 'renamed' })] })
+        const renamed = await agreed(b.market, c.market)
+        for (const k of [1, 2, 3]) assert.notEqual(renamed[k], pushed[k])
+      } finally {
+        await c.keys.close()
+        await c.market.close()
+      }
+    },
+  )
+
+  need.it(
     "a commit row names the polled tables its import wrote; another instance reloads them, and all of a commit row's from before the mask",
     async () => {
       const newest = async () =>

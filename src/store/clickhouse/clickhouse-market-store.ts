@@ -12,7 +12,7 @@ import { BarReads } from './bar-reads.js'
 import { readDepth, readLiveQuotes } from './live-tables.js'
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
-import { OPEN_FROM, OPEN_TO, loadSnapshot, type Snapshot } from './snapshot.js'
+import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, type WriterOptions } from './clickhouse-writer.js'
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
@@ -59,7 +59,7 @@ export class ClickHouseMarketStore implements MarketStore {
       storedRollups: true,
       snapshotReads: false,
       blockingReads: false,
-      symbolVersions: false,
+      symbolVersions: true,
     }
     this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
   }
@@ -147,10 +147,10 @@ export class ClickHouseMarketStore implements MarketStore {
     return (await this.#snap()).version
   }
 
-  /** No per-symbol versions here: every commit moves every symbol's. */
+  /** The data version, and each symbol's (snapshot.ts symbolVersion): other symbols' bars and live pushes leave it. */
   async readVersions(): Promise<DataVersions> {
-    const data = await this.dataVersion()
-    return { data, of: () => data }
+    const s = await this.#snap()
+    return { data: s.version, of: (symbol) => symbolVersion(s, symbol) }
   }
 
   async readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>> {

@@ -42,6 +42,13 @@ export function tablesMask(tables: Iterable<string>): number {
 /** Whether `mask` names `table`. */
 export const wrote = (mask: number, table: PolledTable): boolean => (mask & (1 << POLLED_TABLES.indexOf(table))) !== 0
 
+/**
+ * The bits of a mask whose tables change answers about any symbol (instruments, events, tombstones,
+ * universes): an import that wrote only bars (named by its `series` rows) and live data changes only
+ * its own symbols' (snapshot.ts, symbolVersion).
+ */
+export const EVERY_SYMBOL_TABLES = ALL_TABLES & ~(1 << POLLED_TABLES.indexOf('series'))
+
 export type ImportState = 'begun' | 'committed' | 'aborted' | 'vacuumed' | 'committing' | 'vacuuming'
 
 /** A live writer re-inserts its `begun` row this often, so vacuum can tell it from a dead one. */

@@ -9,7 +9,7 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import type { SecurityType } from '../../domain/instrument.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import { sql, type Connection } from './connection.js'
-import { ALL_TABLES, VISIBLE, wrote, type PolledTable } from './import-states.js'
+import { ALL_TABLES, EVERY_SYMBOL_TABLES, VISIBLE, wrote, type PolledTable } from './import-states.js'
 import { Metadata, tombstoneKey, type Rows, type Tombstone, type Version } from './metadata.js'
 import { SeriesState, type SpanRow } from './series-index.js'
 import { spellsOf } from './financials-reads.js'
@@ -31,9 +31,37 @@ export interface Snapshot {
   readonly meta: Metadata
   /** Per `${symbol}|${period}`. */
   readonly series: ReadonlyMap<string, SeriesState>
+  /** The visible imports that wrote more than bars and live data: they may change any symbol's answers. */
+  readonly everySymbol: Imports
+  /** Per symbol, the other visible imports that wrote its bars. */
+  readonly bySymbol: ReadonlyMap<string, Imports>
 }
 
+/** Some visible imports: how many, and the newest. */
+export interface Imports {
+  readonly count: number
+  readonly newest: bigint
+}
+
+const NO_IMPORTS: Imports = { count: 0, newest: 0n }
+const withImport = (held: Imports, id: bigint): Imports => ({
+  count: held.count + 1,
+  newest: id > held.newest ? id : held.newest,
+})
+
 export const seriesKey = (symbol: string, period: StoredPeriod) => `${symbol}|${period}`
+
+/**
+ * The version of the answers about `symbol` (readVersions().of): `chs<n>.<newest>` of the visible
+ * imports that may have changed them (those that changed every symbol's and those that wrote its
+ * bars). Imports only ever become visible, so these sets only grow: one count and newest id never
+ * name two of them, on any process or thread, and another symbol's live pushes leave it as it is.
+ */
+export function symbolVersion(s: Snapshot, symbol: string): string {
+  const own = s.bySymbol.get(symbol) ?? NO_IMPORTS
+  const all = s.everySymbol
+  return `chs${all.count + own.count}.${own.newest > all.newest ? own.newest : all.newest}`
+}
 
 let revisions = 0
 
@@ -54,11 +82,13 @@ interface Loaded {
   readonly hidden: Map<bigint, 'open' | 'closed'>
   /** The polled tables the fresh imports wrote (a tablesMask). */
   readonly tables: number
+  /** The visible imports that changed every symbol's answers (EVERY_SYMBOL_TABLES), and which of them are fresh. */
+  readonly everySymbol: { readonly imports: Imports; readonly ids: ReadonlySet<bigint> }
 }
 
 /** Loads the state anew, or moves `previous` forward by the imports that became visible since. */
 export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
-  const { fresh, importCount, watermark, hidden, tables } = previous
+  const { fresh, importCount, watermark, hidden, tables, everySymbol } = previous
     ? await polledImports(meta, previous)
     : await allImports(meta)
   if (previous && fresh.length === 0 && sameKeys(hidden, previous.hidden)) return previous
@@ -69,9 +99,17 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
   const rows = await loadRows(meta, rowsOf, tables)
   const metadata = (previous?.meta ?? Metadata.empty()).with(rows)
   const series = new Map(previous?.series ?? [])
-  for (const [key, span] of wrote(tables, 'series') ? await loadSpans(meta, rowsOf) : []) {
-    const period = key.slice(key.indexOf('|') + 1) as StoredPeriod
+  const bySymbol = new Map(previous?.bySymbol ?? [])
+  /** The last import counted for each symbol: the rows come in import order, so each import is counted once. */
+  const counted = new Map<string, bigint>()
+  for (const [key, span, importId] of wrote(tables, 'series') ? await loadSpans(meta, rowsOf) : []) {
+    const bar = key.indexOf('|')
+    const period = key.slice(bar + 1) as StoredPeriod
     series.set(key, (series.get(key) ?? SeriesState.empty(period)).with(span, ++revisions))
+    const symbol = key.slice(0, bar)
+    if (everySymbol.ids.has(importId) || counted.get(symbol) === importId) continue
+    counted.set(symbol, importId)
+    bySymbol.set(symbol, withImport(bySymbol.get(symbol) ?? NO_IMPORTS, importId))
   }
   for (const t of rows.tombstones) {
     const [kind, symbol, period] = t.key.split('|')
@@ -86,6 +124,8 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
     visibleSql,
     meta: metadata,
     series,
+    everySymbol: everySymbol.imports,
+    bySymbol,
   }
 }
 
@@ -96,14 +136,25 @@ const versionOf = (count: number, watermark: bigint) => `ch${count}.${watermark}
  * the others listed (a live feed adds an import with every write, so the table grows all day).
  */
 async function allImports(meta: Connection): Promise<Loaded> {
-  const [all] = await meta.json<{ visible: string; watermark: string; others: [string, number][] }>(
-    `SELECT countIf(v) AS visible, maxIf(import_id, v) AS watermark, groupArrayIf((import_id, gone), NOT v) AS others
-     FROM (SELECT import_id, ${VISIBLE} AS v, max(state IN ('aborted', 'vacuumed')) AS gone FROM imports GROUP BY import_id)`,
+  const [all] = await meta.json<{ visible: string; watermark: string; others: [string, number][]; every: string[] }>(
+    `SELECT countIf(v) AS visible, maxIf(import_id, v) AS watermark, groupArrayIf((import_id, gone), NOT v) AS others,
+       groupArrayIf(import_id, v AND bitAnd(tables, ${EVERY_SYMBOL_TABLES}) != 0) AS every
+     FROM (SELECT import_id, ${VISIBLE} AS v, max(state IN ('aborted', 'vacuumed')) AS gone,
+       groupBitOrIf(tables, state = 'committed') AS tables FROM imports GROUP BY import_id)`,
   )
   const watermark = BigInt(all.watermark)
   const hidden = new Map<bigint, 'open' | 'closed'>()
   for (const [id, gone] of all.others) if (BigInt(id) <= watermark) hidden.set(BigInt(id), gone ? 'closed' : 'open')
-  return { fresh: [], importCount: Number(all.visible), watermark, hidden, tables: ALL_TABLES }
+  const ids = new Set(all.every.map(BigInt))
+  const imports = [...ids].reduce(withImport, NO_IMPORTS)
+  return {
+    fresh: [],
+    importCount: Number(all.visible),
+    watermark,
+    hidden,
+    tables: ALL_TABLES,
+    everySymbol: { imports, ids },
+  }
 }
 
 /** The imports at or above the poll floor that became visible since `previous`, and those still hidden. */
@@ -129,12 +180,14 @@ async function polledImports(meta: Connection, previous: Snapshot): Promise<Load
   for (const [id, kind] of previous.hidden) if (!fresh.includes(id)) hidden.set(id, kind)
   for (const [id, s] of states)
     if (id <= watermark && !isVisible(s)) hidden.set(id, s.aborted || s.vacuumed ? 'closed' : 'open')
+  const ids = new Set(fresh.filter((id) => (states.get(id)!.tables & EVERY_SYMBOL_TABLES) !== 0))
   return {
     fresh,
     importCount: previous.importCount + fresh.length,
     watermark,
     hidden,
     tables: fresh.reduce((mask, id) => mask | states.get(id)!.tables, 0),
+    everySymbol: { imports: [...ids].reduce(withImport, previous.everySymbol), ids },
   }
 }
 
@@ -240,12 +293,12 @@ async function loadRows(meta: Connection, where: string, tables: number): Promis
   }
 }
 
-/** Spans of the puts of the matching imports, in import and operation order. */
-async function loadSpans(meta: Connection, where: string): Promise<[string, SpanRow][]> {
+/** Spans of the puts of the matching imports, in import and operation order, each with its import. */
+async function loadSpans(meta: Connection, where: string): Promise<[string, SpanRow, bigint][]> {
   const rows = await meta.rows(
-    `SELECT symbol, period, first_ts, last_ts, bars, marks FROM series WHERE ${where} ORDER BY import_id, seq`,
+    `SELECT symbol, period, first_ts, last_ts, bars, marks, import_id FROM series WHERE ${where} ORDER BY import_id, seq`,
   )
-  return rows.map(([symbol, period, first, last, bars, marks]) => [
+  return rows.map(([symbol, period, first, last, bars, marks, importId]) => [
     seriesKey(symbol!, period as StoredPeriod),
     {
       first: Number(first),
@@ -253,6 +306,7 @@ async function loadSpans(meta: Connection, where: string): Promise<[string, Span
       bars: Number(bars),
       marks: marks === '[]' ? [] : marks!.slice(1, -1).split(',').map(Number),
     },
+    BigInt(importId!),
   ])
 }
 
