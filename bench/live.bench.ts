@@ -15,6 +15,9 @@
 //    imported in one file.
 // D. end of day: one daily bar for each of the 5,000 symbols through `mdq import bars --period 1d`,
 //    beside writing them by rewriting each symbol's last chunk.
+// E. reads on a ClickHouse instance (the full market's history copied in) while another takes a feed at
+//    BENCH_LIVE_SPEED times the market's pace, beside the same reads with no feed; answers other than
+//    2xx counted. BENCH_LIVE_CLICKHOUSE=minute runs B alone, =reads E alone.
 // Run: npm run bench -- live   (BENCH_SECONDS per read load, default 5)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -35,7 +38,7 @@ import { TAIL_FOLD_ROWS } from '../src/store/sqlite/tail.js'
 import { WrittenChunks } from '../src/store/sqlite/written-chunks.js'
 import { clickhouseServer } from '../test/helpers/requirements.js'
 import { ClickHouseServer, clickhouseSql } from '../test/helpers/clickhouse.js'
-import { copyStore, fullMarketStore, ingestKey } from './full-market-store.js'
+import { copyStore, fullMarketStore, ingestKey, type FullMarketStore } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
 import { cpuMs, median, row, startHog, threadsCpuMs } from './measure.js'
 import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
@@ -115,6 +118,56 @@ function pushAll(url: string, key: string, bodies: readonly string[], inFlight =
     const text = await r.text()
     if (r.status !== 200) throw new Error(`push: ${r.status} ${text}`)
   })
+}
+
+/**
+ * Pushes the minutes `next()` gives (until it gives none, or `stop()`) at SPEED times the market's
+ * pace, a minute every 60/SPEED s: `burst`, each minute's batches back to back at the start of its
+ * slot; `spread`, the batches spread over the slot as the market's snapshots come.
+ */
+async function feedAtPace(
+  ingest: string,
+  key: string,
+  live: LiveDay,
+  next: () => number | undefined,
+  stop: () => boolean,
+  shape: 'burst' | 'spread',
+): Promise<void> {
+  const slot = 60_000 / SPEED
+  while (!stop()) {
+    const m = next()
+    if (m === undefined) return
+    const started = performance.now()
+    const { bodies } = minuteBodies(live, m, BATCH)
+    if (shape === 'burst') await pushAll(ingest, key, bodies, 1)
+    else
+      for (const [i, body] of bodies.entries()) {
+        await sleep(Math.max(0, started + (i * slot) / bodies.length - performance.now()))
+        await pushAll(ingest, key, [body], 1)
+      }
+    await sleep(Math.max(0, slot - (performance.now() - started)))
+  }
+}
+
+/**
+ * The read loads beside a feed: `cached`, the latest 100 daily bars of 200 symbols (repeated, so
+ * answered from the response cache while their version stands); `uncached`, 20,000 distinct 1m
+ * windows of 1,000 bars (adjusted forward) of the minute symbols, up to 200 days back.
+ */
+function readLoads(fm: FullMarketStore): { cached: WrkFiles; uncached: WrkFiles } {
+  const windowPaths: string[] = []
+  for (let i = 0; i < 20_000; i++) {
+    const s = fm.minuteSymbols[i % fm.minuteSymbols.length]
+    const end = fm.lastMinuteMs - Math.floor((((i * 7919) % 997) / 997) * 200) * 86_400_000
+    windowPaths.push(`/v1/klines?symbol=${s}&period=1m&count=1000&adjust=forward&end_time=${end}`)
+  }
+  return {
+    cached: wrkFiles(
+      mkdtempSync(join(tmp, 'cached-')),
+      fm.symbols.slice(0, 200).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`),
+    ),
+    uncached: wrkFiles(mkdtempSync(join(tmp, 'uncached-')), windowPaths),
+  }
 }
 
 /** The latest `count` 1m bars of `symbols` (at most 100) on `base`: each symbol's first bar start. */
@@ -352,16 +405,7 @@ try {
     row('  baseline: the same read, uncached', ms(median(measured.readMs)))
 
     // C. 240 minutes: reads with and without a feed, then the rest of the day at full speed.
-    const cachedPaths = fm.symbols.slice(0, 200).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`)
-    const windowPaths: string[] = []
-    for (let i = 0; i < 20_000; i++) {
-      const s = fm.minuteSymbols[i % fm.minuteSymbols.length]
-      const end = fm.lastMinuteMs - Math.floor((((i * 7919) % 997) / 997) * 200) * 86_400_000
-      windowPaths.push(`/v1/klines?symbol=${s}&period=1m&count=1000&adjust=forward&end_time=${end}`)
-    }
-    const cached = wrkFiles(join(tmp), cachedPaths)
-    const uncachedDir = mkdtempSync(join(tmp, 'uncached-'))
-    const uncached = wrkFiles(uncachedDir, windowPaths)
+    const { cached, uncached } = readLoads(fm)
     // Quiet means at rest: the background fold of A's minutes done, their free pages given back.
     await atRest(liveDb, 240_000)
     await wrkLoad(mdq.url, fm.key, cached, 1)
@@ -390,22 +434,8 @@ try {
     }
     const pacedQuiet = { cached: pacedQuietCpu.cached.result, uncached: pacedQuietCpu.uncached.result }
     let m = WIDE_TO
-    // `burst`: each minute's batches pushed back to back at the start of its slot; `spread`: the
-    // batches spread over the slot as the market's snapshots come (each at its share of the slot).
-    const feeding = async (stop: () => boolean, shape: 'burst' | 'spread') => {
-      const slot = 60_000 / SPEED
-      while (!stop() && m < live.minuteMs.length) {
-        const started = performance.now()
-        const { bodies } = minuteBodies(live, m++, BATCH)
-        if (shape === 'burst') await pushAll(mdq.ingest, feedKey, bodies, 1)
-        else
-          for (const [i, body] of bodies.entries()) {
-            await sleep(Math.max(0, started + (i * slot) / bodies.length - performance.now()))
-            await pushAll(mdq.ingest, feedKey, [body], 1)
-          }
-        await sleep(Math.max(0, slot - (performance.now() - started)))
-      }
-    }
+    const feeding = (stop: () => boolean, shape: 'burst' | 'spread') =>
+      feedAtPace(mdq.ingest, feedKey, live, () => (m < live.minuteMs.length ? m++ : undefined), stop, shape)
     const during = async (files: WrkFiles, perS?: number, shape: 'burst' | 'spread' = 'burst') => {
       let done = false
       const feed = feeding(() => done, shape)
@@ -558,8 +588,11 @@ try {
     )
   }
   // B. ClickHouse: pushed to one instance, read on the other.
-  if (process.env.BENCH_LIVE_CLICKHOUSE !== '0' && clickhouseServer() === false)
-    await clickhouseMinute(live, fm.symbols)
+  const onClickHouse = process.env.BENCH_LIVE_CLICKHOUSE ?? 'all'
+  if (onClickHouse !== '0' && clickhouseServer() === false) {
+    if (onClickHouse !== 'reads') await clickhouseMinute(live, fm.symbols)
+    if (onClickHouse !== 'minute') await clickhouseReadsUnderFeed(live, fm)
+  }
 } finally {
   for (const s of servers) await stopServer(s).catch(() => undefined)
   rmSync(tmp, { recursive: true, force: true })
@@ -592,6 +625,70 @@ async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
     quoteRows: Number(await query('SELECT count() FROM live.live_quotes')),
     barRows: Number(await query('SELECT count() FROM live.bars')),
     distinctBars: Number(await query('SELECT uniqExact(symbol, period, ts) FROM live.bars')),
+  }
+}
+
+/**
+ * E. Reads on one ClickHouse instance while another takes a feed: the full market's history copied
+ * into a fresh store (so the reads meet what users read), the read loads of C on instance B paced at
+ * half the quiet rate, with no feed and with the feed spread over each minute into instance A at
+ * SPEED times the market's pace; answers other than 2xx counted (a read whose data changed under it
+ * at every try is a 503).
+ */
+async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Promise<void> {
+  const ch = await ClickHouseServer.start()
+  try {
+    const store = ch.storeUrl('reads')
+    const t0 = performance.now()
+    await run([mdqBin, 'copy', '--from', fm.db, '--to', store])
+    const copySeconds = (performance.now() - t0) / 1000
+    while ((await clickhouseSql(ch.httpUrl, 'SELECT count() FROM system.merges')) !== '0') await sleep(1000)
+    const key = async (...flags: string[]) =>
+      (await run([mdqBin, '--store', store, 'keys', 'create', '--name', 'bench', ...flags])).trim()
+    const [feedKey, readKey] = [await key('--scope', 'ingest'), await key()]
+    const a = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
+    servers.push(a)
+    const b = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
+    servers.push(b)
+    let m = 0
+    await pushAll(a.ingest, feedKey, minuteBodies(live, m++, BATCH).bodies) // each symbol's state looked up once
+    const loads = readLoads(fm)
+    const kinds = ['cached', 'uncached'] as const
+    for (const kind of kinds) await wrkLoad(b.url, readKey, loads[kind], 1)
+    const pace = { cached: 0, uncached: 0 }
+    for (const kind of kinds) pace[kind] = (await wrkLoad(b.url, readKey, loads[kind], SECONDS)).perS / 2
+    const paced = (kind: (typeof kinds)[number]) =>
+      wrkLoad(b.url, readKey, loads[kind], SECONDS, 32, { perS: pace[kind], countErrors: true })
+    console.log(
+      `\nE. reads on instance B (ClickHouse, the full market copied in: ${copySeconds.toFixed(0)} s) while a feed spread over each minute goes into A at ${SPEED}x the market's pace; paced at half the quiet rate`,
+    )
+    for (const kind of kinds) {
+      const quiet = await paced(kind)
+      let done = false
+      const feed = feedAtPace(
+        a.ingest,
+        feedKey,
+        live,
+        () => (m < live.minuteMs.length ? m++ : undefined),
+        () => done,
+        'spread',
+      )
+      const fed = await paced(kind)
+      done = true
+      await feed
+      const failed = (l: WrkLoad) =>
+        `${l.errors.toLocaleString('en-US')} of ${l.requests.toLocaleString('en-US')} not 2xx`
+      row(
+        kind === 'cached' ? 'cached: 200 symbols daily, latest 100' : 'uncached: 20,000 distinct 1m windows',
+        `${load(fed)}; ${failed(fed)}`,
+        `quiet ${load(quiet)}; ${failed(quiet)}`,
+        `ratio ${(fed.p99 / quiet.p99).toFixed(2)}`,
+      )
+    }
+    await stopServer(a)
+    await stopServer(b)
+  } finally {
+    await ch.destroy()
   }
 }
 

@@ -20,6 +20,8 @@ export interface WrkLoad {
   readonly seconds: number
   /** wrk's own CPU seconds (Lua's os.clock): the client's share of the shared cores. */
   readonly cpu: number
+  /** Requests that failed or were answered other than 2xx (only with `countErrors`; otherwise any fails the load). */
+  readonly errors: number
 }
 
 /**
@@ -32,6 +34,8 @@ export interface WrkOptions {
   readonly order?: 'random' | 'cycle'
   readonly encoding?: string
   readonly perS?: number
+  /** Count failed and non-2xx answers (WrkLoad.errors) rather than fail the load: for loads where a refusal is the figure. */
+  readonly countErrors?: boolean
 }
 
 /**
@@ -142,7 +146,7 @@ export function wrkLoad(
   connections = 32,
   options: WrkOptions = {},
 ): Promise<WrkLoad> {
-  const { order = 'random', encoding = 'identity', perS } = options
+  const { order = 'random', encoding = 'identity', perS, countErrors = false } = options
   if (perS !== undefined && !files.paced) throw new Error('a paced load needs the paced script (wrkFiles)')
   const args = [
     '-t1',
@@ -178,7 +182,7 @@ export function wrkLoad(
         errors: number
         cpu: number
       }
-      if (r.errors > 0)
+      if (r.errors > 0 && !countErrors)
         return reject(new Error(`wrk: ${r.errors} of ${r.requests} requests failed or were not 2xx: ${out}`))
       const seconds = r.us / 1e6
       resolve({
@@ -189,6 +193,7 @@ export function wrkLoad(
         bytes: r.bytes,
         seconds,
         cpu: r.cpu,
+        errors: r.errors,
       })
     })
   })
