@@ -33,7 +33,7 @@ export interface Snapshot {
   readonly series: ReadonlyMap<string, SeriesState>
   /** The visible imports that wrote more than bars and live data: they may change any symbol's answers. */
   readonly everySymbol: Imports
-  /** Per symbol, the other visible imports that wrote its bars. */
+  /** Per symbol, the visible imports that wrote its bars. */
   readonly bySymbol: ReadonlyMap<string, Imports>
 }
 
@@ -52,15 +52,15 @@ const withImport = (held: Imports, id: bigint): Imports => ({
 export const seriesKey = (symbol: string, period: StoredPeriod) => `${symbol}|${period}`
 
 /**
- * The version of the answers about `symbol` (readVersions().of): `chs<n>.<newest>` of the visible
- * imports that may have changed them (those that changed every symbol's and those that wrote its
- * bars). Imports only ever become visible, so these sets only grow: one count and newest id never
- * name two of them, on any process or thread, and another symbol's live pushes leave it as it is.
+ * The version of the answers about `symbol` (readVersions().of): `chs` with the count and newest id
+ * of the visible imports that may have changed every symbol's answers, then of those that wrote its
+ * bars. Imports only ever become visible, so both sets only grow: a count with its newest id names
+ * one set, on any process or thread, and another symbol's bars and live pushes leave it as it is.
  */
 export function symbolVersion(s: Snapshot, symbol: string): string {
+  const { everySymbol: all } = s
   const own = s.bySymbol.get(symbol) ?? NO_IMPORTS
-  const all = s.everySymbol
-  return `chs${all.count + own.count}.${own.newest > all.newest ? own.newest : all.newest}`
+  return `chs${all.count}.${all.newest}.${own.count}.${own.newest}`
 }
 
 let revisions = 0
@@ -82,8 +82,8 @@ interface Loaded {
   readonly hidden: Map<bigint, 'open' | 'closed'>
   /** The polled tables the fresh imports wrote (a tablesMask). */
   readonly tables: number
-  /** The visible imports that changed every symbol's answers (EVERY_SYMBOL_TABLES), and which of them are fresh. */
-  readonly everySymbol: { readonly imports: Imports; readonly ids: ReadonlySet<bigint> }
+  /** The visible imports that may have changed every symbol's answers (EVERY_SYMBOL_TABLES). */
+  readonly everySymbol: Imports
 }
 
 /** Loads the state anew, or moves `previous` forward by the imports that became visible since. */
@@ -107,7 +107,7 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
     const period = key.slice(bar + 1) as StoredPeriod
     series.set(key, (series.get(key) ?? SeriesState.empty(period)).with(span, ++revisions))
     const symbol = key.slice(0, bar)
-    if (everySymbol.ids.has(importId) || counted.get(symbol) === importId) continue
+    if (counted.get(symbol) === importId) continue
     counted.set(symbol, importId)
     bySymbol.set(symbol, withImport(bySymbol.get(symbol) ?? NO_IMPORTS, importId))
   }
@@ -124,7 +124,7 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
     visibleSql,
     meta: metadata,
     series,
-    everySymbol: everySymbol.imports,
+    everySymbol,
     bySymbol,
   }
 }
@@ -136,24 +136,30 @@ const versionOf = (count: number, watermark: bigint) => `ch${count}.${watermark}
  * the others listed (a live feed adds an import with every write, so the table grows all day).
  */
 async function allImports(meta: Connection): Promise<Loaded> {
-  const [all] = await meta.json<{ visible: string; watermark: string; others: [string, number][]; every: string[] }>(
+  const [all] = await meta.json<{
+    visible: string
+    watermark: string
+    others: [string, number][]
+    every: string
+    newestEvery: string
+  }>(
     `SELECT countIf(v) AS visible, maxIf(import_id, v) AS watermark, groupArrayIf((import_id, gone), NOT v) AS others,
-       groupArrayIf(import_id, v AND bitAnd(tables, ${EVERY_SYMBOL_TABLES}) != 0) AS every
+       countIf(v AND bitAnd(mask, ${EVERY_SYMBOL_TABLES}) != 0) AS every,
+       maxIf(import_id, v AND bitAnd(mask, ${EVERY_SYMBOL_TABLES}) != 0) AS newestEvery
      FROM (SELECT import_id, ${VISIBLE} AS v, max(state IN ('aborted', 'vacuumed')) AS gone,
-       groupBitOrIf(tables, state = 'committed') AS tables FROM imports GROUP BY import_id)`,
+       groupBitOrIf(tables, state = 'committed') AS mask FROM imports GROUP BY import_id)`,
   )
   const watermark = BigInt(all.watermark)
   const hidden = new Map<bigint, 'open' | 'closed'>()
   for (const [id, gone] of all.others) if (BigInt(id) <= watermark) hidden.set(BigInt(id), gone ? 'closed' : 'open')
-  const ids = new Set(all.every.map(BigInt))
-  const imports = [...ids].reduce(withImport, NO_IMPORTS)
+  const everySymbol = { count: Number(all.every), newest: BigInt(all.newestEvery) }
   return {
     fresh: [],
     importCount: Number(all.visible),
     watermark,
     hidden,
     tables: ALL_TABLES,
-    everySymbol: { imports, ids },
+    everySymbol,
   }
 }
 
@@ -180,14 +186,14 @@ async function polledImports(meta: Connection, previous: Snapshot): Promise<Load
   for (const [id, kind] of previous.hidden) if (!fresh.includes(id)) hidden.set(id, kind)
   for (const [id, s] of states)
     if (id <= watermark && !isVisible(s)) hidden.set(id, s.aborted || s.vacuumed ? 'closed' : 'open')
-  const ids = new Set(fresh.filter((id) => (states.get(id)!.tables & EVERY_SYMBOL_TABLES) !== 0))
+  const every = fresh.filter((id) => (states.get(id)!.tables & EVERY_SYMBOL_TABLES) !== 0)
   return {
     fresh,
     importCount: previous.importCount + fresh.length,
     watermark,
     hidden,
     tables: fresh.reduce((mask, id) => mask | states.get(id)!.tables, 0),
-    everySymbol: { imports: [...ids].reduce(withImport, previous.everySymbol), ids },
+    everySymbol: every.reduce(withImport, previous.everySymbol),
   }
 }
 
