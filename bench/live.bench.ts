@@ -662,7 +662,12 @@ async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Pro
     console.log(
       `\nE. reads on instance B (ClickHouse, the full market copied in: ${copySeconds.toFixed(0)} s) while a feed spread over each minute goes into A at ${SPEED}x the market's pace; paced at half the quiet rate`,
     )
+    // Quiet means no merge or mutation left running on the server from the pushes before.
+    const settled = async () => {
+      while ((await clickhouseSql(ch.httpUrl, 'SELECT count() FROM system.merges')) !== '0') await sleep(500)
+    }
     for (const kind of kinds) {
+      await settled()
       const quiet = await paced(kind)
       let done = false
       const feed = feedAtPace(
@@ -673,8 +678,7 @@ async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Pro
         () => done,
         'spread',
       )
-      const fed = await paced(kind)
-      done = true
+      const fed = await paced(kind).finally(() => (done = true))
       await feed
       const failed = (l: WrkLoad) =>
         `${l.errors.toLocaleString('en-US')} of ${l.requests.toLocaleString('en-US')} not 2xx`

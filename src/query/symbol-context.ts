@@ -32,8 +32,10 @@ export function knownAsOf(ctx: SymbolContext, cutoffMs: number): SymbolContext {
 const DAILY_CACHE_BYTES = 32 << 20
 
 /**
- * Caches each symbol's context while the symbol's version (readVersions().of) stays the same: any
- * import (from any process) moves every symbol's, a live append only its own symbol's.
+ * Caches each symbol's context while the symbol's version (readVersions().of) stays the same: an
+ * import of instruments, events or deletes (from any process) moves every symbol's, an append or a
+ * live push only its own symbols' (where the store keeps versions per symbol; elsewhere any commit
+ * moves every symbol's).
  */
 export class SymbolContexts {
   readonly #cache = new Map<
@@ -41,7 +43,7 @@ export class SymbolContexts {
     { readonly version: string; readonly context: Promise<SymbolContext | undefined> }
   >()
   /** Apart from the contexts, and bounded: only symbols with minute queries load one, and a thread may serve thousands. */
-  // Keyed by data version and symbol: a load still running when an import clears the cache resolves
+  // Keyed by the symbol's version and the symbol: a load still running when an import clears the cache resolves
   // for the query that asked (ignoreFetchAbort) and is stored under its old version, never read again.
   readonly #daily = new LRUCache<string, DailyPrevCloses, { symbol: string; events: readonly ExFactorEvent[] }>({
     maxSize: DAILY_CACHE_BYTES,

@@ -347,8 +347,9 @@ describe('clickhouse store on one server', () => {
       await older.commit()
       const late = await agreed(b.market)
       assert.notEqual(late[2], newer[2], "y's version moves with the import committed below the newest")
+      assert.deepEqual([late[1], late[3]], [newer[1], newer[3]], "x's and z's do not")
       assert.equal(barCount(await a.market.readBars({ symbol: y, period: '1d', limit: 10 })), 5)
-      // A live push of quotes or depth alone writes no bars: the data version moves, no symbol's.
+      // Live data without bars (depth; quotes that traded nothing): the data version moves, no symbol's.
       const depth = await a.market.beginWrite()
       await depth.putDepth([
         {

@@ -2,7 +2,8 @@
  * @module The committed state readers use, held in memory and polled: which imports are visible (a
  * watermark and the few below it that are not), the small tables (metadata.ts) and every series'
  * spans (series-index.ts). The first load reads every row of the small tables but of the imports
- * only the count of the visible ones, the newest of them and the others; each poll after reads only
+ * only the count of the visible ones, the newest of them and the others (and the count and newest of
+ * those that moved every symbol's version: symbolVersion); each poll after reads only
  * the imports at or above the oldest one still open, and the rows of those that became visible.
  */
 import { MARKETS, parseSymbol } from '../../domain/market.js'
@@ -31,7 +32,7 @@ export interface Snapshot {
   readonly meta: Metadata
   /** Per `${symbol}|${period}`. */
   readonly series: ReadonlyMap<string, SeriesState>
-  /** The visible imports that wrote more than bars and live data: they may change any symbol's answers. */
+  /** The visible imports that wrote instruments, events, tombstones or universes (EVERY_SYMBOL_TABLES): they may change any symbol's answers. */
   readonly everySymbol: Imports
   /** Per symbol, the visible imports that wrote its bars. */
   readonly bySymbol: ReadonlyMap<string, Imports>
