@@ -369,7 +369,7 @@ describe('clickhouse store on one server', () => {
       const c = await open(server.storeUrl('mdq'))
       try {
         assert.deepEqual(await versionsOn(c.market), pushed)
-        // Anything but bars (here an instrument) moves every symbol's, on every instance.
+        // An instrument (as events, tombstones and universes) moves every symbol's, on every instance.
         await a.market.write({ instruments: [bareInstrument(z, { name: 'renamed' })] })
         const renamed = await agreed(b.market, c.market)
         for (const k of [1, 2, 3]) assert.notEqual(renamed[k], pushed[k])
