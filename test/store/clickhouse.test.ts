@@ -749,3 +749,49 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
     }
   })
 })
+
+describe('clickhouse reads scan the granules of the bars they return', () => {
+  let server: ClickHouseServer
+  before(async () => {
+    if (!need.met) return
+    server = await ClickHouseServer.start({
+      config:
+        '<query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>100</flush_interval_milliseconds></query_log>',
+      profile: '<log_queries>1</log_queries>',
+    })
+  })
+  after(() => server?.destroy())
+
+  need.it('the newest 100 daily bars of 12 symbols read together: one query over their newest granules', async () => {
+    const store = await open(server.storeUrl('granules'))
+    try {
+      const DAY = 86_400_000
+      const days = Array.from({ length: 6_000 }, (_, k) => Date.UTC(2000, 0, 3) + k * DAY)
+      const symbols = Array.from({ length: 12 }, (_, i) => `${600200 + i}.SH`)
+      const daily = symbols.map((_, i) => walkBars(days, [i / 12, 0.4, 0.8]))
+      await store.market.write({
+        bars: symbols.map((symbol, i) => ({ symbol, period: '1d' as const, bars: daily[i] })),
+      })
+      // All in one turn: the store sends them together.
+      const latest = await Promise.all(
+        symbols.map((symbol) => store.market.readBars({ symbol, period: '1d', limit: 100 })),
+      )
+      for (const [i, bars] of latest.entries()) {
+        assert.deepEqual([...bars.timestamp], days.slice(-100), `${symbols[i]}: the newest 100`)
+        assert.deepEqual([...bars.close], [...daily[i].close.slice(-100)], `${symbols[i]}: closes`)
+      }
+      await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
+      const logged = await httpQuery(
+        server.httpUrl,
+        // type 2: the query finished (a UInt8 on 18.16, an Enum later).
+        "SELECT read_rows FROM system.query_log WHERE type = 2 AND query LIKE '%FROM bars PREWHERE%' AND query NOT LIKE '%query_log%'",
+      )
+      const reads = logged.trim().split('\n').map(Number)
+      assert.equal(reads.length, 1, `one query for the 12 reads: ${logged}`)
+      // 72,000 rows are stored; each symbol's newest 100 lie in at most two granules of 1,024 rows.
+      assert.ok(reads[0] <= 12 * 2 * 1024, `rows scanned: ${reads[0]}`)
+    } finally {
+      await Promise.all([store.keys.close(), store.market.close()])
+    }
+  })
+})

@@ -13,6 +13,7 @@ import { newest, sortedByTime } from './bar-window.js'
 import { foldPartials } from './clickhouse-rollups.js'
 import { CoalescedReads, SMALL_READ } from './coalesced-reads.js'
 import { sql, type Connection } from './connection.js'
+import { BARS_GRANULARITY } from './schema.js'
 import { tombstoneKey } from './metadata.js'
 import { decodeBars } from './row-binary.js'
 import { OPEN_FROM, OPEN_TO, seriesKey, tombstoneFilter, type Snapshot } from './snapshot.js'
@@ -22,8 +23,12 @@ const MS_PER_BAR: Record<StoredPeriod, number> = { '1m': 576_000, '1d': 140_000_
 const SLACK_MS = 10 * 86_400_000
 /** The value columns of a bar as read (the newest import's, per timestamp, where puts overlap). */
 const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volume, amount'
-/** A series of at most this many bars spans two granules of the bars table (index_granularity) at most. */
-const SHORT_SERIES_ROWS = 16_384
+/**
+ * A series of at most this many bars (a daily history of 65 years) is read by symbol when read with
+ * others (coalesced-reads.ts): each symbol's bounds looked up per row, the granules read those of the
+ * group's time span, rather than an OR of ranges that the server tests on every row it reads.
+ */
+const SHORT_SERIES_ROWS = 16 * BARS_GRANULARITY
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 

@@ -38,10 +38,10 @@ export interface RangeRead {
   /** The series' tombstones that meet [lo, to]. */
   readonly deletes: readonly Tombstone[]
   /**
-   * Reading all of the series costs about what reading [lo, to] does (the range covers it, or the
-   * series is a granule or two long): such reads of one period go as one `symbol IN (...)`, each
-   * symbol's bounds looked up per row, where a range of its own is an OR branch that ClickHouse tests
-   * on every row it reads (64 of them cost five times the server's CPU of the lookup).
+   * The read may go with others of its period as one `symbol IN (...)` over the span of their ranges,
+   * each symbol's bounds looked up per row (its range covers its series, or the series is short),
+   * where a range of its own is an OR branch that ClickHouse tests on every row it reads (64 of them
+   * cost five times the server's CPU of the lookup).
    */
   readonly bySymbol: boolean
 }
@@ -182,8 +182,12 @@ function wanted(reads: readonly RangeRead[]): string {
     // Typed elements: a literal array of negative and large positive numbers has no common type in 18.16.
     const ints = (k: 'lo' | 'to') => [...bounds.values()].map((b) => `toInt64(${sql.int(b[k])})`).join(', ')
     const bound = (k: 'lo' | 'to') => `transform(symbol, [${symbols}], [${ints(k)}], toInt64(0))`
+    // The span of the group's ranges, which the primary key narrows to (the newest bars of many symbols: their newest granules).
+    const span = [...bounds.values()]
+    const lo = Math.min(...span.map((b) => b.lo))
+    const to = Math.max(...span.map((b) => b.to))
     ranges.push(
-      `(symbol IN (${symbols}) AND period = ${sql.str(period)} AND ts >= ${bound('lo')} AND ts <= ${bound('to')})`,
+      `(symbol IN (${symbols}) AND period = ${sql.str(period)} AND ts >= ${sql.int(lo)} AND ts <= ${sql.int(to)} AND ts >= ${bound('lo')} AND ts <= ${bound('to')})`,
     )
   }
   return ranges.join(' OR ')
