@@ -13,7 +13,6 @@ import { newest, sortedByTime } from './bar-window.js'
 import { foldPartials } from './clickhouse-rollups.js'
 import { CoalescedReads, SMALL_READ } from './coalesced-reads.js'
 import { sql, type Connection } from './connection.js'
-import { BARS_GRANULARITY } from './schema.js'
 import { tombstoneKey } from './metadata.js'
 import { decodeBars } from './row-binary.js'
 import { OPEN_FROM, OPEN_TO, seriesKey, tombstoneFilter, type Snapshot } from './snapshot.js'
@@ -28,7 +27,7 @@ const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volum
  * others (coalesced-reads.ts): each symbol's bounds looked up per row, the granules read those of the
  * group's time span, rather than an OR of ranges that the server tests on every row it reads.
  */
-const SHORT_SERIES_ROWS = 16 * BARS_GRANULARITY
+const SHORT_SERIES_ROWS = 16_384
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 
