@@ -781,14 +781,19 @@ describe('clickhouse reads scan the granules of the bars they return', () => {
         assert.deepEqual([...bars.timestamp], days.slice(-100), `${symbols[i]}: the newest 100`)
         assert.deepEqual([...bars.close], [...daily[i].close.slice(-100)], `${symbols[i]}: closes`)
       }
-      await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
-      const logged = await httpQuery(
-        server.httpUrl,
-        // type 2: the query finished (a UInt8 on 18.16, an Enum later).
-        "SELECT read_rows FROM system.query_log WHERE type = 2 AND query LIKE '%FROM bars PREWHERE%' AND query NOT LIKE '%query_log%'",
-      )
+      // The query's row in the log, once the server has written it.
+      const logged = await poll('the read in the query log', async () => {
+        await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
+        const rows = await httpQuery(
+          server.httpUrl,
+          // type 2: the query finished (a UInt8 on 18.16, an Enum later).
+          "SELECT read_rows FROM system.query_log WHERE type = 2 AND query LIKE '%FROM bars PREWHERE%' AND query NOT LIKE '%query_log%'",
+        )
+        return rows.trim() === '' ? undefined : rows
+      })
       const reads = logged.trim().split('\n').map(Number)
       assert.equal(reads.length, 1, `one query for the 12 reads: ${logged}`)
+      assert.ok(reads[0] >= symbols.length * 100, `rows scanned: ${reads[0]}, fewer than returned`)
       // Each symbol's newest 100 lie in at most two granules, well below the rows stored.
       const most = symbols.length * 2 * BARS_GRANULARITY
       assert.ok(most <= (symbols.length * days.length) / 2, 'the series are long enough for the bound to tell')

@@ -25,7 +25,9 @@ const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volum
 /**
  * A series of at most this many bars (a daily history of 65 years) is read by symbol when read with
  * others (coalesced-reads.ts): each symbol's bounds looked up per row, the granules read those of the
- * group's time span, rather than an OR of ranges that the server tests on every row it reads.
+ * group's time span, rather than an OR of ranges that the server tests on every row it reads. At
+ * worst (symbols whose ranges lie far apart in time) that reads each such series whole, eight
+ * granules where its own range would read one or two.
  */
 const SHORT_SERIES_ROWS = 16_384
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
@@ -127,8 +129,8 @@ export class BarReads {
     const deletes = s.meta.tombstones.get(tombstoneKey('bars', symbol, period)) ?? []
     if (!grouped && expectedRows <= ONE_THREAD_ROWS) {
       const meeting = deletes.filter((t) => t.fromTs <= to && lo <= t.toTs)
-      // Reading the whole series costs about what reading the range does when the range covers it or
-      // the series is a granule or two long (a rollup has fewer rows than its 1m series).
+      // With others, by symbol (SHORT_SERIES_ROWS) when the range covers the series or the series is
+      // short (a rollup has fewer rows than its 1m series).
       const stored = s.series.get(seriesKey(symbol, basePeriodOf(period)))
       const bySymbol =
         stored !== undefined && ((lo <= stored.first && to >= stored.last) || stored.bars <= SHORT_SERIES_ROWS)

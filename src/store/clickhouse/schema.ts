@@ -33,7 +33,7 @@ const BARS = `symbol String, period ${PERIOD_ENUM}, ts Int64,
  * Rows a mark of the bars table indexes (ClickHouse's default is 8,192). A read decompresses and
  * scans whole granules of every column it names, and most reads here are small (the newest 100 bars,
  * a window of 1,000 minutes); a whole series costs a little more per granule. At 2,048 a latest-100
- * read costs the server about a fifth less CPU and a pull of whole histories takes a tenth longer
+ * read costs the server about a fifth less CPU and a pull of whole histories takes an eighth longer
  * (1,024: a third less, a quarter longer; FORMAT.md). The index stays small.
  */
 export const BARS_GRANULARITY = 2048
