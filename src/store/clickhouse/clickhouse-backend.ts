@@ -81,9 +81,12 @@ export const clickhouseBackend: StoreBackend<ClickHouseLocation> = {
   openKeys: (at) => keysOnly(at.config),
   async migrate(at) {
     const db = at.config.database
-    return (await ClickHouseStores.migrate(at.config)).map((h) => {
+    return (await ClickHouseStores.migrate(at.config)).flatMap((h) => {
       const made = [...(h.database ? [`database ${db}`] : []), ...(h.tables.length ? [tables(h.tables)] : [])]
-      return `${h.host}: ${made.length ? `created ${made.join(' and ')}` : `nothing to create (database ${db} and its tables are there)`}`
+      return [
+        `${h.host}: ${made.length ? `created ${made.join(' and ')}` : `nothing to create (database ${db} and its tables are there)`}`,
+        ...(h.advice ?? []).map((a) => `${h.host}: ${a}`),
+      ]
     })
   },
   vacuumGrace: {

@@ -3,7 +3,7 @@ import type { KeyStore } from '../key-store.js'
 import { ClickHouseKeyStore } from './clickhouse-key-store.js'
 import { ClickHouseMarketStore } from './clickhouse-market-store.js'
 import type { ClickHouseConfig } from './config.js'
-import { closeTopology, connect, migrate, missingSchema, type HostSchema } from './schema.js'
+import { advice, closeTopology, connect, migrate, missingSchema, type HostSchema } from './schema.js'
 
 export { parseClickHouseUrl, type ClickHouseConfig } from './config.js'
 export type { HostSchema } from './schema.js'
@@ -24,11 +24,13 @@ export const ClickHouseStores = {
     }
   },
 
-  /** `mdq migrate`: the schema only; what each host lacked before (so what was created). */
+  /** `mdq migrate`: the schema only; what each host lacked before (so what was created), and advice on its bars. */
   async migrate(config: ClickHouseConfig): Promise<HostSchema[]> {
     const t = await connect(config)
     try {
-      return await migrate(t, config)
+      const created = await migrate(t, config)
+      const lines = await advice(t, config)
+      return created.map((h, i) => ({ ...h, advice: lines[i] }))
     } finally {
       await closeTopology(t)
     }
