@@ -132,9 +132,9 @@ export class BarReads {
       // With others, by symbol (SHORT_SERIES_ROWS) when the range covers the series or the series is
       // short (a rollup has fewer rows than its 1m series).
       const stored = s.series.get(seriesKey(symbol, basePeriodOf(period)))
-      const bySymbol =
-        stored !== undefined && ((lo <= stored.first && to >= stored.last) || stored.bars <= SHORT_SERIES_ROWS)
-      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting, bySymbol })
+      const covers = stored !== undefined && lo <= stored.first && to >= stored.last
+      const bySymbol = covers || (stored !== undefined && stored.bars <= SHORT_SERIES_ROWS)
+      const read = await this.#together.read(s, { symbol, period, lo, to, deletes: meeting, bySymbol, covers })
       vscales?.(read.vscales)
       return read.bars
     }
