@@ -165,11 +165,18 @@ const MIN_GROUP = 8
  * The rows `reads` ask for: by symbol and period with each symbol's bounds looked up (transform), or
  * by series and range; reads of one series in a group share the bounds that hold them all.
  */
+/** A symbol's bounds in a group read by symbol: the hull of its reads' ranges, and whether one covers its series. */
+interface Bounds {
+  readonly lo: number
+  readonly to: number
+  readonly covers: boolean
+}
+
 function wanted(reads: readonly RangeRead[]): string {
-  const groups = new Map<ChunkPeriod, Map<string, { lo: number; to: number; covers: boolean }>>()
+  const groups = new Map<ChunkPeriod, Map<string, Bounds>>()
   for (const r of reads) {
     if (!r.bySymbol) continue
-    const group = groups.get(r.period) ?? new Map<string, { lo: number; to: number; covers: boolean }>()
+    const group = groups.get(r.period) ?? new Map<string, Bounds>()
     groups.set(r.period, group)
     const held = group.get(r.symbol)
     const [lo, to] = [Math.ceil(r.lo), Math.floor(r.to)]
