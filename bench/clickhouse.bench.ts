@@ -48,18 +48,6 @@ const dir = mkdtempSync(join(tmpdir(), 'mdq-bench-ch-'))
 const servers: Server[] = []
 let server: ClickHouseServer | undefined
 
-/** Until no merge or mutation runs on the server: background work would fall on the next figure. */
-async function settled(httpUrl: string): Promise<void> {
-  for (;;) {
-    const busy = await sql(
-      httpUrl,
-      'SELECT (SELECT count() FROM system.merges) + (SELECT count() FROM system.mutations WHERE is_done = 0)',
-    )
-    if (busy === '0') return
-    await new Promise((r) => setTimeout(r, 500))
-  }
-}
-
 /** A writer whose calls are timed (the generator's own time left out of the import's figure). */
 function timed(w: StoreWriter): StoreWriter & { ms: number } {
   const t: StoreWriter & { ms: number } = {
@@ -137,7 +125,7 @@ try {
   await keys.createKey({ name: 'bench', hash: hashKey(sqlite.key), ratePerMin: 1e12, burst: 1e12 })
   await Promise.all([market.close(), keys.close()])
   const t0 = performance.now()
-  await settled(srv.httpUrl)
+  await srv.settled()
   console.log(
     `history import: mdq ClickHouse ${(writer.ms / 1000).toFixed(1)} s (writer calls), DIY tables ${(raw.ms / 1000).toFixed(1)} s (INSERTs of 1M rows); merges settled ${((performance.now() - t0) / 1000).toFixed(0)} s later; ClickHouse ${version}`,
   )
@@ -315,7 +303,7 @@ try {
     p99Row(`  the same again, reads paced at ${Math.round(halfRate)}/s (half the quiet rate)`, quietPaced.p99, eodPaced)
     p99Row(`  floor: beside a CPU hog of the import's ${eodAlone.cores.toFixed(2)} cores`, quiet.ch, eodFloor)
     p99Row('  the same floor, reads paced at half the quiet rate', quietPaced.p99, eodFloorPaced)
-    await settled(srv.httpUrl)
+    await srv.settled()
 
     const symbols = data.symbols.slice(0, Number(process.env.BENCH_APPEND_SYMBOLS ?? 5000))
     const minutes = sessionMinutesOf(day, APPENDS)
@@ -400,7 +388,7 @@ try {
     console.log(
       `after ${minutes.length} appends: mdq bars ${before.active} -> ${after.active} active parts (+${after.inactive} inactive), ${mb(before.activeBytes)} -> ${mb(after.activeBytes + after.inactiveBytes)} on disk; raw_minute ${rawBefore.active} -> ${rawAfter.active} active (+${rawAfter.inactive}), ${mb(rawBefore.activeBytes)} -> ${mb(rawAfter.activeBytes + rawAfter.inactiveBytes)}; SQLite file +${mb(statSync(copy).size - sqliteBefore)}`,
     )
-    await settled(srv.httpUrl)
+    await srv.settled()
     await sql(srv.httpUrl, 'OPTIMIZE TABLE mdq.bars FINAL')
     const merged = await parts(srv.httpUrl, 'mdq', 'bars')
     console.log(

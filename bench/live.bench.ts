@@ -643,10 +643,7 @@ async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Pro
     await run([mdqBin, 'copy', '--from', fm.db, '--to', store])
     const copySeconds = (performance.now() - t0) / 1000
     // Quiet means no merge left running on the server from the copy or the pushes before.
-    const settled = async () => {
-      while ((await clickhouseSql(ch.httpUrl, 'SELECT count() FROM system.merges')) !== '0') await sleep(500)
-    }
-    await settled()
+    await ch.settled()
     const key = async (...flags: string[]) =>
       (await run([mdqBin, '--store', store, 'keys', 'create', '--name', 'bench', ...flags])).trim()
     const [feedKey, readKey] = [await key('--scope', 'ingest'), await key()]
@@ -667,7 +664,7 @@ async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Pro
       `\nE. reads on instance B (ClickHouse, the full market copied in: ${copySeconds.toFixed(0)} s) while a feed spread over each minute goes into A at ${SPEED}x the market's pace; paced at half the quiet rate`,
     )
     for (const kind of kinds) {
-      await settled()
+      await ch.settled()
       const quiet = await paced(kind)
       let done = false
       const feed = feedAtPace(

@@ -196,6 +196,12 @@ export class ClickHouseServer {
     while (!stopped()) await sleep(5)
   }
 
+  /** Resolves once no merge or mutation runs on the server (background work that would fall on the next measurement). */
+  async settled(): Promise<void> {
+    const busy = 'SELECT (SELECT count() FROM system.merges) + (SELECT count() FROM system.mutations WHERE is_done = 0)'
+    while ((await clickhouseSql(this.httpUrl, busy)) !== '0') await sleep(500)
+  }
+
   async destroy(): Promise<void> {
     await this.pause(false)
     await this.stop()
