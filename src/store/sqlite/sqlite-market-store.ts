@@ -343,7 +343,9 @@ export class SqliteMarketStore implements MarketStore {
     // Read back from the data version itself (a snapshot's may be older than what this connection has seen since).
     const data = await this.dataVersion()
     const { base, seen } = versionParts(data)
+    // Caught up here, not with each version read: a writer reads the version after every commit and needs no symbol's.
     const seqs = this.#liveSeqs
+    guarded(() => seqs.catchUp(this.#st, seen))
     return {
       data,
       // A symbol changed twice since these versions were read has no version of then: the data version (a miss, never a stale hit).
@@ -363,7 +365,6 @@ export class SqliteMarketStore implements MarketStore {
     if (counter !== this.#seenCounter || this.#version === undefined) {
       const liveSeq = this.#st.meta.get('live_seq')!
       this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}.${liveSeq}`
-      this.#liveSeqs.catchUp(this.#st, liveSeq)
       this.#seenCounter = counter
     }
     return this.#version

@@ -180,7 +180,8 @@ export class KnownTails {
 export class TailWriter {
   /** Symbols with appends in this transaction: their versions move at commit. */
   readonly liveSymbols = new Set<string>()
-  readonly #appended: Record<StoredPeriod, Set<string>> = { '1m': new Set(), '1d': new Set() }
+  /** Series this transaction appended to that may now hold more than TAIL_MAX_ROWS (their rows known above it, or not known). */
+  readonly #overgrown: Record<StoredPeriod, Set<string>> = { '1m': new Set(), '1d': new Set() }
 
   constructor(
     private readonly st: Statements,
@@ -228,10 +229,11 @@ export class TailWriter {
     // Rows past the last are new; the last written again replaces it; anything else is read again when needed.
     const first = Math.min(span.first, timestamp[0])
     const last = Math.max(span.last, timestamp[n - 1])
-    if (timestamp[0] > span.last) this.known.set(symbol, period, { first, last, rows: span.rows + n })
-    else if (n !== 1 || timestamp[0] !== span.last) this.known.set(symbol, period, undefined)
+    let rows: number | undefined = span.rows
+    if (timestamp[0] > span.last) this.known.set(symbol, period, { first, last, rows: (rows += n) })
+    else if (n !== 1 || timestamp[0] !== span.last) this.known.set(symbol, period, (rows = undefined))
     this.liveSymbols.add(symbol)
-    this.#appended[period].add(symbol)
+    if (rows === undefined || rows > TAIL_MAX_ROWS) this.#overgrown[period].add(symbol)
     return true
   }
 
@@ -255,9 +257,9 @@ export class TailWriter {
   /** Before the commit: every series this transaction appended to that now holds more than TAIL_MAX_ROWS is folded. */
   foldOversized(): void {
     for (const period of STORED_PERIODS) {
-      for (const symbol of this.#appended[period])
+      for (const symbol of this.#overgrown[period])
         if (this.#span(symbol, period).rows > TAIL_MAX_ROWS) this.fold(symbol, period, true)
-      this.#appended[period].clear()
+      this.#overgrown[period].clear()
     }
   }
 }
