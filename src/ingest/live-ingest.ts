@@ -230,7 +230,9 @@ export class LiveIngest implements IngestWrites {
     if (latest.size > 0)
       await this.#write(latest.keys(), async (w) => {
         for (const [symbol, held] of minutes)
-          await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((a, b) => a.timestamp - b.timestamp)))
+          await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((a, b) => a.timestamp - b.timestamp)), {
+            live: true,
+          })
         for (const [symbol, day] of days) await w.putBars(symbol, '1d', barsOfRows([day]))
         await w.putLiveQuotes([...latest.values()])
       })

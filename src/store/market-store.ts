@@ -57,7 +57,11 @@ export interface StatementBatch {
 export interface WriteBatch {
   readonly instruments?: readonly Instrument[]
   /** Bars of one symbol and period each, ascending; a bar at an existing timestamp replaces it. */
-  readonly bars?: readonly { readonly symbol: string; readonly period: StoredPeriod; readonly bars: Bars }[]
+  readonly bars?: readonly ({
+    readonly symbol: string
+    readonly period: StoredPeriod
+    readonly bars: Bars
+  } & PutOptions)[]
   /** Events keyed by (symbol, ex-date timestamp); a newer value replaces an older one. */
   readonly exFactors?: readonly { readonly symbol: string; readonly events: readonly ExFactorEvent[] }[]
   /** Statement versions; a version at an existing (period_end, announce_date) replaces it, other versions stay. */
@@ -67,6 +71,16 @@ export interface WriteBatch {
   readonly deleteFinancials?: readonly StatementRange[]
   /** The instruments' metadata rows only; their bars and events go with deleteBars / deleteExFactors. */
   readonly deleteInstruments?: readonly string[]
+}
+
+/** How a put's bars came (StoreWriter.putBars). */
+export interface PutOptions {
+  /**
+   * Bars a live feed built, whose newest (the forming minute) is put again with each write: a backend
+   * may store less for them and derive it on read instead (ClickHouse stores no rollups for them).
+   * The answers are the same either way.
+   */
+  readonly live?: boolean
 }
 
 /** A symbol's latest pushed quote with the minute-bar builder's state after it: what a restart continues from. */
@@ -180,7 +194,7 @@ export interface MarketStore {
 export interface StoreWriter {
   putInstruments(list: readonly Instrument[]): Promise<void>
   /** Bars of one symbol and period, ascending; existing bars at the same timestamps are replaced. */
-  putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void>
+  putBars(symbol: string, period: StoredPeriod, bars: Bars, options?: PutOptions): Promise<void>
   putExFactors(symbol: string, events: readonly ExFactorEvent[]): Promise<void>
   /** Versions of one symbol's statement; a version at an existing (period_end, announce_date) is replaced. */
   putFinancials(batch: StatementBatch): Promise<void>
@@ -208,7 +222,7 @@ export async function writeBatchWith(writer: StoreWriter, batch: WriteBatch): Pr
     for (const r of batch.deleteFinancials ?? []) await writer.deleteFinancials(r)
     if (batch.deleteInstruments?.length) await writer.deleteInstruments(batch.deleteInstruments)
     if (batch.instruments) await writer.putInstruments(batch.instruments)
-    for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars)
+    for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars, b)
     for (const e of batch.exFactors ?? []) await writer.putExFactors(e.symbol, e.events)
     for (const f of batch.financials ?? []) await writer.putFinancials(f)
     await writer.commit()

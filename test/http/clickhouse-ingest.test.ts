@@ -1,6 +1,7 @@
 // Live data on a two-shard ClickHouse cluster: a push to one `mdq serve --ingest-port` instance is read on
 // another (polled, within the 1 s bound); when the first dies (SIGKILL) mid-minute, the feed moves to the
-// second, which continues each symbol's minute from the stored state; the day comes out exactly.
+// second, which continues each symbol's minute from the stored state; the day comes out exactly, and its
+// minute periods as SQLite answers them for the same pushes (no rollups stored for live puts).
 import assert from 'node:assert/strict'
 import { after, before, describe } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -11,7 +12,11 @@ import { pushedQuote } from '../helpers/ingest-server.js'
 import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
 import { daysFromCivil } from '../../src/domain/time-zone.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
-import { ClickHouseCluster } from '../helpers/clickhouse.js'
+import { LiveIngest } from '../../src/ingest/live-ingest.js'
+import { readKlines } from '../../src/query/klines.js'
+import { SymbolContexts } from '../../src/query/symbol-context.js'
+import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { ClickHouseCluster, clickhouseSql } from '../helpers/clickhouse.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
 import { getJson, type KlinesData } from '../helpers/server.js'
@@ -96,6 +101,33 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       await a.kill()
       for (let i = half; i < all.length; i += 50) await push(b, all.slice(i, i + 50))
       for (const s of SYMBOLS) assert.deepEqual(columns((await intraday(b, s))!), columns(sources.get(s)!), s)
+      // Live puts store no rollups (each minute is put again as it forms): the minute periods are
+      // rolled up from the 1m bars on read, as SQLite answers them after the same pushes.
+      const rollupRows = await clickhouseSql(
+        cluster.servers[0].httpUrl,
+        "SELECT count() FROM live.bars WHERE period NOT IN ('1m', '1d')",
+      )
+      assert.equal(rollupRows.trim(), '0')
+      const sqlite = SqliteMarketStore.open(':memory:')
+      try {
+        const ingest = new LiveIngest(sqlite)
+        for (let i = 0; i < all.length; i += 50)
+          await ingest.writeQuotes(all.slice(i, i + 50).map((snapshot) => ({ snapshot })))
+        const contexts = new SymbolContexts(sqlite)
+        for (const period of ['5m', '30m', '60m'] as const)
+          for (const s of SYMBOLS) {
+            const r = await getJson<{ data: KlinesData }>(
+              `${b.base}/v1/klines?symbol=${s}&period=${period}&adjust=none&count=1000`,
+              { headers: { 'X-API-Key': readKey } },
+            )
+            assert.equal(r.status, 200)
+            const expected = await readKlines(sqlite, contexts, { symbol: s, period, adjust: 'none', count: 1000 })
+            assert.ok(expected.timestamp.length > 0)
+            assert.deepEqual(columns(r.body.data), columns(expected), `${s} ${period}`)
+          }
+      } finally {
+        await sqlite.close()
+      }
     },
   )
 })

@@ -112,6 +112,7 @@ describe('clickhouse store of the earlier format', () => {
         assert.match(await type('bars', 'period'), /'60m' = 7/)
         assert.equal(await type('series', 'marks'), 'Array(Int64)')
         assert.equal(await type('series', 'bars'), 'UInt32')
+        assert.equal(await type('series', 'rollups'), 'UInt8')
         assert.equal(await rollupRows(), '0', 'the upgrade rewrites no bars')
         const sortingKey = (table: string) =>
           sql(

@@ -72,6 +72,8 @@ describe('clickhouse stored rollups on a two-shard cluster', () => {
         fractional: fc.boolean(),
         cuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 2 }),
         appended: fc.integer({ min: 0, max: 6 }),
+        // Appended as a live feed puts them (no rollups stored: those days are rolled up from 1m on read).
+        live: fc.boolean(),
         // Half the cases only append: their rollups are folded from partials, never rolled up from 1m bars.
         corrected: fc.boolean(),
         reimport: fc.option(
@@ -147,7 +149,7 @@ describe('clickhouse stored rollups on a two-shard cluster', () => {
             if (cuts[k] > cuts[k - 1])
               batches.push({ bars: [{ symbol, period: '1m', bars: sliceBars(minute, cuts[k - 1], cuts[k]) }] })
           for (let i = tail; i < n; i++)
-            batches.push({ bars: [{ symbol, period: '1m', bars: sliceBars(minute, i, i + 1) }] })
+            batches.push({ bars: [{ symbol, period: '1m', bars: sliceBars(minute, i, i + 1), live: c.live }] })
           if (c.corrected && c.reimport && n) {
             const i = Math.min(n - 1, Math.floor(c.reimport.at * n))
             batches.push({

@@ -8,7 +8,15 @@ import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import { valuesJson } from '../../domain/financials.js'
 import type { MarketDepth } from '../../domain/depth.js'
-import type { BarRange, EventRange, LiveQuote, StatementBatch, StatementRange, StoreWriter } from '../market-store.js'
+import type {
+  BarRange,
+  EventRange,
+  LiveQuote,
+  PutOptions,
+  StatementBatch,
+  StatementRange,
+  StoreWriter,
+} from '../market-store.js'
 import { depthRow, liveQuoteRow } from './live-tables.js'
 import { MdqError } from '../../domain/errors.js'
 import { tsv } from './connection.js'
@@ -149,9 +157,11 @@ export class ClickHouseWriter implements StoreWriter {
 
   /**
    * Bars of one series, gathered into the import's blocks; a 1m put also gathers its rollups
-   * (clickhouse-rollups.ts) and every put one `series` row: its span, bar count and marks.
+   * (clickhouse-rollups.ts), unless live, and every put one `series` row: its span, bar count, marks
+   * and whether it stored rollups (a live put's minute is put again as it forms: readers roll its days
+   * up from the 1m bars, as they do wherever puts overlap).
    */
-  async putBars(symbol: string, period: StoredPeriod, bars: Bars): Promise<void> {
+  async putBars(symbol: string, period: StoredPeriod, bars: Bars, options: PutOptions = {}): Promise<void> {
     this.#live()
     const ts = bars.timestamp
     for (let i = 1; i < ts.length; i++)
@@ -165,7 +175,8 @@ export class ClickHouseWriter implements StoreWriter {
       this.#bars.rows.add(symbol, period, bars, from, Math.min(n, from + step), this.#id, seq)
       await this.#bars.added()
     }
-    if (period === '1m') {
+    const rollups = period === '1m' && !options.live
+    if (rollups) {
       for (const r of partialRollups(bars, MARKETS[parseSymbol(symbol).exchange]))
         this.#bars.rows.add(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume)
       await this.#bars.added()
@@ -176,7 +187,7 @@ export class ClickHouseWriter implements StoreWriter {
       'series',
       SERIES_COLUMNS,
       'TabSeparated',
-      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\n`,
+      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\t${rollups || period !== '1m' ? 1 : 0}\n`,
     )
   }
 

@@ -51,6 +51,9 @@ export const BLOCK_SETTINGS = { min_compress_block_size: 4096, max_compress_bloc
  */
 const BARS_MERGE_TREE = `ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = ${BARS_GRANULARITY}, old_parts_lifetime = 60`
 
+/** Whether a 1m put stored its rollups (1 on other puts): a live put does not (clickhouse-writer.ts). */
+const SERIES_ROLLUPS_COLUMN = 'rollups UInt8 DEFAULT 1'
+
 /**
  * Per put its span (clickhouse-writer.ts), in the order readers ask for them: every poll reads the
  * rows of the imports that became visible (`import_id IN (...)`), so the table is sorted by import,
@@ -58,7 +61,7 @@ const BARS_MERGE_TREE = `ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTIN
  * millions of rows).
  */
 const SERIES_TABLE = `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64,
-   ${VERSION}, bars UInt32, marks Array(Int64)) ENGINE = MergeTree ORDER BY (import_id, seq)`
+   ${VERSION}, bars UInt32, marks Array(Int64), ${SERIES_ROLLUPS_COLUMN}) ENGINE = MergeTree ORDER BY (import_id, seq)`
 const SERIES_KEY = 'import_id, seq'
 
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
@@ -93,13 +96,25 @@ const META_COLUMNS: readonly { readonly table: string; readonly column: string; 
   { table: 'series', column: 'marks', definition: 'marks Array(Int64)' },
   // Which polled tables a committed import wrote (all of them on rows from before the mask).
   { table: 'imports', column: 'tables', definition: IMPORT_TABLES_COLUMN },
+  // Whether a 1m put stored its rollups (every put before live puts stopped storing them did).
+  { table: 'series', column: 'rollups', definition: SERIES_ROLLUPS_COLUMN },
 ]
 
 /** A series row marks the timestamp of every this-many-th bar of its put, for readers' exact bounds. */
 export const MARK_EVERY = 256
 
 /** A `series` row per put: its span, how many bars, and the timestamp of every MARK_EVERY-th (clickhouse-writer.ts). */
-export const SERIES_COLUMNS = ['symbol', 'period', 'first_ts', 'last_ts', 'bars', 'marks', 'import_id', 'seq'] as const
+export const SERIES_COLUMNS = [
+  'symbol',
+  'period',
+  'first_ts',
+  'last_ts',
+  'bars',
+  'marks',
+  'import_id',
+  'seq',
+  'rollups',
+] as const
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
 export const META_VERSIONED_TABLES = [

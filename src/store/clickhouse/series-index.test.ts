@@ -77,4 +77,22 @@ describe('SeriesState.with (a series as puts arrive)', () => {
     assert.deepEqual(s.overlaps, [[t0, t1 + 239 * MIN]])
     assert.equal(s.spans[0].bars, 1000 + 480)
   })
+
+  it('live puts that stored no rollups: read as overlapping over their whole range, a run of minutes one range, even where no two puts meet', () => {
+    const MIN = 60_000
+    const history = put(1000)
+    let s = SeriesState.empty('1m').with(history, 1)
+    const t0 = history.last + DAY
+    // A symbol whose snapshots all came in one push: its morning in one live put, met by no other.
+    s = s.with({ first: t0, last: t0 + 119 * MIN, bars: 120, marks: [], rollups: false }, 2)
+    assert.deepEqual(s.overlaps, [[t0, t0 + 119 * MIN]])
+    assert.ok(!s.overlapsIn(history.first, history.last), 'the history keeps its stored rollups')
+    // Then a minute at a time, each put twice as it forms: the run stays one range.
+    for (let m = 120; m < 240; m++)
+      for (let k = 0; k < 2; k++)
+        s = s.with({ first: t0 + m * MIN, last: t0 + m * MIN, bars: 1, marks: [], rollups: false }, 3 + m * 2 + k)
+    assert.deepEqual(s.overlaps, [[t0, t0 + 239 * MIN]])
+    assert.equal(s.spans.length, 1)
+    assert.equal(s.spans[0].bars, 1000 + 240)
+  })
 })

@@ -14,6 +14,8 @@ export interface SpanRow {
   readonly bars: number
   /** Timestamps of bars MARK_EVERY, 2 x MARK_EVERY, ... of the put. */
   readonly marks: readonly number[]
+  /** False for a 1m put that stored no rollups (a live one): its range is read as where puts overlap. */
+  readonly rollups?: boolean
 }
 
 /** Bars of puts that follow one another this close are held as one span (a day of one-minute appends). */
@@ -35,7 +37,10 @@ export class SeriesState {
     readonly period: StoredPeriod,
     /** Sorted by first bar; disjoint unless `overlaps` says where they meet. */
     readonly spans: readonly Span[],
-    /** Sorted, merged [from, to] ranges where two puts meet. */
+    /**
+     * Sorted, merged [from, to] ranges where two puts meet or a put stored no rollups: reads there take
+     * the newest row per timestamp and roll up from the 1m bars.
+     */
     readonly overlaps: readonly (readonly [number, number])[],
     /** Changes whenever the series does (a new put, or a tombstone of it): keys what is held per series. */
     readonly rev: number,
@@ -64,10 +69,13 @@ export class SeriesState {
 
   /** This state with one more put (`rev`: the new revision). */
   with(row: SpanRow, rev: number): SeriesState {
-    const met: [number, number][] = []
-    for (const s of this.spans)
-      if (s.first <= row.last && row.first <= s.last)
-        met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
+    // A put without rollups is read as met all over (where it meets other puts lies within): one
+    // range, which joins the last as a live feed's minutes do.
+    const met: [number, number][] = row.rollups === false ? [[row.first, row.last]] : []
+    if (row.rollups !== false)
+      for (const s of this.spans)
+        if (s.first <= row.last && row.first <= s.last)
+          met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
     const overlaps = withRanges(this.overlaps, met, JOIN_GAP_MS[this.period])
     const tail = this.spans.at(-1)
     // The newest bar put again (a live minute or day still forming): the spans hold it already.
@@ -111,7 +119,7 @@ export class SeriesState {
     return this.spans.some((s) => s.bars === 0 && s.first <= to && from <= s.last)
   }
 
-  /** Whether two puts meet anywhere in [from, to]. */
+  /** Whether two puts meet, or a put stored no rollups, anywhere in [from, to]. */
   overlapsIn(from: number, to: number): boolean {
     for (const [a, b] of this.overlaps) if (a <= to && from <= b) return true
     return false
