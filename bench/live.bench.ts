@@ -616,7 +616,7 @@ async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
   const hundred = symbols.slice(0, 100).map((s) => `'${s}'`)
   return {
     poll: await cpuOf(
-      `SELECT symbol, period, first_ts, last_ts, bars, marks FROM live.series WHERE import_id IN (${newest}) ORDER BY import_id, seq`,
+      `SELECT symbol, period, first_ts, last_ts, bars, marks, import_id, rollups FROM live.series WHERE import_id IN (${newest}) ORDER BY import_id, seq`,
     ),
     quotes: await cpuOf(
       `SELECT symbol, argMax(quote, (import_id, seq)) FROM live.live_quotes WHERE symbol IN (${hundred.join(', ')}) AND import_id <= ${newest} GROUP BY symbol`,
@@ -624,7 +624,8 @@ async function dayCosts(ch: ClickHouseServer, symbols: readonly string[]) {
     seriesRows: Number(await query('SELECT count() FROM live.series')),
     quoteRows: Number(await query('SELECT count() FROM live.live_quotes')),
     barRows: Number(await query('SELECT count() FROM live.bars')),
-    distinctBars: Number(await query('SELECT uniqExact(symbol, period, ts) FROM live.bars')),
+    minuteRows: Number(await query("SELECT count() FROM live.bars WHERE period = '1m'")),
+    distinctMinutes: Number(await query("SELECT uniqExact(symbol, ts) FROM live.bars WHERE period = '1m'")),
   }
 }
 
@@ -774,10 +775,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     row('  series rows', end.seriesRows.toLocaleString('en-US'), `start ${start.seriesRows.toLocaleString('en-US')}`)
     row('latest live quotes of 100 symbols', `${end.quotes.toFixed(1)} ms`, against(end.quotes, start.quotes))
     row('  live_quotes rows', end.quoteRows.toLocaleString('en-US'), `start ${start.quoteRows.toLocaleString('en-US')}`)
+    row('bar rows on disk (all periods)', end.barRows.toLocaleString('en-US'))
     row(
-      'bar rows on disk (all periods) / distinct bars',
-      `${(end.barRows / end.distinctBars).toFixed(1)}x`,
-      `${end.barRows.toLocaleString('en-US')} / ${end.distinctBars.toLocaleString('en-US')}; a forming bar is written again each write, the superseded rows stay until mdq vacuum`,
+      '  1m rows / distinct 1m bars',
+      `${(end.minuteRows / end.distinctMinutes).toFixed(1)}x`,
+      `${end.minuteRows.toLocaleString('en-US')} / ${end.distinctMinutes.toLocaleString('en-US')}; a forming bar is written again each write (no rollups: live puts store none), the superseded rows stay until mdq vacuum`,
     )
     await stopServer(a)
     await stopServer(b)
