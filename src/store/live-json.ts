@@ -3,7 +3,11 @@ import type { MarketDepth } from '../domain/depth.js'
 import type { FormingBar, QuoteSnapshot, SymbolState } from '../domain/minute-bars.js'
 import type { LiveQuote } from './market-store.js'
 
-/** True when `Keys` names every field of T: a field added to the state does not compile until liveQuoteJson writes it. */
+/**
+ * True when `Keys` names every field of T: a field added to the state does not compile until named
+ * here, the reminder to write it in liveQuoteJson (whose text live-json.test.ts checks against
+ * JSON.stringify's).
+ */
 type Names<T, Keys extends keyof T> = [Exclude<keyof T, Keys>] extends [never] ? true : never
 const WRITTEN: [
   Names<SymbolState, 'last' | 'bar'>,

@@ -222,7 +222,7 @@ export async function writeBatchWith(writer: StoreWriter, batch: WriteBatch): Pr
     for (const r of batch.deleteFinancials ?? []) await writer.deleteFinancials(r)
     if (batch.deleteInstruments?.length) await writer.deleteInstruments(batch.deleteInstruments)
     if (batch.instruments) await writer.putInstruments(batch.instruments)
-    for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars, b)
+    for (const b of batch.bars ?? []) await writer.putBars(b.symbol, b.period, b.bars, { live: b.live })
     for (const e of batch.exFactors ?? []) await writer.putExFactors(e.symbol, e.events)
     for (const f of batch.financials ?? []) await writer.putFinancials(f)
     await writer.commit()

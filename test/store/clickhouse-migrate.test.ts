@@ -113,6 +113,7 @@ describe('clickhouse store of the earlier format', () => {
         assert.equal(await type('series', 'marks'), 'Array(Int64)')
         assert.equal(await type('series', 'bars'), 'UInt32')
         assert.equal(await type('series', 'rollups'), 'UInt8')
+        assert.equal(await sql('SELECT min(rollups) FROM old.series'), '1', 'every old put stored its rollups')
         assert.equal(await rollupRows(), '0', 'the upgrade rewrites no bars')
         const sortingKey = (table: string) =>
           sql(
@@ -212,6 +213,35 @@ describe('clickhouse store of the earlier format', () => {
     const reopened = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('half')))
     try {
       assert.equal(barCount(await reopened.market.readBars({ symbol: '600002.SH', period: '1d', limit: 1000 })), 40)
+    } finally {
+      await close(reopened)
+    }
+  })
+
+  need.it('a store from before live puts gets the rollups flag, its spans read as having stored rollups', async () => {
+    const url = parseClickHouseUrl(server.storeUrl('prev'))
+    const symbol = '600000.SH'
+    const first = await ClickHouseStores.open(url)
+    let before: Bars
+    try {
+      await first.market.write({
+        bars: [{ symbol, period: '1m', bars: walkBars(sessionMinutes('SH', tradingDays('SH', 19_500, 2)), [0.3]) }],
+      })
+      before = await first.market.readBars({ symbol, period: '60m', limit: 100 })
+    } finally {
+      await close(first)
+    }
+    const spans = await sql('SELECT count() FROM prev.series')
+    await sql('ALTER TABLE prev.series DROP COLUMN rollups')
+
+    await ClickHouseStores.migrate(url)
+    assert.equal(await sql('SELECT count() FROM prev.series'), spans)
+    assert.equal(await sql('SELECT min(rollups) FROM prev.series'), '1')
+    const reopened = await ClickHouseStores.open(url)
+    try {
+      const after = await reopened.market.readBars({ symbol, period: '60m', limit: 100 })
+      assert.equal(barCount(after), 8)
+      for (const f of BAR_FIELDS) assert.deepEqual(after[f], before[f], f)
     } finally {
       await close(reopened)
     }

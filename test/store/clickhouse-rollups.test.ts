@@ -74,7 +74,9 @@ describe('clickhouse stored rollups on a two-shard cluster', () => {
         appended: fc.integer({ min: 0, max: 6 }),
         // Appended as a live feed puts them (no rollups stored: those days are rolled up from 1m on read).
         live: fc.boolean(),
-        // Half the cases only append: their rollups are folded from partials, never rolled up from 1m bars.
+        // With live appends: the last minute put again with new values, as a feed's next write does.
+        reput: fc.option(arbSeed),
+        // Half the cases only append: unless live, their rollups are folded from partials, never rolled up from 1m bars.
         corrected: fc.boolean(),
         reimport: fc.option(
           fc.record({
@@ -150,6 +152,8 @@ describe('clickhouse stored rollups on a two-shard cluster', () => {
               batches.push({ bars: [{ symbol, period: '1m', bars: sliceBars(minute, cuts[k - 1], cuts[k]) }] })
           for (let i = tail; i < n; i++)
             batches.push({ bars: [{ symbol, period: '1m', bars: sliceBars(minute, i, i + 1), live: c.live }] })
+          if (c.live && c.reput && c.appended > 0 && n > 0)
+            batches.push({ bars: [{ symbol, period: '1m', bars: walkBars(ts.slice(n - 1), c.reput), live: true }] })
           if (c.corrected && c.reimport && n) {
             const i = Math.min(n - 1, Math.floor(c.reimport.at * n))
             batches.push({

@@ -2,7 +2,7 @@
  * @module Reading bars: one query per read, its time range from the series' positions held in memory
  * (series-index.ts), so it scans little more than the bars it returns; rollups from the partials
  * each 1m put stored, folded here (clickhouse-rollups.ts), or rolled up from the 1m bars where puts
- * overlap or a delete hides some of them (FORMAT.md "Reads").
+ * overlap, a live put stored none or a delete hides some of them (FORMAT.md "Reads").
  */
 import { allocBars, barCount, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'

@@ -1,8 +1,8 @@
 /**
- * @module Stored rollups on ClickHouse: each 1m put also writes its own rollups (5m..60m, the domain's
- * buildAllRollups over the put's bars), so a bucket whose 1m bars came from several imports (a day of
- * one-minute appends) has several partial rollups, which reads fold into one exactly as the bucket's
- * 1m bars fold (FORMAT.md "Rollups").
+ * @module Stored rollups on ClickHouse: each 1m put but a live one also writes its own rollups (5m..60m,
+ * the domain's buildAllRollups over the put's bars), so a bucket whose 1m bars came from several
+ * imports (a day of one-minute appends) has several partial rollups, which reads fold into one
+ * exactly as the bucket's 1m bars fold (FORMAT.md "Rollups").
  */
 import { foldOpened } from '../../domain/aggregate.js'
 import { barCount, lowerBound, type Bars } from '../../domain/bars.js'

@@ -175,8 +175,8 @@ export class ClickHouseWriter implements StoreWriter {
       this.#bars.rows.add(symbol, period, bars, from, Math.min(n, from + step), this.#id, seq)
       await this.#bars.added()
     }
-    const rollups = period === '1m' && !options.live
-    if (rollups) {
+    const unrolled = period === '1m' && options.live === true
+    if (period === '1m' && !unrolled) {
       for (const r of partialRollups(bars, MARKETS[parseSymbol(symbol).exchange]))
         this.#bars.rows.add(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume)
       await this.#bars.added()
@@ -187,7 +187,7 @@ export class ClickHouseWriter implements StoreWriter {
       'series',
       SERIES_COLUMNS,
       'TabSeparated',
-      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\t${rollups || period !== '1m' ? 1 : 0}\n`,
+      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\t${unrolled ? 0 : 1}\n`,
     )
   }
 

@@ -71,8 +71,9 @@ export class SeriesState {
   with(row: SpanRow, rev: number): SeriesState {
     // A put without rollups is read as met all over (where it meets other puts lies within): one
     // range, which joins the last as a live feed's minutes do.
-    const met: [number, number][] = row.rollups === false ? [[row.first, row.last]] : []
-    if (row.rollups !== false)
+    const met: [number, number][] = []
+    if (row.rollups === false) met.push([row.first, row.last])
+    else
       for (const s of this.spans)
         if (s.first <= row.last && row.first <= s.last)
           met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])

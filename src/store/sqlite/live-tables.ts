@@ -35,23 +35,28 @@ export class LiveSymbolSeqs {
     return this.#seen
   }
 
-  /** Reads the symbols marked after the last seen sequence, up to `liveSeq` (the meta value just read). */
-  catchUp(st: LiveStatements, liveSeq: number): void {
+  /**
+   * Reads the symbols marked after the last seen sequence (`marked`: each symbol's mark above a
+   * sequence, as the file has them now), up to `liveSeq` (the data version's sequence, read before).
+   */
+  catchUp(marked: (since: number) => Iterable<readonly [string, number]>, liveSeq: number): void {
     if (liveSeq === this.#seen) return
     // A sequence that went back is another store file at the same path: start over.
     if (liveSeq < this.#seen) {
       this.#seqs.clear()
       this.#seen = 0
     }
-    for (const [symbol, seq] of st.liveSymbolsSince.all(this.#seen)) {
+    for (const [symbol, seq] of marked(this.#seen)) {
       const held = this.#seqs.get(symbol)
-      if (held === undefined) this.#seqs.set(symbol, [seq, 0])
-      else if (seq > held[0]) this.#seqs.set(symbol, [seq, held[0]])
+      if (held !== undefined && seq <= held[0]) continue
+      // A mark past `liveSeq` (a commit after the version was read) may have replaced one at or below
+      // it: what the symbol had then is not known, so versions of then miss.
+      this.#seqs.set(symbol, [seq, seq > liveSeq ? Infinity : (held?.[0] ?? 0)])
     }
     this.#seen = liveSeq
   }
 
-  /** The symbol's sequence as of sequence `seen` (0: never appended to); undefined when it moved twice since. */
+  /** The symbol's sequence as of sequence `seen` (0: never appended to); undefined when it moved twice since, or is not known. */
   at(symbol: string, seen: number): number | undefined {
     const held = this.#seqs.get(symbol)
     if (held === undefined) return 0

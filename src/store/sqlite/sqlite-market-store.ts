@@ -345,7 +345,7 @@ export class SqliteMarketStore implements MarketStore {
     const { base, seen } = versionParts(data)
     // Caught up here, not with each version read: a writer reads the version after every commit and needs no symbol's.
     const seqs = this.#liveSeqs
-    guarded(() => seqs.catchUp(this.#st, seen))
+    guarded(() => seqs.catchUp((since) => this.#st.liveSymbolsSince.all(since), seen))
     return {
       data,
       // A symbol changed twice since these versions were read has no version of then: the data version (a miss, never a stale hit).
