@@ -15,7 +15,7 @@ import {
 } from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { WriteBatch } from '../../src/store/market-store.js'
-import { tradingDays, walkBars } from '../helpers/arbitraries.js'
+import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { ClickHouseCluster, ClickHouseServer } from '../helpers/clickhouse.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 
@@ -265,6 +265,42 @@ describe('clickhouse vacuum compaction on one server', () => {
       }
     },
   )
+
+  need.it('a re-import of minutes leaves one row a key on disk, its rollup rows too; the answers stay', async () => {
+    const { market, keys } = await open(server.storeUrl('minutes'))
+    const symbol = S[0]
+    const minutes = sessionMinutes('SH', tradingDays('SH', 19_000, 2))
+    const reads = async () =>
+      JSON.stringify(
+        await Promise.all(
+          (['1m', '5m', '30m', '60m'] as const).map(async (period) =>
+            rowsOfBars(await market.readBars({ symbol, period, limit: 1000 })),
+          ),
+        ),
+      )
+    // Rows that share a key with another: what vacuum may remove (the newest of each key stays).
+    const extra = async () =>
+      Number(
+        await query(
+          server.httpUrl,
+          `SELECT sum(c - 1) FROM (SELECT count() AS c FROM minutes.bars WHERE symbol = '${symbol}' GROUP BY period, ts)`,
+        ),
+      )
+    try {
+      await market.write({ bars: [{ symbol, period: '1m', bars: walkBars(minutes, [0.2, 0.5]) }] })
+      // The second day again, other values: its minutes and their rollups superseded.
+      await market.write({ bars: [{ symbol, period: '1m', bars: walkBars(minutes.slice(240), [0.7, 0.1]) }] })
+      const expected = await reads()
+      const superseded = await extra()
+      assert.ok(superseded > 240, `the day's 240 minutes and its rollup rows: ${superseded}`)
+      const report = await market.compact({ graceMs: 0 })
+      assert.deepEqual(report, { supersededRows: superseded, hiddenRows: 0, tombstones: 0, pending: false })
+      await until('the removals to reach the disk', async () => (await extra()) === 0)
+      assert.equal(await reads(), expected)
+    } finally {
+      await Promise.all([keys.close(), market.close()])
+    }
+  })
 
   need.it(
     "the live tables keep each symbol's newest row of the imports old enough, and every row of an open or newer one",

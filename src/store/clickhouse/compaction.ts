@@ -4,6 +4,7 @@
  * nothing. FORMAT.md "Vacuum" gives the rules that keep every answer unchanged while it runs.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
+import { ROLLUP_PERIODS } from '../../domain/rollups.js'
 import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import type { Topology } from './schema.js'
 import { hiddenBy } from './snapshot.js'
@@ -192,7 +193,9 @@ export async function compactLive(
 
 /**
  * Series where a committed import's span meets an old import's span: only there can a row be
- * superseded. As `(symbol = .. AND period = .. AND ts >= .. AND ts <= ..)` terms, one per series.
+ * superseded. As `(symbol = .. AND period IN (..) AND ts >= .. AND ts <= ..)` terms, one per series;
+ * a 1m series' term names its rollup periods too (two puts of the same minutes store partials of the
+ * same stamps, which reads of those days never fold: they roll up the 1m bars where puts overlap).
  */
 async function overlappingSeries(meta: Connection, C: string, old: ReadonlySet<string>): Promise<string[]> {
   const spans = new Map<string, { first: number; last: number; id: string }[]>()
@@ -217,9 +220,10 @@ async function overlappingSeries(meta: Connection, C: string, old: ReadonlySet<s
       }
     }
     const [symbol, period] = k.split('\t')
+    const periods = period === '1m' ? [period, ...ROLLUP_PERIODS] : [period]
     if (lo <= hi)
       terms.push(
-        `(symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND ts >= ${sql.int(lo)} AND ts <= ${sql.int(hi)})`,
+        `(symbol = ${sql.str(symbol)} AND period IN (${sql.list(periods.map(sql.str))}) AND ts >= ${sql.int(lo)} AND ts <= ${sql.int(hi)})`,
       )
   }
   return terms
