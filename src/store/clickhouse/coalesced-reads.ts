@@ -161,10 +161,6 @@ function rowsAtMost(r: RangeRead): number {
  */
 const MIN_GROUP = 8
 
-/**
- * The rows `reads` ask for: by symbol and period with each symbol's bounds looked up (transform), or
- * by series and range; reads of one series in a group share the bounds that hold them all.
- */
 /** A symbol's bounds in a group read by symbol: the hull of its reads' ranges, and whether one covers its series. */
 interface Bounds {
   readonly lo: number
@@ -172,6 +168,10 @@ interface Bounds {
   readonly covers: boolean
 }
 
+/**
+ * The rows `reads` ask for: by symbol and period with each symbol's bounds looked up (transform), or
+ * by series and range; reads of one series in a group share the bounds that hold them all.
+ */
 function wanted(reads: readonly RangeRead[]): string {
   const groups = new Map<ChunkPeriod, Map<string, Bounds>>()
   for (const r of reads) {
