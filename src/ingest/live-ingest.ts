@@ -122,7 +122,7 @@ export class LiveIngest implements IngestWrites {
   /** Writes `fill` in one transaction with instruments for symbols the store does not know yet; rolls back on any failure. */
   async #write(symbols: Iterable<string>, fill: (w: StoreWriter) => Promise<void>): Promise<void> {
     const bare = (await this.#unlisted(symbols)).map((s) => bareInstrument(s))
-    const w = await this.store.beginWrite()
+    const w = await this.store.beginWrite({ more: true })
     try {
       if (bare.length) await w.putInstruments(bare)
       await fill(w)

@@ -74,6 +74,15 @@ export interface WriteBatch {
 }
 
 /** How a put's bars came (StoreWriter.putBars). */
+/** How a write is begun. */
+export interface BeginOptions {
+  /**
+   * More writes follow soon (a live feed): a backend may make the next one ready meanwhile
+   * (ClickHouse begins its import ahead); the same writes land either way.
+   */
+  readonly more?: boolean
+}
+
 export interface PutOptions {
   /**
    * Bars a live feed built, whose newest (the forming minute) is put again with each write: a backend
@@ -175,7 +184,7 @@ export interface MarketStore {
   /** Writes the whole batch (deletes first, then puts) or, on any error, nothing. */
   write(batch: WriteBatch): Promise<void>
   /** Write-only transaction for imports too large for one batch: nothing visible until commit. */
-  beginWrite(): Promise<StoreWriter>
+  beginWrite(options?: BeginOptions): Promise<StoreWriter>
   /**
    * One step of background upkeep after live appends, a short transaction that changes no answer
    * (SQLite folds grown tails into chunks); true while there is more to do. Absent: none needed.

@@ -749,6 +749,62 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
       await Promise.all([keys.close(), market.close()])
     }
   })
+
+  need.it(
+    "a feed's next import is begun ahead and taken by its next write; one left unused, or at close, is given up",
+    async () => {
+      const url = cluster.storeUrl('ahead')
+      const { market, keys } = await open(url)
+      const meta = new Connection({
+        url: cluster.servers[0].httpUrl,
+        username: 'default',
+        password: '',
+        database: 'ahead',
+      })
+      let closed = false
+      const states = async (id: string) =>
+        (
+          await meta.rows(`SELECT arraySort(groupUniqArray(toString(state))) FROM imports WHERE import_id = ${id}`)
+        )[0][0]
+      const begunAbove = (id: string) => async () =>
+        (await meta.rows(`SELECT max(import_id) FROM imports WHERE import_id > ${id} AND state = 'begun'`))
+          .map(([m]) => m)
+          .find((m): m is string => m !== null && m !== '0')
+      try {
+        const first = await market.beginWrite({ more: true })
+        await first.putInstruments([bareInstrument('600120.SH')])
+        // Begun while the first write is still open, not when the next one starts.
+        const ahead = await poll('the next import begun ahead', begunAbove(first.importId))
+        await first.commit()
+        const second = await market.beginWrite()
+        assert.equal(second.importId, ahead, 'the next write takes the import begun ahead')
+        await second.putInstruments([bareInstrument('600121.SH')])
+        await second.commit()
+        assert.equal(await states(second.importId), "['begun','committed','committing']")
+        assert.deepEqual(
+          (await market.readInstruments(['600120.SH', '600121.SH'])).map((i) => i.symbol),
+          ['600120.SH', '600121.SH'],
+        )
+        // A write without `more` leaves none behind; one with it, not followed, is given up after a heartbeat.
+        const third = await market.beginWrite({ more: true })
+        await third.commit()
+        const unused = await poll('the import begun after the third', begunAbove(third.importId))
+        await poll('the unused import given up', async () =>
+          (await states(unused)) === "['aborted','begun','vacuumed']" ? true : undefined,
+        )
+        const fourth = await market.beginWrite({ more: true })
+        assert.ok(BigInt(fourth.importId) > BigInt(unused), 'an import given up is not taken')
+        await fourth.rollback()
+        const atClose = await poll('the import begun after the fourth', begunAbove(fourth.importId))
+        await market.close()
+        closed = true
+        assert.equal(await states(atClose), "['aborted','begun','vacuumed']", 'closing the store gives it up')
+      } finally {
+        await meta.close()
+        await Promise.all([keys.close(), closed || market.close()])
+      }
+    },
+  )
 })
 
 describe('clickhouse reads scan the granules of the bars they return', () => {

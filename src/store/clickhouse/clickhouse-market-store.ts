@@ -6,7 +6,15 @@ import { isRollupPeriod } from '../../domain/rollups.js'
 import type { PeriodRange, Statement, StatementRecord } from '../../domain/financials.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import type { MarketDepth } from '../../domain/depth.js'
-import type { BarQuery, DataVersions, LiveQuote, MarketStore, StoreCapabilities, WriteBatch } from '../market-store.js'
+import type {
+  BarQuery,
+  BeginOptions,
+  DataVersions,
+  LiveQuote,
+  MarketStore,
+  StoreCapabilities,
+  WriteBatch,
+} from '../market-store.js'
 import { writeBatchWith } from '../market-store.js'
 import { BarReads } from './bar-reads.js'
 import { readDepth, readLiveQuotes } from './live-tables.js'
@@ -14,10 +22,10 @@ import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
-import { ClickHouseWriter, type WriterOptions } from './clickhouse-writer.js'
+import { ClickHouseWriter, begunImport, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
-import { claimDeadImports, recordState } from './import-states.js'
+import { HEARTBEAT_MS, claimDeadImports, recordState } from './import-states.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -47,6 +55,8 @@ export class ClickHouseMarketStore implements MarketStore {
   /** The last live compaction's grace and where it left off (compaction.ts compactLive). */
   #liveMark: { readonly graceMs: number; readonly mark: LiveMark } | undefined
   readonly #financials: FinancialReads
+  /** An import begun ahead for the next write (beginWrite `more`), given up unless taken within a heartbeat. */
+  #spare: Promise<BegunImport | undefined> | undefined
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
     this.#t = t
@@ -175,7 +185,46 @@ export class ClickHouseMarketStore implements MarketStore {
     await writeBatchWith(await this.beginWrite(), batch)
   }
 
-  async beginWrite(): Promise<ClickHouseWriter> {
+  async beginWrite(options: BeginOptions = {}): Promise<ClickHouseWriter> {
+    const spare = await this.#takeSpare()
+    const writer = await this.#begin(spare)
+    if (options.more) this.#beginSpare()
+    return writer
+  }
+
+  /**
+   * Begins the next write's import now, so that write starts without the two round trips of its
+   * begin (its `begun` row and the check of the newest committed import): a feed writes several
+   * times a second, and each INSERT waits for its part on disk. Until taken it is an open import
+   * like any other (readers hide it); one left for a heartbeat is given up (it wrote nothing).
+   */
+  #beginSpare(): void {
+    const spare: Promise<BegunImport | undefined> = begunImport(this.#t.metaWriter).catch(() => undefined)
+    this.#spare = spare
+    const timer = setTimeout(() => {
+      if (this.#spare !== spare) return
+      this.#spare = undefined
+      this.#track(spare.then((b) => b && this.#giveUp(b)))
+    }, HEARTBEAT_MS)
+    timer.unref()
+  }
+
+  /** The spare import if it is begun and younger than a heartbeat (else given up), taken. */
+  async #takeSpare(): Promise<BegunImport | undefined> {
+    const spare = this.#spare
+    this.#spare = undefined
+    const begun = await spare
+    if (!begun || Date.now() - begun.atMs < HEARTBEAT_MS) return begun
+    this.#track(this.#giveUp(begun))
+    return undefined
+  }
+
+  /** An import begun ahead and never used: rolled back, and claimed at once (it wrote nothing). */
+  #giveUp(b: BegunImport): Promise<void> {
+    return recordState(this.#t.metaWriter, [b.id], ['aborted', 'vacuumed']).catch(() => undefined)
+  }
+
+  #begin(begun: BegunImport | undefined): Promise<ClickHouseWriter> {
     return ClickHouseWriter.begin(
       this.#t,
       {
@@ -202,6 +251,7 @@ export class ClickHouseMarketStore implements MarketStore {
           ),
       },
       this.#writerOptions,
+      begun,
     )
   }
 
@@ -260,6 +310,9 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async close(): Promise<void> {
     this.#snapshot.stop()
+    const spare = this.#spare
+    this.#spare = undefined
+    if (spare) this.#track(spare.then((b) => b && this.#giveUp(b)))
     await Promise.allSettled([...this.#background])
     await closeTopology(this.#t)
   }

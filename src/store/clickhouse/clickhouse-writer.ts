@@ -49,6 +49,18 @@ export interface WriterHooks {
   abandoned(id: string): void
 }
 
+/** An import whose `begun` row is in (beginImport), and when that row was written at the latest (epoch ms). */
+export interface BegunImport {
+  readonly id: bigint
+  readonly atMs: number
+}
+
+/** Begins an import: its `begun` row in, its id above every committed one. */
+export async function begunImport(meta: Topology['metaWriter']): Promise<BegunImport> {
+  const atMs = Date.now()
+  return { id: await beginImport(meta, newImportId), atMs }
+}
+
 export interface WriterOptions {
   /** Bar rows per INSERT (default INSERT_BLOCK_ROWS). */
   readonly blockRows?: number
@@ -77,13 +89,37 @@ export class ClickHouseWriter implements StoreWriter {
     this.#meta = new MetaRows(t.metaWriter)
   }
 
-  static async begin(t: Topology, hooks: WriterHooks, options: WriterOptions = {}): Promise<ClickHouseWriter> {
+  /** A writer of `begun` (an import begun ahead, whose heartbeats it takes over), or of an import begun now. */
+  static async begin(
+    t: Topology,
+    hooks: WriterHooks,
+    options: WriterOptions = {},
+    begun?: BegunImport,
+  ): Promise<ClickHouseWriter> {
     // The begun row goes in before any data, so every row on disk belongs to a known import.
-    const id = await beginImport(t.metaWriter, newImportId)
+    const { id, atMs } = begun ?? (await begunImport(t.metaWriter))
     const w = new ClickHouseWriter(t, id, hooks, options)
-    w.#heartbeat = setInterval(() => void w.#state('begun').catch(() => undefined), HEARTBEAT_MS)
-    w.#heartbeat.unref()
+    w.#beat(atMs + HEARTBEAT_MS - Date.now())
     return w
+  }
+
+  /** The next heartbeat in `ms` (its `begun` row again), then one every HEARTBEAT_MS until the import ends. */
+  #beat(ms: number): void {
+    const timer = setTimeout(
+      () => {
+        if (this.#heartbeat !== timer) return
+        void this.#state('begun').catch(() => undefined)
+        this.#beat(HEARTBEAT_MS)
+      },
+      Math.max(0, ms),
+    )
+    timer.unref()
+    this.#heartbeat = timer
+  }
+
+  #stopBeats(): void {
+    clearTimeout(this.#heartbeat)
+    this.#heartbeat = undefined
   }
 
   get importId(): string {
@@ -309,14 +345,19 @@ export class ClickHouseWriter implements StoreWriter {
   async commit(): Promise<void> {
     this.#live()
     this.#open = false
-    // The bar blocks and the small tables' INSERTs go together: only the commit row must follow them.
-    const sent = await Promise.allSettled([this.#bars.finish(), this.#meta.finish()])
+    // The bar blocks, the small tables' INSERTs and the `committing` row go together: only the
+    // conditional commit row must follow them (each INSERT waits for its part on disk).
+    const sent = await Promise.allSettled([
+      this.#bars.finish(),
+      this.#meta.finish(),
+      recordState(this.#t.metaWriter, [this.#id], 'committing'),
+    ])
     const failed = sent.find((r) => r.status === 'rejected')
     if (failed) {
       await this.#abandon()
       throw failed.reason
     }
-    clearInterval(this.#heartbeat)
+    this.#stopBeats()
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
     if (!(await commitImport(this.#t.metaWriter, this.#id, tablesMask(this.#meta.written)))) {
       await this.#state('aborted').catch(() => undefined)
@@ -336,7 +377,7 @@ export class ClickHouseWriter implements StoreWriter {
   }
 
   async #abandon(): Promise<void> {
-    clearInterval(this.#heartbeat)
+    this.#stopBeats()
     await Promise.all([this.#bars.abandon(), this.#meta.abandon()])
     await this.#state('aborted').catch(() => undefined)
     this.#hooks.abandoned(this.importId)

@@ -74,13 +74,13 @@ export async function recordState(
 }
 
 /**
- * Makes an import visible unless a vacuum has claimed it; true when it is visible. The `committed`
- * row goes in by one INSERT ... SELECT that finds no `vacuuming` row: the server reads and writes
- * in one statement, so no pause of this process can fall between the check and the row. It names
- * the polled tables the import wrote (`tables`: tablesMask).
+ * Makes an import visible unless a vacuum has claimed it; true when it is visible. Its `committing`
+ * row must be in first (recordState; it may go with the import's last data). The `committed` row
+ * goes in by one INSERT ... SELECT that finds no `vacuuming` row: the server reads and writes in one
+ * statement, so no pause of this process can fall between the check and the row. It names the
+ * polled tables the import wrote (`tables`: tablesMask).
  */
 export async function commitImport(meta: Connection, id: bigint, tables: number): Promise<boolean> {
-  await recordState(meta, [id], 'committing')
   const i = sql.int(id)
   await meta.command(
     `INSERT INTO imports (import_id, state, at_ms, tables) SELECT ${i}, 'committed', ${sql.int(Date.now())}, ${sql.int(tables)} FROM system.one
