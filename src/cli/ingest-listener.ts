@@ -29,6 +29,13 @@ export interface IngestListenerOptions {
 }
 
 /**
+ * How long a group of quote pushes waits for the pushers the write before it answered (LiveIngest
+ * `gatherMs`): on loopback a pusher's next push arrives and is parsed within a few ms, where a write
+ * to a server takes tens of ms.
+ */
+const GATHER_MS = 5
+
+/**
  * The ingest app, its pushes counted into the server's metrics and published to `feed`; and where
  * the store's upkeep of appends runs when the ingest has a thread of its own (`foldAppends`).
  */
@@ -36,7 +43,7 @@ export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
   const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
-  const ingest = countedIngest(publishingIngest(threaded ?? new LiveIngest(o.store), o.feed), {
+  const ingest = countedIngest(publishingIngest(threaded ?? new LiveIngest(o.store, { gatherMs: GATHER_MS }), o.feed), {
     rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
     ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
   })

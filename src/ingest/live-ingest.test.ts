@@ -145,3 +145,58 @@ it('a bars push closes the group before it: a quote push made after it is writte
     await store.close()
   }
 })
+
+/** Four pushers, each sending its next push a little after its answer; `stopsAfter` pushes of the last one. */
+async function fourPushers(ingest: LiveIngest, rounds: number, lastRounds = rounds) {
+  const symbols = ['600000.SH', '600001.SH', '600002.SH', '600003.SH']
+  const outcomes = await Promise.all(
+    symbols.map(async (symbol, k) => {
+      const answered = []
+      for (let round = 0; round < (k === 3 ? lastRounds : rounds); round++) {
+        const p = quote(symbol, at(31, round * 5 + k), 10 + round, 100 * (round + 1), 1000 * (round + 1))
+        answered.push((await ingest.writeQuotes([p])).outcome.accepted)
+        await new Promise((resolve) => setTimeout(resolve, 1)) // the next push comes a little after the answer
+      }
+      return answered
+    }),
+  )
+  return { symbols, outcomes }
+}
+
+it('a group waits for the pushers the write before answered (gatherMs): four pushers keep writing four pushes at a time', async () => {
+  const store = SqliteMarketStore.open(join(dir, 'gather.db'))
+  try {
+    const seen = counted(store)
+    // A group that waited for its timer rather than its pushers would hold the test for an hour.
+    const ingest = new LiveIngest(store, { gatherMs: 3_600_000 })
+    const { symbols, outcomes } = await fourPushers(ingest, 5)
+    assert.deepEqual(
+      outcomes,
+      symbols.map(() => [1, 1, 1, 1, 1]),
+    )
+    assert.equal(seen.writes, 5, 'five rounds of four pushes: five writes')
+    const live = await store.readLiveQuotes(symbols)
+    assert.deepEqual(
+      symbols.map((s) => live.get(s)?.state.last.lastPrice),
+      symbols.map(() => 14),
+    )
+  } finally {
+    await store.close()
+  }
+})
+
+it('a pusher that stops holds the groups after it for gatherMs at most: every push is written, none lost', async () => {
+  const store = SqliteMarketStore.open(join(dir, 'gather-stop.db'))
+  try {
+    const ingest = new LiveIngest(store, { gatherMs: 20 })
+    const { symbols, outcomes } = await fourPushers(ingest, 5, 1)
+    assert.deepEqual(outcomes, [[1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [1]])
+    const live = await store.readLiveQuotes(symbols)
+    assert.deepEqual(
+      symbols.map((s) => live.get(s)?.state.last.lastPrice),
+      [14, 14, 14, 10],
+    )
+  } finally {
+    await store.close()
+  }
+})

@@ -110,8 +110,20 @@ export class LiveIngest implements IngestWrites {
   #open: WaitingQuotes[] | undefined
   /** The data version after this ingest's last commit: when it has moved, another writer may have moved states on. */
   #ownVersion: string | undefined
+  /** Quote pushes under way when the last write ended (its own and those waiting): how many pushers there are. */
+  #pushers = 1
+  /** Called when a push joins the group being gathered (#gather). */
+  #joined: (() => void) | undefined
 
-  constructor(private readonly store: MarketStore) {}
+  /**
+   * `gatherMs`: how long a group waits for the pushers the write before it answered (each sends its
+   * next push within a few ms) before it is written without them; 0 (default): not at all. One write
+   * of all of them costs a server's round trips and parts once rather than twice.
+   */
+  constructor(
+    private readonly store: MarketStore,
+    private readonly options: { readonly gatherMs?: number } = {},
+  ) {}
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(task, task)
@@ -175,13 +187,34 @@ export class LiveIngest implements IngestWrites {
         void this.#serial(() => this.#commitGroup(group))
       }
       this.#open.push({ quotes, resolve, reject })
+      this.#joined?.()
+    })
+  }
+
+  /** Until `group` holds as many pushes as were under way when the last write ended, or gatherMs has passed. */
+  #gather(group: WaitingQuotes[]): Promise<void> {
+    const gatherMs = this.options.gatherMs ?? 0
+    const wanted = this.#pushers
+    if (gatherMs <= 0 || group.length >= wanted) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.#joined = undefined
+        resolve()
+      }
+      const timer = setTimeout(done, gatherMs)
+      this.#joined = () => {
+        if (group.length >= wanted) done()
+      }
     })
   }
 
   async #commitGroup(group: WaitingQuotes[]): Promise<void> {
+    await this.#gather(group)
     if (this.#open === group) this.#open = undefined
     try {
       const pushed = await this.#commitQuotes(group.map((g) => g.quotes))
+      this.#pushers = group.length + (this.#open?.length ?? 0)
       group.forEach((g, i) => g.resolve(pushed[i]))
     } catch (err) {
       const storeAway = err instanceof MdqError && err.code === 'STORE_UNAVAILABLE'
