@@ -30,8 +30,8 @@ export interface IngestListenerOptions {
 
 /**
  * How long a group of quote pushes waits for the pushers the write before it answered (LiveIngest
- * `gatherMs`): on loopback a pusher's next push arrives and is parsed within a few ms, where a write
- * to a server takes tens of ms.
+ * `gatherMs`), where a write waits on a server (not SQLite's, which never waits): on loopback a
+ * pusher's next push arrives and is parsed within a few ms, where a write to a server takes tens of ms.
  */
 const GATHER_MS = 5
 
@@ -43,10 +43,16 @@ export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
   const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
-  const ingest = countedIngest(publishingIngest(threaded ?? new LiveIngest(o.store, { gatherMs: GATHER_MS }), o.feed), {
-    rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
-    ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
-  })
+  const ingest = countedIngest(
+    publishingIngest(
+      threaded ?? new LiveIngest(o.store, { gatherMs: o.store.capabilities.blockingReads ? 0 : GATHER_MS }),
+      o.feed,
+    ),
+    {
+      rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
+      ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
+    },
+  )
   const app = await buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
   if (threaded) app.addHook('onClose', threaded.close)
   return { app, ...(threaded && { foldAppends: threaded.foldAppends }) }

@@ -146,7 +146,7 @@ it('a bars push closes the group before it: a quote push made after it is writte
   }
 })
 
-/** Four pushers, each sending its next push a little after its answer; `stopsAfter` pushes of the last one. */
+/** Four pushers, each sending its next push a little after its answer: `rounds` pushes each, `lastRounds` of the last one. */
 async function fourPushers(ingest: LiveIngest, rounds: number, lastRounds = rounds) {
   const symbols = ['600000.SH', '600001.SH', '600002.SH', '600003.SH']
   const outcomes = await Promise.all(
@@ -163,29 +163,33 @@ async function fourPushers(ingest: LiveIngest, rounds: number, lastRounds = roun
   return { symbols, outcomes }
 }
 
-it('a group waits for the pushers the write before answered (gatherMs): four pushers keep writing four pushes at a time', async () => {
-  const store = SqliteMarketStore.open(join(dir, 'gather.db'))
-  try {
-    const seen = counted(store)
-    // A group that waited for its timer rather than its pushers would hold the test for an hour.
-    const ingest = new LiveIngest(store, { gatherMs: 3_600_000 })
-    const { symbols, outcomes } = await fourPushers(ingest, 5)
-    assert.deepEqual(
-      outcomes,
-      symbols.map(() => [1, 1, 1, 1, 1]),
-    )
-    assert.equal(seen.writes, 5, 'five rounds of four pushes: five writes')
-    const live = await store.readLiveQuotes(symbols)
-    assert.deepEqual(
-      symbols.map((s) => live.get(s)?.state.last.lastPrice),
-      symbols.map(() => 14),
-    )
-  } finally {
-    await store.close()
-  }
-})
+it(
+  'a group waits for the pushers the write before answered (gatherMs): four pushers keep writing four pushes at a time',
+  { timeout: 60_000 },
+  async () => {
+    const store = SqliteMarketStore.open(join(dir, 'gather.db'))
+    try {
+      const seen = counted(store)
+      // A group that waited for its timer rather than its pushers would hold the test past its timeout.
+      const ingest = new LiveIngest(store, { gatherMs: 3_600_000 })
+      const { symbols, outcomes } = await fourPushers(ingest, 5)
+      assert.deepEqual(
+        outcomes,
+        symbols.map(() => [1, 1, 1, 1, 1]),
+      )
+      assert.equal(seen.writes, 5, 'five rounds of four pushes: five writes')
+      const live = await store.readLiveQuotes(symbols)
+      assert.deepEqual(
+        symbols.map((s) => live.get(s)?.state.last.lastPrice),
+        symbols.map(() => 14),
+      )
+    } finally {
+      await store.close()
+    }
+  },
+)
 
-it('a pusher that stops holds the groups after it for gatherMs at most: every push is written, none lost', async () => {
+it('a pusher that stops: the groups after it are written without it, every push stored, none lost', async () => {
   const store = SqliteMarketStore.open(join(dir, 'gather-stop.db'))
   try {
     const ingest = new LiveIngest(store, { gatherMs: 20 })
@@ -200,3 +204,37 @@ it('a pusher that stops holds the groups after it for gatherMs at most: every pu
     await store.close()
   }
 })
+
+it(
+  'a bars push made while a group is gathered ends the wait: the group is written, then the bars',
+  { timeout: 60_000 },
+  async () => {
+    const store = SqliteMarketStore.open(join(dir, 'gather-bars.db'))
+    try {
+      const seen = counted(store)
+      // A gather the bars push did not end would hold the test past its timeout.
+      const ingest = new LiveIngest(store, { gatherMs: 3_600_000 })
+      await fourPushers(ingest, 1) // four at once: the next group waits for four
+      const quoted = ingest.writeQuotes([quote('600000.SH', at(32, 5), 11, 600, 6600)])
+      await new Promise((resolve) => setTimeout(resolve, 1)) // the lone push's group is being gathered
+      const bar = {
+        timestamp: at(40, 0),
+        open: 12,
+        high: 12,
+        low: 12,
+        close: 12,
+        volume: 5,
+        amount: 60,
+        prevClose: NaN,
+      }
+      const [pushed] = await Promise.all([
+        quoted,
+        ingest.writeBars([{ symbol: '600001.SH', period: '1m', bars: barsOfRows([bar]) }]),
+      ])
+      assert.equal(pushed.outcome.accepted, 1)
+      assert.equal(seen.writes, 3, 'the four, the lone push, then the bars')
+    } finally {
+      await store.close()
+    }
+  },
+)

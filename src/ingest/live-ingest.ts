@@ -191,7 +191,13 @@ export class LiveIngest implements IngestWrites {
     })
   }
 
-  /** Until `group` holds as many pushes as were under way when the last write ended, or gatherMs has passed. */
+  /** No later quote push joins the open group (one being gathered is written as it is). */
+  #closeGroup(): void {
+    this.#open = undefined
+    this.#joined?.()
+  }
+
+  /** Until `group` holds as many pushes as were under way when the last write ended, is closed, or gatherMs has passed. */
   #gather(group: WaitingQuotes[]): Promise<void> {
     const gatherMs = this.options.gatherMs ?? 0
     const wanted = this.#pushers
@@ -204,7 +210,7 @@ export class LiveIngest implements IngestWrites {
       }
       const timer = setTimeout(done, gatherMs)
       this.#joined = () => {
-        if (group.length >= wanted) done()
+        if (group.length >= wanted || this.#open !== group) done()
       }
     })
   }
@@ -275,7 +281,7 @@ export class LiveIngest implements IngestWrites {
 
   /** Bars as an import writes them: per symbol and period ascending, a later row winning over an earlier one at the same time. */
   writeBars(rows: readonly PushedBar[]): Promise<Pushed> {
-    this.#open = undefined // later quotes wait behind these bars
+    this.#closeGroup() // later quotes wait behind these bars
     return this.#serial(async () => {
       await this.#forgetIfMoved()
       const series = new Map<string, { symbol: string; period: StoredPeriod; bars: Bars }>()
@@ -296,7 +302,7 @@ export class LiveIngest implements IngestWrites {
 
   /** Each symbol's newest depth of the batch, unless this process has kept a newer one. */
   writeDepth(rows: readonly MarketDepth[]): Promise<Pushed> {
-    this.#open = undefined // later quotes wait behind this depth
+    this.#closeGroup() // later quotes wait behind this depth
     return this.#serial(async () => {
       await this.#forgetIfMoved()
       const newest = new Map<string, MarketDepth>()

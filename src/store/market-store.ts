@@ -73,7 +73,6 @@ export interface WriteBatch {
   readonly deleteInstruments?: readonly string[]
 }
 
-/** How a put's bars came (StoreWriter.putBars). */
 /** How a write is begun. */
 export interface BeginOptions {
   /**
@@ -83,6 +82,7 @@ export interface BeginOptions {
   readonly more?: boolean
 }
 
+/** How a put's bars came (StoreWriter.putBars). */
 export interface PutOptions {
   /**
    * Bars a live feed built, whose newest (the forming minute) is put again with each write: a backend

@@ -780,12 +780,35 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
         assert.equal(second.importId, ahead, 'the next write takes the import begun ahead')
         await second.putInstruments([bareInstrument('600121.SH')])
         await second.commit()
+        assert.equal(await begunAbove(second.importId)(), undefined, 'a write without `more` begins none ahead')
         assert.equal(await states(second.importId), "['begun','committed','committing']")
         assert.deepEqual(
           (await market.readInstruments(['600120.SH', '600121.SH'])).map((i) => i.symbol),
           ['600120.SH', '600121.SH'],
         )
-        // A write without `more` leaves none behind; one with it, not followed, is given up after a heartbeat.
+        // Another instance commits after an import was begun ahead: that one is given up, so the
+        // next write's rows stay newer than the other's (newest wins by import id).
+        const other = await open(url)
+        try {
+          const fifth = await market.beginWrite({ more: true })
+          await fifth.commit()
+          const passed = await poll('the import begun after the fifth', begunAbove(fifth.importId))
+          await other.market.write({ instruments: [bareInstrument('600122.SH')] })
+          const [[committed]] = await meta.rows("SELECT max(import_id) FROM imports WHERE state = 'committed'")
+          assert.ok(BigInt(committed!) > BigInt(passed), 'the other instance committed above the one begun ahead')
+          const sixth = await market.beginWrite()
+          assert.ok(
+            BigInt(sixth.importId) > BigInt(committed!),
+            'the next write is above the import committed meanwhile',
+          )
+          await sixth.rollback()
+          await poll('the import begun ahead given up', async () =>
+            (await states(passed)) === "['aborted','begun','vacuumed']" ? true : undefined,
+          )
+        } finally {
+          await Promise.all([other.keys.close(), other.market.close()])
+        }
+        // One begun ahead and not taken is given up after a heartbeat.
         const third = await market.beginWrite({ more: true })
         await third.commit()
         const unused = await poll('the import begun after the third', begunAbove(third.importId))
@@ -796,6 +819,7 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
         assert.ok(BigInt(fourth.importId) > BigInt(unused), 'an import given up is not taken')
         await fourth.rollback()
         const atClose = await poll('the import begun after the fourth', begunAbove(fourth.importId))
+        assert.equal(await states(atClose), "['begun']")
         await market.close()
         closed = true
         assert.equal(await states(atClose), "['aborted','begun','vacuumed']", 'closing the store gives it up')

@@ -22,10 +22,10 @@ import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
-import { ClickHouseWriter, begunImport, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
+import { ClickHouseWriter, openImport, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
-import { HEARTBEAT_MS, claimDeadImports, recordState } from './import-states.js'
+import { HEARTBEAT_MS, claimDeadImports, committedFrom, recordState } from './import-states.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -57,6 +57,7 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly #financials: FinancialReads
   /** An import begun ahead for the next write (beginWrite `more`), given up unless taken within a heartbeat. */
   #spare: Promise<BegunImport | undefined> | undefined
+  #closed = false
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
     this.#t = t
@@ -193,30 +194,43 @@ export class ClickHouseMarketStore implements MarketStore {
   }
 
   /**
-   * Begins the next write's import now, so that write starts without the two round trips of its
-   * begin (its `begun` row and the check of the newest committed import): a feed writes several
-   * times a second, and each INSERT waits for its part on disk. Until taken it is an open import
-   * like any other (readers hide it); one left for a heartbeat is given up (it wrote nothing).
+   * Begins the next write's import now, so that write starts without waiting for its `begun` row: a
+   * feed writes several times a second, and each INSERT waits for its part on disk. Until taken it is
+   * an open import like any other (readers hide it); one left for a heartbeat is given up (it wrote
+   * nothing).
    */
   #beginSpare(): void {
-    const spare: Promise<BegunImport | undefined> = begunImport(this.#t.metaWriter).catch(() => undefined)
+    if (this.#closed) return
+    this.#dropSpare()
+    const spare: Promise<BegunImport | undefined> = openImport(this.#t.metaWriter).catch(() => undefined)
     this.#spare = spare
     const timer = setTimeout(() => {
-      if (this.#spare !== spare) return
-      this.#spare = undefined
-      this.#track(spare.then((b) => b && this.#giveUp(b)))
+      if (this.#spare === spare) this.#dropSpare()
     }, HEARTBEAT_MS)
     timer.unref()
   }
 
-  /** The spare import if it is begun and younger than a heartbeat (else given up), taken. */
+  /**
+   * The spare import, taken, if it is begun, younger than a heartbeat and still above every committed
+   * import (one committed since it began, by another process or instance, would otherwise win over
+   * this write's newer rows); else it is given up.
+   */
   async #takeSpare(): Promise<BegunImport | undefined> {
     const spare = this.#spare
     this.#spare = undefined
     const begun = await spare
-    if (!begun || Date.now() - begun.atMs < HEARTBEAT_MS) return begun
+    if (!begun) return undefined
+    if (Date.now() - begun.atMs < HEARTBEAT_MS && (await committedFrom(this.#t.metaWriter, begun.id)) < begun.id)
+      return begun
     this.#track(this.#giveUp(begun))
     return undefined
+  }
+
+  /** Gives up the spare import, if any (not taken by a write). */
+  #dropSpare(): void {
+    const spare = this.#spare
+    this.#spare = undefined
+    if (spare) this.#track(spare.then((b) => b && this.#giveUp(b)))
   }
 
   /** An import begun ahead and never used: rolled back, and claimed at once (it wrote nothing). */
@@ -310,9 +324,8 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async close(): Promise<void> {
     this.#snapshot.stop()
-    const spare = this.#spare
-    this.#spare = undefined
-    if (spare) this.#track(spare.then((b) => b && this.#giveUp(b)))
+    this.#closed = true
+    this.#dropSpare()
     await Promise.allSettled([...this.#background])
     await closeTopology(this.#t)
   }

@@ -49,14 +49,14 @@ export interface WriterHooks {
   abandoned(id: string): void
 }
 
-/** An import whose `begun` row is in (beginImport), and when that row was written at the latest (epoch ms). */
+/** An import whose `begun` row is in (beginImport), and a time at or before that row's (epoch ms). */
 export interface BegunImport {
   readonly id: bigint
   readonly atMs: number
 }
 
-/** Begins an import: its `begun` row in, its id above every committed one. */
-export async function begunImport(meta: Topology['metaWriter']): Promise<BegunImport> {
+/** Begins an import now: its `begun` row in, its id above every committed one. */
+export async function openImport(meta: Topology['metaWriter']): Promise<BegunImport> {
   const atMs = Date.now()
   return { id: await beginImport(meta, newImportId), atMs }
 }
@@ -97,7 +97,7 @@ export class ClickHouseWriter implements StoreWriter {
     begun?: BegunImport,
   ): Promise<ClickHouseWriter> {
     // The begun row goes in before any data, so every row on disk belongs to a known import.
-    const { id, atMs } = begun ?? (await begunImport(t.metaWriter))
+    const { id, atMs } = begun ?? (await openImport(t.metaWriter))
     const w = new ClickHouseWriter(t, id, hooks, options)
     w.#beat(atMs + HEARTBEAT_MS - Date.now())
     return w

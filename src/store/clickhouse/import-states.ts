@@ -153,12 +153,18 @@ export async function beginImport(meta: Connection, newId: (floor: bigint) => bi
   for (;;) {
     const id = newId(floor)
     await recordState(meta, [id], 'begun')
-    // Only ids at or above its own matter: the sort key reads those granules, not every import since the store began.
-    const [[max]] = await meta.rows(
-      `SELECT max(import_id) FROM imports WHERE import_id >= ${sql.int(id)} AND state = 'committed'`,
-    )
-    if (BigInt(max ?? 0) < id) return id
+    const max = await committedFrom(meta, id)
+    if (max < id) return id
     await recordState(meta, [id], ['aborted', 'vacuumed'])
-    floor = BigInt(max ?? 0)
+    floor = max
   }
+}
+
+/** The newest committed import at or above `id` (0 if none). */
+export async function committedFrom(meta: Connection, id: bigint): Promise<bigint> {
+  // Only ids at or above `id` matter: the sort key reads those granules, not every import since the store began.
+  const [[max]] = await meta.rows(
+    `SELECT max(import_id) FROM imports WHERE import_id >= ${sql.int(id)} AND state = 'committed'`,
+  )
+  return BigInt(max ?? 0)
 }
