@@ -163,15 +163,27 @@ async function fourPushers(ingest: LiveIngest, rounds: number, lastRounds = roun
   return { symbols, outcomes }
 }
 
+/** `test` against a LiveIngest with `gatherMs` on a fresh store, its writes counted; the store closed after. */
+async function withGather(
+  file: string,
+  gatherMs: number,
+  test: (ingest: LiveIngest, store: SqliteMarketStore, seen: { writes: number }) => Promise<void>,
+): Promise<void> {
+  const store = SqliteMarketStore.open(join(dir, file))
+  try {
+    const seen = counted(store)
+    await test(new LiveIngest(store, { gatherMs }), store, seen)
+  } finally {
+    await store.close()
+  }
+}
+
 it(
   'a group waits for the pushers the write before answered (gatherMs): four pushers keep writing four pushes at a time',
   { timeout: 60_000 },
-  async () => {
-    const store = SqliteMarketStore.open(join(dir, 'gather.db'))
-    try {
-      const seen = counted(store)
-      // A group that waited for its timer rather than its pushers would hold the test past its timeout.
-      const ingest = new LiveIngest(store, { gatherMs: 3_600_000 })
+  // A group that waited for its timer rather than its pushers would hold the test past its timeout.
+  () =>
+    withGather('gather.db', 3_600_000, async (ingest, store, seen) => {
       const { symbols, outcomes } = await fourPushers(ingest, 5)
       assert.deepEqual(
         outcomes,
@@ -183,16 +195,11 @@ it(
         symbols.map((s) => live.get(s)?.state.last.lastPrice),
         symbols.map(() => 14),
       )
-    } finally {
-      await store.close()
-    }
-  },
+    }),
 )
 
-it('a pusher that stops: the groups after it are written without it, every push stored, none lost', async () => {
-  const store = SqliteMarketStore.open(join(dir, 'gather-stop.db'))
-  try {
-    const ingest = new LiveIngest(store, { gatherMs: 20 })
+it('a pusher that stops: the groups after it are written without it, every push stored, none lost', () =>
+  withGather('gather-stop.db', 20, async (ingest, store) => {
     const { symbols, outcomes } = await fourPushers(ingest, 5, 1)
     assert.deepEqual(outcomes, [[1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [1]])
     const live = await store.readLiveQuotes(symbols)
@@ -200,20 +207,14 @@ it('a pusher that stops: the groups after it are written without it, every push 
       symbols.map((s) => live.get(s)?.state.last.lastPrice),
       [14, 14, 14, 10],
     )
-  } finally {
-    await store.close()
-  }
-})
+  }))
 
 it(
   'a bars push made while a group is gathered ends the wait: the group is written, then the bars',
   { timeout: 60_000 },
-  async () => {
-    const store = SqliteMarketStore.open(join(dir, 'gather-bars.db'))
-    try {
-      const seen = counted(store)
-      // A gather the bars push did not end would hold the test past its timeout.
-      const ingest = new LiveIngest(store, { gatherMs: 3_600_000 })
+  // A gather the bars push did not end would hold the test past its timeout.
+  () =>
+    withGather('gather-bars.db', 3_600_000, async (ingest, _store, seen) => {
       await fourPushers(ingest, 1) // four at once: the next group waits for four
       const quoted = ingest.writeQuotes([quote('600000.SH', at(32, 5), 11, 600, 6600)])
       await new Promise((resolve) => setTimeout(resolve, 1)) // the lone push's group is being gathered
@@ -233,8 +234,5 @@ it(
       ])
       assert.equal(pushed.outcome.accepted, 1)
       assert.equal(seen.writes, 3, 'the four, the lone push, then the bars')
-    } finally {
-      await store.close()
-    }
-  },
+    }),
 )
