@@ -43,16 +43,11 @@ export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
   const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
-  const ingest = countedIngest(
-    publishingIngest(
-      threaded ?? new LiveIngest(o.store, { gatherMs: o.store.capabilities.blockingReads ? 0 : GATHER_MS }),
-      o.feed,
-    ),
-    {
-      rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
-      ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
-    },
-  )
+  const writes = threaded ?? new LiveIngest(o.store, { gatherMs: o.store.capabilities.blockingReads ? 0 : GATHER_MS })
+  const ingest = countedIngest(publishingIngest(writes, o.feed), {
+    rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
+    ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
+  })
   const app = await buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
   if (threaded) app.addHook('onClose', threaded.close)
   return { app, ...(threaded && { foldAppends: threaded.foldAppends }) }
