@@ -193,6 +193,20 @@ describe('sqlite tail', () => {
     await store.close()
   })
 
+  it('writes that put the newest row again with the next (a live minute closed, the next forming) fold only past TAIL_MAX_ROWS', async () => {
+    const { path, store, bars, symbol } = await oneSeries('rewritten.db', 19_750, 6, [0.4, 0.3], 1)
+    // Each write: bar i - 1 again (its last version) and bar i (the forming minute).
+    const append = (i: number) => store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, i - 1, i + 1) }] })
+    // Bar 0, written alone, is in the tail (a short series goes there whole).
+    for (let i = 1; i < TAIL_MAX_ROWS; i++) await append(i)
+    assert.equal(tailRows(path), TAIL_MAX_ROWS, 'bars 0..TAIL_MAX_ROWS - 1 in the tail, none folded')
+    await append(TAIL_MAX_ROWS)
+    assert.equal(tailRows(path), 1, 'folded at the first commit past the limit, all but the newest row')
+    const all = TAIL_MAX_ROWS + 1
+    assert.deepEqual(rows(await store.readBars({ symbol, period: '1m', limit: 1e6 })), rows(sliceBars(bars, 0, all)))
+    await store.close()
+  })
+
   it("another connection's write into the chunks past this writer's tail sends this writer's next correction there too", async () => {
     const { path, store, ts, bars, symbol } = await oneSeries('two-writers.db', 19_800, 2, [0.7, 0.2], 100)
     await store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, 100, 101) }] })

@@ -226,12 +226,14 @@ export class TailWriter {
         Number.isNaN(pc) ? null : pc,
       )
     }
-    // Rows past the last are new; the last written again replaces it; anything else is read again when needed.
+    // Rows past the last are new; the last written again replaces it (a live write puts its symbol's
+    // forming minute again with the next); anything else is read again when needed.
     const first = Math.min(span.first, timestamp[0])
     const last = Math.max(span.last, timestamp[n - 1])
     let rows: number | undefined = span.rows
     if (timestamp[0] > span.last) this.known.set(symbol, period, { first, last, rows: (rows += n) })
-    else if (n !== 1 || timestamp[0] !== span.last) this.known.set(symbol, period, (rows = undefined))
+    else if (timestamp[0] === span.last) this.known.set(symbol, period, { first, last, rows: (rows += n - 1) })
+    else this.known.set(symbol, period, (rows = undefined))
     this.liveSymbols.add(symbol)
     if (rows === undefined || rows > TAIL_MAX_ROWS) this.#overgrown[period].add(symbol)
     return true
