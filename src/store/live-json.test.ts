@@ -29,18 +29,72 @@ function statesOfDay(seed: readonly number[]): SymbolState[] {
   return states
 }
 
+/** The row's text by JSON.stringify of its arrays (FORMAT.md "Live data"), the oracle of the field-by-field writer. */
+function rowText({ state: { last: l, bar: b }, ext }: LiveQuote): string {
+  const last = [l.timestamp, l.lastPrice, l.open, l.high, l.low, l.prevClose, l.volume, l.amount]
+  const bar = b && [
+    b.start,
+    b.open,
+    b.high,
+    b.low,
+    b.close,
+    b.volume,
+    b.amount,
+    b.baseVolume,
+    b.baseAmount,
+    b.closed ? 1 : 0,
+  ]
+  return JSON.stringify(ext === undefined ? [last, bar ?? null] : [last, bar ?? null, ext])
+}
+
 describe('live quote JSON', () => {
-  it('is the text JSON.stringify gives for every state of a day, with and without ext, and reads back the same', () => {
+  it('is the arrays JSON.stringify gives for every state of a day, with and without ext, and reads back the same', () => {
     fc.assert(
       fc.property(arbSeed, fc.boolean(), (seed, withExt) => {
         for (const state of statesOfDay(seed)) {
           const q: LiveQuote = { symbol: SYMBOL, state, ...(withExt && { ext: EXT }) }
           const json = liveQuoteJson(q)
-          assert.equal(json, JSON.stringify({ state: q.state, ext: q.ext }))
+          assert.equal(json, rowText(q))
           assert.deepEqual(liveQuoteOf(SYMBOL, json), q)
+          if (!withExt) assert.ok(json.length < JSON.stringify({ state }).length / 2, json)
         }
       }),
       { numRuns: 20 },
+    )
+  })
+
+  it('writes a state field by field in the documented order', () => {
+    const q: LiveQuote = {
+      symbol: SYMBOL,
+      state: {
+        last: {
+          symbol: SYMBOL,
+          timestamp: 1_732_699_985_000,
+          lastPrice: 10.52,
+          open: 10.31,
+          high: 10.6,
+          low: 10.28,
+          prevClose: 10.3,
+          volume: 12_345_600,
+          amount: 129_876_543.21,
+        },
+        bar: {
+          start: 1_732_699_980_000,
+          open: 10.5,
+          high: 10.53,
+          low: 10.49,
+          close: 10.52,
+          volume: 23_400,
+          amount: 246_012.5,
+          baseVolume: 12_322_200,
+          baseAmount: 129_630_530.71,
+          closed: false,
+        },
+      },
+    }
+    assert.equal(
+      liveQuoteJson(q),
+      '[[1732699985000,10.52,10.31,10.6,10.28,10.3,12345600,129876543.21],[1732699980000,10.5,10.53,10.49,10.52,23400,246012.5,12322200,129630530.71,0]]',
     )
   })
 
@@ -51,11 +105,27 @@ describe('live quote JSON', () => {
       bar: { ...first.bar!, baseAmount: -Infinity, closed: true },
     }
     const bare: SymbolState = { last: first.last }
-    const readBack = liveQuoteOf(SYMBOL, JSON.stringify({ state: first })).state
+    const readBack = liveQuoteOf(SYMBOL, liveQuoteJson({ symbol: SYMBOL, state: first })).state
     for (const state of [odd, bare, readBack]) {
       const q: LiveQuote = { symbol: SYMBOL, state }
-      assert.equal(liveQuoteJson(q), JSON.stringify({ state, ext: undefined }))
+      assert.equal(liveQuoteJson(q), rowText(q))
     }
-    assert.equal(liveQuoteOf(SYMBOL, liveQuoteJson({ symbol: SYMBOL, state: odd })).state.last.prevClose, null)
+    const odds = liveQuoteOf(SYMBOL, liveQuoteJson({ symbol: SYMBOL, state: odd })).state
+    assert.equal(odds.last.prevClose, null)
+    assert.equal(odds.bar!.baseAmount, null)
+    assert.equal(odds.bar!.closed, true)
+    assert.deepEqual(liveQuoteOf(SYMBOL, liveQuoteJson({ symbol: SYMBOL, state: bare })).state, bare)
+  })
+
+  it('reads rows written as objects ({ state, ext }, as before the arrays) as they were written', () => {
+    fc.assert(
+      fc.property(arbSeed, fc.boolean(), (seed, withExt) => {
+        for (const state of statesOfDay(seed)) {
+          const q: LiveQuote = { symbol: SYMBOL, state, ...(withExt && { ext: EXT }) }
+          assert.deepEqual(liveQuoteOf(SYMBOL, JSON.stringify({ state, ext: q.ext })), q)
+        }
+      }),
+      { numRuns: 10 },
+    )
   })
 })

@@ -47,6 +47,10 @@ export const MIGRATIONS: readonly string[] = [
    INSERT INTO meta (key, value) VALUES ('live_seq', 0);
    CREATE TABLE live_quotes (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, quote TEXT NOT NULL) WITHOUT ROWID;
    CREATE TABLE live_depth (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, depth TEXT NOT NULL) WITHOUT ROWID;`,
+  // 8: live quotes written as JSON arrays (FORMAT.md "Live data"); rows written as objects before
+  // are read as they are. Nothing to change here: the version keeps an older mdq, which cannot read
+  // the arrays, from opening the store.
+  `SELECT 1;`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */
