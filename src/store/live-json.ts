@@ -6,7 +6,8 @@ import type { LiveQuote } from './market-store.js'
 /**
  * True when `Keys` names every field of T: a field added to the state does not compile until named
  * here, the reminder to write it in liveQuoteJson and read it in liveQuoteOf (live-json.test.ts
- * checks that every state reads back the same).
+ * checks that every state reads back the same). The snapshot's `symbol` is not written: it is the
+ * row's key, and liveQuoteOf takes it from there.
  */
 type Names<T, Keys extends keyof T> = [Exclude<keyof T, Keys>] extends [never] ? true : never
 const WRITTEN: [
@@ -58,7 +59,7 @@ type QuoteRow = [last: LastRow, bar: BarRow | null, ext?: LiveQuote['ext']]
  * close, volume, amount, baseVolume, baseAmount, closed] or null, ext]` (ext only when the quote has
  * one), numbers as JSON.stringify writes them (doubles round-trip exactly). A push writes one per
  * symbol, so it is written field by field (faster than JSON.stringify) and without field names
- * (less than half the text of the same state as objects).
+ * (without ext, less than half the text of the same state as objects).
  */
 export function liveQuoteJson(q: LiveQuote): string {
   const { last: l, bar: b } = q.state

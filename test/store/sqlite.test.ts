@@ -107,6 +107,58 @@ describe('sqlite store specifics', () => {
     await store.close()
   })
 
+  it('migration 8 keeps the live quotes of an older store (objects) readable as they were; new ones are arrays', async () => {
+    const path = join(dir, 'v7.db')
+    const db = new Database(path)
+    for (const [v, sql] of MIGRATIONS.slice(0, 7).entries()) {
+      db.exec(sql)
+      db.pragma(`user_version = ${v + 1}`)
+    }
+    const symbol = '600000.SH'
+    const last = {
+      symbol,
+      timestamp: 1_732_699_985_000,
+      lastPrice: 10.52,
+      open: 10.31,
+      high: 10.6,
+      low: 10.28,
+      prevClose: 10.3,
+      volume: 12_345_600,
+      amount: 129_876_543.21,
+    }
+    const bar = {
+      start: 1_732_699_980_000,
+      open: 10.5,
+      high: 10.53,
+      low: 10.49,
+      close: 10.52,
+      volume: 23_400,
+      amount: 246_012.5,
+      baseVolume: 12_322_200,
+      baseAmount: 129_630_530.71,
+      closed: false,
+    }
+    const ext = { name: 'Pudong' }
+    db.prepare('INSERT INTO live_quotes (symbol, ts, quote) VALUES (?, ?, ?)').run(
+      symbol,
+      last.timestamp,
+      JSON.stringify({ state: { last, bar }, ext }),
+    )
+    db.close()
+    const store = SqliteMarketStore.open(path)
+    assert.deepEqual((await store.readLiveQuotes([symbol])).get(symbol), { symbol, state: { last, bar }, ext })
+    const next = { ...last, timestamp: last.timestamp + 3000, lastPrice: 10.53 }
+    const w = await store.beginWrite()
+    await w.putLiveQuotes([{ symbol, state: { last: next, bar } }])
+    await w.commit()
+    assert.deepEqual((await store.readLiveQuotes([symbol])).get(symbol), { symbol, state: { last: next, bar } })
+    await store.close()
+    const raw = new Database(path, { readonly: true })
+    assert.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length)
+    assert.match(raw.prepare('SELECT quote FROM live_quotes').pluck().get() as string, /^\[\[1732699988000,10\.53,/)
+    raw.close()
+  })
+
   it('opening without create refuses a missing or empty store file and creates nothing', async () => {
     const missing = join(dir, 'missing', 'mdq.db')
     await assert.rejects(openStores({ store: missing, create: false }), /no store at .*missing.*no such file/)

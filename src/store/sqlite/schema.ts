@@ -49,7 +49,7 @@ export const MIGRATIONS: readonly string[] = [
    CREATE TABLE live_depth (symbol TEXT PRIMARY KEY, ts INTEGER NOT NULL, depth TEXT NOT NULL) WITHOUT ROWID;`,
   // 8: live quotes written as JSON arrays (FORMAT.md "Live data"); rows written as objects before
   // are read as they are. Nothing to change here: the version keeps an older mdq, which cannot read
-  // the arrays, from opening the store.
+  // the arrays, from opening the store (one that has it open already must be stopped first).
   `SELECT 1;`,
 ]
 
