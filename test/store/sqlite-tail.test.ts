@@ -12,7 +12,17 @@ import { ROLLUP_PERIODS } from '../../src/domain/rollups.js'
 import type { ChunkPeriod } from '../../src/store/market-store.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { FREE_PAGES_KEPT } from '../../src/store/sqlite/sqlite-writer.js'
-import { TAIL_APPEND_MAX, TAIL_FOLD_ROWS, TAIL_MAX_ROWS } from '../../src/store/sqlite/tail.js'
+import { chunkStatements } from '../../src/store/sqlite/chunk-statements.js'
+import { MIGRATIONS } from '../../src/store/sqlite/schema.js'
+import { migrate, openDb } from '../../src/store/sqlite/sqlite-db.js'
+import {
+  KnownTails,
+  TAIL_APPEND_MAX,
+  TAIL_FOLD_ROWS,
+  TAIL_MAX_ROWS,
+  tailStatements,
+  TailWriter,
+} from '../../src/store/sqlite/tail.js'
 import { arbSeed, sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { tempDir } from '../helpers/store-files.js'
 
@@ -205,6 +215,33 @@ describe('sqlite tail', () => {
     const all = TAIL_MAX_ROWS + 1
     assert.deepEqual(rows(await store.readBars({ symbol, period: '1m', limit: 1e6 })), rows(sliceBars(bars, 0, all)))
     await store.close()
+  })
+
+  it('a write that puts the newest row again with the next keeps the row count known: no count of the tail at commit', () => {
+    const db = openDb(':memory:')
+    migrate(db, MIGRATIONS, 'store')
+    const st = { ...chunkStatements(db), ...tailStatements(db) }
+    let counts = 0
+    const { get } = st.tailSpan
+    st.tailSpan.get = (...params) => {
+      counts++
+      return get.apply(st.tailSpan, params)
+    }
+    const known = new KnownTails()
+    known.begin(0)
+    const tail = new TailWriter(st, known, () => assert.fail('nothing goes to the chunks here'))
+    const ts = sessionMinutes('SH', tradingDays('SH', 19_720, 1))
+    const bars = walkBars(ts, [0.3, 0.5])
+    const symbol = '600000.SH'
+    assert.ok(tail.tryAppend(symbol, '1m', sliceBars(bars, 0, 1)))
+    assert.equal(counts, 1, 'a series first seen: its tail counted once')
+    assert.ok(tail.tryAppend(symbol, '1m', sliceBars(bars, 0, 2)))
+    assert.ok(tail.tryAppend(symbol, '1m', sliceBars(bars, 1, 3)))
+    tail.foldOversized()
+    assert.equal(counts, 1, 'no count after it')
+    assert.deepEqual(known.get(symbol, '1m'), { first: ts[0], last: ts[2], rows: 3 })
+    assert.equal(db.prepare('SELECT count(*) FROM tail').pluck().get(), 3)
+    db.close()
   })
 
   it("another connection's write into the chunks past this writer's tail sends this writer's next correction there too", async () => {
