@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { arbSeed, sessionMinutes, walkBars } from '../../test/helpers/arbitraries.js'
+import { builderState } from '../../test/helpers/builder-state.js'
 import { MARKETS } from '../domain/market.js'
 import { applySnapshot, type SymbolState } from '../domain/minute-bars.js'
 import { snapshotsOfDay } from '../domain/quote-snapshots.js'
@@ -64,34 +65,7 @@ describe('live quote JSON', () => {
   })
 
   it('writes a state field by field in the documented order', () => {
-    const q: LiveQuote = {
-      symbol: SYMBOL,
-      state: {
-        last: {
-          symbol: SYMBOL,
-          timestamp: 1_732_699_985_000,
-          lastPrice: 10.52,
-          open: 10.31,
-          high: 10.6,
-          low: 10.28,
-          prevClose: 10.3,
-          volume: 12_345_600,
-          amount: 129_876_543.21,
-        },
-        bar: {
-          start: 1_732_699_980_000,
-          open: 10.5,
-          high: 10.53,
-          low: 10.49,
-          close: 10.52,
-          volume: 23_400,
-          amount: 246_012.5,
-          baseVolume: 12_322_200,
-          baseAmount: 129_630_530.71,
-          closed: false,
-        },
-      },
-    }
+    const q: LiveQuote = { symbol: SYMBOL, state: builderState(SYMBOL) }
     assert.equal(
       liveQuoteJson(q),
       '[[1732699985000,10.52,10.31,10.6,10.28,10.3,12345600,129876543.21],[1732699980000,10.5,10.53,10.49,10.52,23400,246012.5,12322200,129630530.71,0]]',

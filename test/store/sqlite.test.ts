@@ -8,6 +8,7 @@ import { openStores } from '../../src/store/backends.js'
 import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.js'
 import { KEY_MIGRATIONS, MIGRATIONS } from '../../src/store/sqlite/schema.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { builderState } from '../helpers/builder-state.js'
 import { tempDir } from '../helpers/store-files.js'
 import { runStoreContract } from './store-contract.js'
 
@@ -115,29 +116,7 @@ describe('sqlite store specifics', () => {
       db.pragma(`user_version = ${v + 1}`)
     }
     const symbol = '600000.SH'
-    const last = {
-      symbol,
-      timestamp: 1_732_699_985_000,
-      lastPrice: 10.52,
-      open: 10.31,
-      high: 10.6,
-      low: 10.28,
-      prevClose: 10.3,
-      volume: 12_345_600,
-      amount: 129_876_543.21,
-    }
-    const bar = {
-      start: 1_732_699_980_000,
-      open: 10.5,
-      high: 10.53,
-      low: 10.49,
-      close: 10.52,
-      volume: 23_400,
-      amount: 246_012.5,
-      baseVolume: 12_322_200,
-      baseAmount: 129_630_530.71,
-      closed: false,
-    }
+    const { last, bar } = builderState(symbol)
     const ext = { name: 'Pudong' }
     db.prepare('INSERT INTO live_quotes (symbol, ts, quote) VALUES (?, ?, ?)').run(
       symbol,
