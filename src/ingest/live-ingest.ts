@@ -272,7 +272,7 @@ export class LiveIngest implements IngestWrites {
           await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((a, b) => a.timestamp - b.timestamp)), {
             live: true,
           })
-        for (const [symbol, day] of days) await w.putBars(symbol, '1d', barsOfRows([day]))
+        for (const [symbol, day] of days) await w.putBars(symbol, '1d', barsOfRows([day]), { live: true })
         await w.putLiveQuotes([...latest.values()])
       })
     for (const [symbol, state] of states) this.#states.set(symbol, state)

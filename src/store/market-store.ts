@@ -85,9 +85,9 @@ export interface BeginOptions {
 /** How a put's bars came (StoreWriter.putBars). */
 export interface PutOptions {
   /**
-   * Bars a live feed built, whose newest (the forming minute) is put again with each write: a backend
-   * may store less for them and derive it on read instead (ClickHouse stores no rollups for them).
-   * The answers are the same either way.
+   * Bars a live feed built, whose newest (the forming minute, the day's bar) is put again with each
+   * write: a backend may store less for them and derive it on read instead (ClickHouse stores no
+   * rollups and no blobs for them). The answers are the same either way.
    */
   readonly live?: boolean
 }

@@ -114,6 +114,8 @@ describe('clickhouse store of the earlier format', () => {
         assert.equal(await type('series', 'bars'), 'UInt32')
         assert.equal(await type('series', 'rollups'), 'UInt8')
         assert.equal(await sql('SELECT min(rollups) FROM old.series'), '1', 'every old put stored its rollups')
+        assert.equal(await sql('SELECT max(blobs) FROM old.series'), '0', 'no old put wrote blobs')
+        assert.equal(await sql('SELECT count() FROM old.blobs'), '0', 'the upgrade adds an empty blobs table')
         assert.equal(await rollupRows(), '0', 'the upgrade rewrites no bars')
         const sortingKey = (table: string) =>
           sql(

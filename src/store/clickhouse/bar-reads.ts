@@ -11,6 +11,7 @@ import { buildRollups, type RollupPeriod } from '../../domain/rollups.js'
 import type { ChunkPeriod } from '../market-store.js'
 import { newest, sortedByTime } from './bar-window.js'
 import { foldPartials } from './clickhouse-rollups.js'
+import { BlobReads } from './blob-reads.js'
 import { CoalescedReads, SMALL_READ } from './coalesced-reads.js'
 import { sql, type Connection } from './connection.js'
 import { tombstoneKey } from './metadata.js'
@@ -30,6 +31,12 @@ const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volum
  * granules where its own range would read one or two.
  */
 const SHORT_SERIES_ROWS = 16_384
+/**
+ * A read of up to this many bars (of a series whose puts all wrote blobs) goes to the bars table, a
+ * read of more to the blobs (blob-reads.ts): a latest-100 read or a window scans a granule or two of
+ * bars, where a blob read decodes whole blobs of BLOB_BARS.
+ */
+const BLOB_READ_BARS = 2048
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 
@@ -42,9 +49,11 @@ export interface ReadRange {
 
 export class BarReads {
   readonly #together: CoalescedReads
+  readonly #blobs: BlobReads
 
   constructor(private readonly entry: Connection) {
     this.#together = new CoalescedReads(entry)
+    this.#blobs = new BlobReads(entry)
   }
 
   /** The newest `limit` visible, not deleted bars of a stored period in [fromMs, toMs], ascending. */
@@ -54,6 +63,11 @@ export class BarReads {
     const from = Math.max(q.fromMs ?? OPEN_FROM, series.first)
     const to = Math.min(q.toMs ?? OPEN_TO, series.last)
     if (from > to) return allocBars(0)
+    if (series.blobbed && Math.min(q.limit, series.bars) >= BLOB_READ_BARS) {
+      const deletes = s.meta.tombstones.get(tombstoneKey('bars', q.symbol, period)) ?? []
+      const bars = await this.#blobs.read(s, { symbol: q.symbol, period, lo: from, to, deletes })
+      if (bars) return newest(bars, q.limit)
+    }
     let start = series.startFor(to, q.limit) ?? to - (q.limit * MS_PER_BAR[period] + SLACK_MS)
     for (;;) {
       const lo = Math.max(from, start)

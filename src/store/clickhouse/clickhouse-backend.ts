@@ -6,6 +6,7 @@ import type { MarketStore } from '../market-store.js'
 import { ClickHouseMarketStore, ClickHouseStores, type HostSchema } from './clickhouse-stores.js'
 import { parseClickHouseUrl, redact, type ClickHouseConfig } from './config.js'
 import { HEARTBEAT_MS, MIN_GRACE_MS } from './import-states.js'
+import { ADDED_TABLES } from './schema.js'
 
 export interface ClickHouseLocation extends StoreLocation {
   readonly scheme: 'clickhouse'
@@ -30,15 +31,17 @@ async function keysOnly(config: ClickHouseConfig): Promise<KeyStore> {
 
 const tables = (names: readonly string[]) => `table${names.length > 1 ? 's' : ''} ${names.join(', ')}`
 
-/** Why the store is not there (its database, or tables of the current schema, missing somewhere), or undefined when it is. */
+/** Why the store is not there (its database, or tables it should have, missing somewhere), or undefined when it is. */
 function absence(hosts: readonly HostSchema[], database: string): string | undefined {
-  const gaps = hosts.flatMap((h) =>
-    h.database
+  const gaps = hosts.flatMap((h) => {
+    // A store from before a table was added is there: opening it adds the table (schema.ts ADDED_TABLES).
+    const lost = h.tables.filter((t) => !ADDED_TABLES.has(t))
+    return h.database
       ? [`no database ${database} on ${h.host}`]
-      : h.tables.length
-        ? [`no ${tables(h.tables)} on ${h.host}`]
-        : [],
-  )
+      : lost.length
+        ? [`no ${tables(lost)} on ${h.host}`]
+        : []
+  })
   return gaps.length ? gaps.join('; ') : undefined
 }
 

@@ -310,11 +310,11 @@ export class ClickHouseMarketStore implements MarketStore {
   /** Deletes the rows of imports whose `vacuumed` row is in (no reader sees them). */
   async #removeRows(ids: readonly string[]): Promise<void> {
     const where = `import_id IN (${sql.list(ids.map(sql.int))})`
-    const { barHosts, barsLocal, metaWriter } = this.#t
+    const { barHosts, barsLocal, blobsLocal, metaWriter } = this.#t
     for (const ep of barHosts) {
       const c = new Connection(ep, WRITE_TIMEOUT_MS)
       try {
-        await c.command(`ALTER TABLE ${barsLocal} DELETE WHERE ${where}`)
+        for (const table of [barsLocal, blobsLocal]) await c.command(`ALTER TABLE ${table} DELETE WHERE ${where}`)
       } finally {
         await c.close()
       }

@@ -1,6 +1,7 @@
 /** @module One import into ClickHouse: rows tagged with its id, sent in a few large blocks, made visible at once by its commit row (FORMAT.md). */
 import { randomInt } from 'node:crypto'
-import { barCount, type Bars } from '../../domain/bars.js'
+import { barCount, sliceBars, type Bars } from '../../domain/bars.js'
+import { encodeChunk } from '../chunk-codec.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument } from '../../domain/instrument.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
@@ -23,8 +24,8 @@ import { tsv } from './connection.js'
 import { partialRollups } from './clickhouse-rollups.js'
 import { HEARTBEAT_MS, beginImport, commitImport, recordState, tablesMask } from './import-states.js'
 import { BarBlocks, MetaRows } from './insert-buffers.js'
-import { INSERT_BLOCK_ROWS, encodeRows, type Cell, type ColumnType } from './row-binary.js'
-import { BAR_COLUMNS, MARK_EVERY, SERIES_COLUMNS, type Topology } from './schema.js'
+import { INSERT_BLOCK_ROWS, blobRow, encodeRows, type Cell, type ColumnType } from './row-binary.js'
+import { BAR_COLUMNS, BLOB_BARS, BLOB_COLUMNS, MARK_EVERY, SERIES_COLUMNS, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 
@@ -72,6 +73,8 @@ export class ClickHouseWriter implements StoreWriter {
   readonly #hooks: WriterHooks
   readonly #bars: BarBlocks
   readonly #meta: MetaRows
+  /** Blob rows, one INSERT at the commit (or more, past the buffer's size). */
+  readonly #blobs: MetaRows
   #seq = 0
   #open = true
   #heartbeat: NodeJS.Timeout | undefined
@@ -87,6 +90,7 @@ export class ClickHouseWriter implements StoreWriter {
       options.blockRows ?? INSERT_BLOCK_ROWS,
     )
     this.#meta = new MetaRows(t.metaWriter)
+    this.#blobs = new MetaRows(t.entryWriter, settings)
   }
 
   /** A writer of `begun` (an import begun ahead, whose heartbeats it takes over), or of an import begun now. */
@@ -195,7 +199,8 @@ export class ClickHouseWriter implements StoreWriter {
    * Bars of one series, gathered into the import's blocks; a 1m put also gathers its rollups
    * (clickhouse-rollups.ts), unless live, and every put one `series` row: its span, bar count, marks
    * and whether it stored rollups (a live put's minute is put again as it forms: readers roll its days
-   * up from the 1m bars, as they do wherever puts overlap).
+   * up from the 1m bars, as they do wherever puts overlap) and blobs (every put but a live one: the
+   * same bars as chunk BLOBs, for reads of many bars).
    */
   async putBars(symbol: string, period: StoredPeriod, bars: Bars, options: PutOptions = {}): Promise<void> {
     this.#live()
@@ -217,13 +222,25 @@ export class ClickHouseWriter implements StoreWriter {
         this.#bars.rows.add(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume)
       await this.#bars.added()
     }
+    const blobbed = options.live !== true
+    if (blobbed)
+      for (let from = 0; from < n; from += BLOB_BARS) {
+        const to = Math.min(n, from + BLOB_BARS)
+        const data = encodeChunk(sliceBars(bars, from, to))
+        this.#blobs.add(
+          'blobs',
+          BLOB_COLUMNS,
+          'RowBinary',
+          blobRow(symbol, period, ts[from], ts[to - 1], to - from, data, this.#id, seq),
+        )
+      }
     const marks: number[] = []
     for (let k = MARK_EVERY; k < n; k += MARK_EVERY) marks.push(ts[k])
     this.#meta.add(
       'series',
       SERIES_COLUMNS,
       'TabSeparated',
-      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\t${unrolled ? 0 : 1}\n`,
+      `${tsv(symbol)}\t${period}\t${ts[0]}\t${ts[n - 1]}\t${n}\t[${marks.join(',')}]\t${this.#id}\t${seq}\t${unrolled ? 0 : 1}\t${blobbed ? 1 : 0}\n`,
     )
   }
 
@@ -349,6 +366,7 @@ export class ClickHouseWriter implements StoreWriter {
     // conditional commit row must follow them (each INSERT waits for its part on disk).
     const sent = await Promise.allSettled([
       this.#bars.finish(),
+      this.#blobs.finish(),
       this.#meta.finish(),
       recordState(this.#t.metaWriter, [this.#id], 'committing'),
     ])
@@ -378,7 +396,7 @@ export class ClickHouseWriter implements StoreWriter {
 
   async #abandon(): Promise<void> {
     this.#stopBeats()
-    await Promise.all([this.#bars.abandon(), this.#meta.abandon()])
+    await Promise.all([this.#bars.abandon(), this.#blobs.abandon(), this.#meta.abandon()])
     await this.#state('aborted').catch(() => undefined)
     this.#hooks.abandoned(this.importId)
   }

@@ -4,9 +4,13 @@
  * nothing. FORMAT.md "Vacuum" gives the rules that keep every answer unchanged while it runs.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
+import { BAR_FIELDS, allocBars, type Bars } from '../../domain/bars.js'
+import type { StoredPeriod } from '../../domain/period.js'
 import { ROLLUP_PERIODS } from '../../domain/rollups.js'
+import { decodeChunk, encodeChunk } from '../chunk-codec.js'
+import { blobRow, decodeBlobRows } from './row-binary.js'
 import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
-import type { Topology } from './schema.js'
+import { BLOB_COLUMNS, type Topology } from './schema.js'
 import { hiddenBy } from './snapshot.js'
 import { VISIBLE } from './import-states.js'
 import { LIVE_VERSIONED_TABLES } from './live-tables.js'
@@ -112,6 +116,7 @@ export async function compact(
     const removed = await compactBars(ep, t.barsLocal, C, O, candidates, barTombs)
     supersededRows += removed.superseded
     hiddenRows += removed.hidden
+    await cutHiddenBlobs(ep, t.blobsLocal, C, barTombs)
   }
 
   // Tombstones may go only once no row they hid is left on disk: wait for every mutation.
@@ -292,6 +297,85 @@ async function compactBars(
   } finally {
     await c.close()
   }
+}
+
+/** The blob rows a bars tombstone may hide bars of: older than it, their range meeting its. */
+function blobsUnder(x: Tomb): string {
+  return `(symbol = ${sql.str(x.symbol)} AND period = ${sql.str(x.period)} AND first_ts <= ${sql.int(x.toTs)} AND last_ts >= ${sql.int(x.fromTs)} AND (import_id, seq) < ${version(x.importId, x.seq)})`
+}
+
+/**
+ * One host's blob rows cut to what no committed tombstone hides: a blob that keeps some bars is
+ * written again under its own version with those only, then the whole one is removed (meanwhile a
+ * reader sees two blobs of one put overlap and reads the bars table: blob-reads.ts); one that keeps
+ * none is removed. After that no blob holds a bar a tombstone hides, so the tombstones may go.
+ */
+async function cutHiddenBlobs(ep: Endpoint, table: string, C: string, tombs: readonly Tomb[]): Promise<void> {
+  if (tombs.length === 0) return
+  const c = new Connection(ep, WRITE_TIMEOUT_MS)
+  try {
+    const gone: string[] = []
+    for (const period of new Set(tombs.map((x) => x.period))) {
+      const mine = tombs.filter((x) => x.period === period)
+      const rows = await c.read(
+        `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM ${table}
+         WHERE period = ${sql.str(period)} AND ${C} AND (${mine.map(blobsUnder).join(' OR ')}) FORMAT RowBinary`,
+        {},
+        decodeBlobRows,
+      )
+      for (const row of rows) {
+        const hiding = mine.filter(
+          (x) =>
+            x.symbol === row.symbol &&
+            Number(x.fromTs) <= row.last &&
+            row.first <= Number(x.toTs) &&
+            (BigInt(x.importId) > row.importId || (BigInt(x.importId) === row.importId && Number(x.seq) > row.seq)),
+        )
+        const bars = decodeChunk(row.data)
+        const ts = bars.timestamp
+        const keep = ts.map((t) => (hiding.some((x) => Number(x.fromTs) <= t && t <= Number(x.toTs)) ? 0 : 1))
+        const n = keep.reduce((a, b) => a + b, 0)
+        if (n === ts.length) continue
+        const exactly = (first: number, last: number, count: number) =>
+          `(symbol = ${sql.str(row.symbol)} AND period = ${sql.str(period)} AND import_id = ${row.importId} AND seq = ${row.seq} AND first_ts = ${sql.int(first)} AND last_ts = ${sql.int(last)} AND bars = ${count})`
+        if (n > 0) {
+          const kept = filterBars(bars, keep)
+          const k = kept.timestamp
+          // Written already by a run that stopped before removing the whole one: not twice.
+          const [[there]] = await c.rows(`SELECT count() FROM ${table} WHERE ${exactly(k[0], k[n - 1], n)}`)
+          if (there === '0') {
+            const body = blobRow(
+              row.symbol,
+              period as StoredPeriod,
+              k[0],
+              k[n - 1],
+              n,
+              encodeChunk(kept),
+              row.importId,
+              row.seq,
+            )
+            await c.insert(table, BLOB_COLUMNS, 'RowBinary', body)
+          }
+        }
+        gone.push(exactly(row.first, row.last, row.bars))
+      }
+    }
+    if (gone.length) await c.command(`ALTER TABLE ${table} DELETE WHERE ${gone.join(' OR ')}`)
+  } finally {
+    await c.close()
+  }
+}
+
+/** The bars whose `keep` flag is 1, in order. */
+function filterBars(bars: Bars, keep: Float64Array): Bars {
+  const n = keep.reduce((a, b) => a + b, 0)
+  const out = allocBars(n)
+  for (let i = 0, j = 0; i < keep.length; i++) {
+    if (!keep[i]) continue
+    for (const f of BAR_FIELDS) out[f][j] = bars[f][i]
+    j++
+  }
+  return out
 }
 
 /** Polls every host until none has an unfinished mutation in the store's database; false at the deadline. */

@@ -73,7 +73,11 @@ export class MetaRows {
   /** Every table given rows, sent or not. */
   readonly written = new Set<string>()
 
-  constructor(private readonly meta: Connection) {}
+  /** `settings`: of every INSERT (a cluster's Distributed tables are written synchronously). */
+  constructor(
+    private readonly meta: Connection,
+    private readonly settings: Record<string, 0 | 1> = {},
+  ) {}
 
   add(table: string, columns: readonly string[], format: TableRows['format'], body: Buffer | string): void {
     this.written.add(table)
@@ -93,7 +97,7 @@ export class MetaRows {
     rows.bodies = []
     rows.bytes = 0
     const body = format === 'RowBinary' ? Buffer.concat(bodies as Buffer[]) : (bodies as string[]).join('')
-    return this.meta.insert(table, columns, format, body)
+    return this.meta.insert(table, columns, format, body, this.settings)
   }
 
   /** Sends what is left, one INSERT per table, and waits for every send; throws the first failure. */

@@ -1,5 +1,6 @@
 /** @module Bars to and from ClickHouse RowBinary: prices and volumes as scaled Int64 (FORMAT.md, "Bars"). */
 import { allocBars, type Bars } from '../../domain/bars.js'
+import type { StoredPeriod } from '../../domain/period.js'
 import type { ChunkPeriod } from '../market-store.js'
 
 /** Scale meaning "the Int64 holds the IEEE-754 bits of the double": lossless for any value. */
@@ -216,6 +217,81 @@ export function decodeBars(buf: Buffer, vscales?: (scales: Uint8Array) => void):
   return out
 }
 
+/** The varint length ClickHouse puts before a String's bytes. */
+function stringHead(n: number): Buffer {
+  const head: number[] = []
+  for (; ; n >>>= 7) {
+    head.push(n >= 128 ? (n & 127) | 128 : n)
+    if (n < 128) break
+  }
+  return Buffer.from(head)
+}
+
+/** One `blobs` row (schema.ts BLOB_COLUMNS) in RowBinary: its series, first and last bar, count, chunk BLOB and version. */
+export function blobRow(
+  symbol: string,
+  period: StoredPeriod,
+  first: number,
+  last: number,
+  bars: number,
+  data: Uint8Array,
+  importId: bigint,
+  seq: number,
+): Buffer {
+  const name = Buffer.from(symbol, 'utf8')
+  const fixed = new Writer(1 + 8 + 8 + 4)
+  fixed.byte(PERIOD_CODE[period])
+  fixed.int64(first)
+  fixed.int64(last)
+  fixed.uint32(bars)
+  const version = new Writer(12)
+  version.uint64(importId)
+  version.uint32(seq)
+  return Buffer.concat([stringHead(name.length), name, fixed.buf, stringHead(data.length), data, version.buf])
+}
+
+/** A blob read's row: `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data ... FORMAT RowBinary`. */
+export interface BlobRow {
+  readonly symbol: string
+  readonly first: number
+  readonly last: number
+  readonly bars: number
+  readonly importId: bigint
+  readonly seq: number
+  readonly data: Uint8Array
+}
+
+/** Decodes the rows of a blob read (BlobRow's columns in its order). */
+export function decodeBlobRows(buf: Buffer): BlobRow[] {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  const rows: BlobRow[] = []
+  let at = 0
+  const length = () => {
+    let n = 0
+    for (let mul = 1; ; mul *= 128) {
+      const b = buf[at++]
+      n += (b & 127) * mul
+      if (b < 128) return n
+    }
+  }
+  while (at < buf.length) {
+    const nameLength = length()
+    const symbol = buf.toString('utf8', at, at + nameLength)
+    at += nameLength
+    const first = tsAt(dv, at)
+    const last = tsAt(dv, at + 8)
+    const bars = dv.getUint32(at + 16, true)
+    const importId = dv.getBigUint64(at + 20, true)
+    const seq = dv.getUint32(at + 28, true)
+    at += 32
+    const dataLength = length()
+    if (at + dataLength > buf.length) throw new Error(`blob read answer of ${buf.length} bytes ends inside a row`)
+    rows.push({ symbol, first, last, bars, importId, seq, data: buf.subarray(at, at + dataLength) })
+    at += dataLength
+  }
+  return rows
+}
+
 /** Bar rows per INSERT (the writer gathers many series into one): bounds the memory of a block. */
 export const INSERT_BLOCK_ROWS = 500_000
 
@@ -242,12 +318,7 @@ export function encodeRows(types: readonly ColumnType[], rows: readonly (readonl
       } else if (v === null) throw new Error(`column ${k} (${type}) cannot be null`)
       if (type === 'String') {
         const s = Buffer.from(String(v), 'utf8')
-        const len: number[] = []
-        for (let n = s.length; ; n >>>= 7) {
-          len.push(n >= 128 ? (n & 127) | 128 : n)
-          if (n < 128) break
-        }
-        parts.push(Buffer.from(len), s)
+        parts.push(stringHead(s.length), s)
       } else if (type === 'Float64') fixed(8, (b) => b.writeDoubleLE(Number(v)))
       else if (type === 'Int64') fixed(8, (b) => b.writeBigInt64LE(BigInt(v as number)))
       else if (type === 'UInt64') fixed(8, (b) => b.writeBigUInt64LE(BigInt(v as number)))

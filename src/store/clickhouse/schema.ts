@@ -51,8 +51,23 @@ export const BLOCK_SETTINGS = { min_compress_block_size: 4096, max_compress_bloc
  */
 const BARS_MERGE_TREE = `ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = ${BARS_GRANULARITY}, old_parts_lifetime = 60`
 
+/**
+ * Whole puts again, as chunk BLOBs (../chunk-codec.ts) of at most BLOB_BARS bars: a read of many bars
+ * (a whole history) takes a few rows of one column where the bars table would decompress and send
+ * ten columns of every bar (FORMAT.md, "Blobs"). A row is a few KB, so a granule holds few.
+ */
+const BLOBS = `symbol String, period ${PERIOD_ENUM}, first_ts Int64, last_ts Int64, bars UInt32, data String, ${VERSION}`
+export const BLOB_COLUMNS = ['symbol', 'period', 'first_ts', 'last_ts', 'bars', 'data', 'import_id', 'seq'] as const
+const BLOBS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, first_ts) SETTINGS index_granularity = 16'
+/** Tables added to the format since stores were first made: a store without them is upgraded on open (clickhouse-backend.ts). */
+export const ADDED_TABLES: ReadonlySet<string> = new Set(['blobs', 'blobs_local'])
+/** Bars per blob row: a read of a range takes whole blobs, so a short range of a long series reads few more. */
+export const BLOB_BARS = 4096
+
 /** Whether a 1m put stored its rollups (1 on other puts): a live put does not (clickhouse-writer.ts). */
 const SERIES_ROLLUPS_COLUMN = 'rollups UInt8 DEFAULT 1'
+/** Whether the put also wrote its bars to `blobs` (0 on rows from before blobs, and on live puts). */
+const SERIES_BLOBS_COLUMN = 'blobs UInt8 DEFAULT 0'
 
 /**
  * Per put its span (clickhouse-writer.ts), in the order readers ask for them: every poll reads the
@@ -61,7 +76,7 @@ const SERIES_ROLLUPS_COLUMN = 'rollups UInt8 DEFAULT 1'
  * millions of rows).
  */
 const SERIES_TABLE = `CREATE TABLE IF NOT EXISTS series (symbol String, period Enum8('1m' = 1, '1d' = 2), first_ts Int64, last_ts Int64,
-   ${VERSION}, bars UInt32, marks Array(Int64), ${SERIES_ROLLUPS_COLUMN}) ENGINE = MergeTree ORDER BY (import_id, seq)`
+   ${VERSION}, bars UInt32, marks Array(Int64), ${SERIES_ROLLUPS_COLUMN}, ${SERIES_BLOBS_COLUMN}) ENGINE = MergeTree ORDER BY (import_id, seq)`
 const SERIES_KEY = 'import_id, seq'
 
 /** Small tables on the metadata server (the single server, or the cluster's first shard). */
@@ -98,6 +113,8 @@ const META_COLUMNS: readonly { readonly table: string; readonly column: string; 
   { table: 'imports', column: 'tables', definition: IMPORT_TABLES_COLUMN },
   // Whether a 1m put stored its rollups (every put before live puts stopped storing them did).
   { table: 'series', column: 'rollups', definition: SERIES_ROLLUPS_COLUMN },
+  // Whether a put wrote blobs (no put before blobs did).
+  { table: 'series', column: 'blobs', definition: SERIES_BLOBS_COLUMN },
 ]
 
 /** A series row marks the timestamp of every this-many-th bar of its put, for readers' exact bounds. */
@@ -114,6 +131,7 @@ export const SERIES_COLUMNS = [
   'import_id',
   'seq',
   'rollups',
+  'blobs',
 ] as const
 
 /** Versioned tables on the metadata server whose rows an unfinished import may leave behind. */
@@ -140,6 +158,8 @@ export interface Topology {
   readonly barHosts: readonly Endpoint[]
   /** Table the bars of the whole store are in, as the entry sees it; `bars_local` per host in a cluster. */
   readonly barsLocal: string
+  /** The same for the blobs: `blobs`, or `blobs_local` per host. */
+  readonly blobsLocal: string
   readonly cluster?: string
   /** Pings every server; an outage aborts the requests of every connection above. */
   readonly health: Health
@@ -182,6 +202,7 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
       metaWriter: writer,
       barHosts: [entryEp],
       barsLocal: 'bars',
+      blobsLocal: 'blobs',
       health,
       pingers,
     }
@@ -211,6 +232,7 @@ export async function connect(config: ClickHouseConfig): Promise<Topology> {
     metaWriter: writer(metaEp),
     barHosts,
     barsLocal: 'bars_local',
+    blobsLocal: 'blobs_local',
     cluster: config.cluster,
     health,
     pingers,
@@ -243,17 +265,25 @@ function plan(t: Topology, config: ClickHouseConfig): HostPlan[] {
     return [
       {
         ep: t.barHosts[0],
-        statements: [...META_TABLES, `CREATE TABLE IF NOT EXISTS bars (${BARS}) ${BARS_MERGE_TREE}`],
+        statements: [
+          ...META_TABLES,
+          `CREATE TABLE IF NOT EXISTS bars (${BARS}) ${BARS_MERGE_TREE}`,
+          `CREATE TABLE IF NOT EXISTS blobs (${BLOBS}) ${BLOBS_MERGE_TREE}`,
+        ],
       },
     ]
-  // No ZooKeeper, so no ON CLUSTER: every host gets its tables through its own connection.
-  const distributed = `CREATE TABLE IF NOT EXISTS bars (${BARS}) ENGINE = Distributed(${t.cluster}, ${config.database}, bars_local, cityHash64(symbol))`
+  // No ZooKeeper, so no ON CLUSTER: every host gets its tables through its own connection. Blobs are
+  // sharded as bars are, by symbol.
+  const distributed = (table: string, columns: string) =>
+    `CREATE TABLE IF NOT EXISTS ${table} (${columns}) ENGINE = Distributed(${t.cluster}, ${config.database}, ${table}_local, cityHash64(symbol))`
   return t.barHosts.map((ep, i) => ({
     ep,
     statements: [
       ...(i === 0 ? META_TABLES : []),
       `CREATE TABLE IF NOT EXISTS bars_local (${BARS}) ${BARS_MERGE_TREE}`,
-      distributed,
+      distributed('bars', BARS),
+      `CREATE TABLE IF NOT EXISTS blobs_local (${BLOBS}) ${BLOBS_MERGE_TREE}`,
+      distributed('blobs', BLOBS),
     ],
   }))
 }

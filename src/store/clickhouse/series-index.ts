@@ -16,6 +16,8 @@ export interface SpanRow {
   readonly marks: readonly number[]
   /** False for a 1m put that stored no rollups (a live one): its range is read as where puts overlap. */
   readonly rollups?: boolean
+  /** True when the put wrote its bars as blobs too (schema.ts BLOBS). */
+  readonly blobs?: boolean
 }
 
 /** Bars of puts that follow one another this close are held as one span (a day of one-minute appends). */
@@ -44,6 +46,11 @@ export class SeriesState {
     readonly overlaps: readonly (readonly [number, number])[],
     /** Changes whenever the series does (a new put, or a tombstone of it): keys what is held per series. */
     readonly rev: number,
+    /**
+     * Every put of the series wrote blobs: the visible blob rows hold every bar a put wrote (the
+     * reader still checks that they do not overlap and that no tombstone hides part of one).
+     */
+    readonly blobbed = false,
   ) {}
 
   static empty(period: StoredPeriod): SeriesState {
@@ -78,10 +85,11 @@ export class SeriesState {
         if (s.first <= row.last && row.first <= s.last)
           met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
     const overlaps = withRanges(this.overlaps, met, JOIN_GAP_MS[this.period])
+    const blobbed = row.blobs === true && (this.spans.length === 0 || this.blobbed)
     const tail = this.spans.at(-1)
     // The newest bar put again (a live minute or day still forming): the spans hold it already.
     if (tail && tail.bars > 0 && row.bars === 1 && row.first === tail.last)
-      return new SeriesState(this.period, this.spans, overlaps, rev)
+      return new SeriesState(this.period, this.spans, overlaps, rev, blobbed)
     const spans = [...this.spans]
     const ts = [row.first, ...row.marks]
     const at = ts.map((_, k) => k * MARK_EVERY)
@@ -107,12 +115,12 @@ export class SeriesState {
       while (i > 0 && spans[i - 1].first > row.first) i--
       spans.splice(i, 0, { first: row.first, last: row.last, bars: row.bars, ts, at })
     }
-    return new SeriesState(this.period, spans, overlaps, rev)
+    return new SeriesState(this.period, spans, overlaps, rev, blobbed)
   }
 
   /** The same series at a new revision (a tombstone of it became visible). */
   touched(rev: number): SeriesState {
-    return new SeriesState(this.period, this.spans, this.overlaps, rev)
+    return new SeriesState(this.period, this.spans, this.overlaps, rev, this.blobbed)
   }
 
   /** Whether a put written before counts were kept (and so before rollups were stored) meets [from, to]. */

@@ -303,9 +303,9 @@ async function loadRows(meta: Connection, where: string, tables: number): Promis
 /** Spans of the puts of the matching imports, in import and operation order, each with its import. */
 async function loadSpans(meta: Connection, where: string): Promise<[string, SpanRow, bigint][]> {
   const rows = await meta.rows(
-    `SELECT symbol, period, first_ts, last_ts, bars, marks, import_id, rollups FROM series WHERE ${where} ORDER BY import_id, seq`,
+    `SELECT symbol, period, first_ts, last_ts, bars, marks, import_id, rollups, blobs FROM series WHERE ${where} ORDER BY import_id, seq`,
   )
-  return rows.map(([symbol, period, first, last, bars, marks, importId, rollups]) => [
+  return rows.map(([symbol, period, first, last, bars, marks, importId, rollups, blobs]) => [
     seriesKey(symbol!, period as StoredPeriod),
     {
       first: Number(first),
@@ -313,6 +313,7 @@ async function loadSpans(meta: Connection, where: string): Promise<[string, Span
       bars: Number(bars),
       marks: marks === '[]' ? [] : marks!.slice(1, -1).split(',').map(Number),
       rollups: rollups !== '0',
+      blobs: blobs === '1',
     },
     BigInt(importId!),
   ])

@@ -1,7 +1,7 @@
 /** @module Bars as chunk rows: the range read, the merge-on-write and the range delete over (symbol, period, start_ms). */
 import { allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, type Bars } from '../../domain/bars.js'
 import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
-import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from './chunk-codec.js'
+import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from '../chunk-codec.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 import type { ChunkStatements } from './chunk-statements.js'
 import type { WrittenChunks } from './written-chunks.js'

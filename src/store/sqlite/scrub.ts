@@ -1,6 +1,6 @@
 /** @module Integrity of a SQLite store: chunk checksums verified a slice per check, damage remembered. */
 import type Database from 'better-sqlite3'
-import { ChunkCorruptError, chunkLength, verifyChunk } from './chunk-codec.js'
+import { ChunkCorruptError, chunkLength, verifyChunk } from '../chunk-codec.js'
 
 interface ChunkKey {
   symbol: string

@@ -19,7 +19,7 @@ import {
   type StoreWriter,
   type WriteBatch,
 } from '../market-store.js'
-import { ChunkCorruptError } from './chunk-codec.js'
+import { ChunkCorruptError } from '../chunk-codec.js'
 import { readFinancialsWith } from './financials.js'
 import { MAX_MS } from './chunks.js'
 import { depthOf, liveQuoteOf } from '../live-json.js'

@@ -1,6 +1,6 @@
 /** @module The 1m chunks a write transaction wrote, kept decoded (bounded) so its rollup rebuild reads them back without decoding. */
 import { allocBars, barCount, concatBars, copyBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
-import { decodeChunkInto } from './chunk-codec.js'
+import { decodeChunkInto } from '../chunk-codec.js'
 import type { ChunkStatements } from './chunk-statements.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { sessionMinutes, tradingDays, walkBars } from '../../../test/helpers/arbitraries.js'
-import { BAR_FIELDS, allocBars, rowsOfBars } from '../../domain/bars.js'
+import { sessionMinutes, tradingDays, walkBars } from '../../test/helpers/arbitraries.js'
+import { BAR_FIELDS, allocBars, rowsOfBars } from '../domain/bars.js'
 import {
   ChunkCorruptError,
   ColumnKind,

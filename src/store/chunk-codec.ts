@@ -1,7 +1,7 @@
-/** @module Chunk BLOB encoding of columnar bars; every byte is drawn in FORMAT.md. */
+/** @module Chunk BLOB encoding of columnar bars (the SQLite store's chunks, the ClickHouse store's blobs); every byte is drawn in sqlite/FORMAT.md. */
 import { crc32 } from 'node:zlib'
-import { BAR_FIELDS, allocBars, barCount, type Bars } from '../../domain/bars.js'
-import { exactExponent as exactExponentIn, MAX_SCALED, pow10 } from '../../domain/decimal.js'
+import { BAR_FIELDS, allocBars, barCount, type Bars } from '../domain/bars.js'
+import { exactExponent as exactExponentIn, MAX_SCALED, pow10 } from '../domain/decimal.js'
 
 /** First byte of every chunk BLOB written now: version 2 carries a CRC-32 of its body. */
 export const CHUNK_VERSION = 2
@@ -14,7 +14,7 @@ const CRC_END = 5
 export class ChunkCorruptError extends Error {
   override readonly name = 'ChunkCorruptError'
 }
-/** Per-column encodings (FORMAT.md, "Chunk BLOB"). */
+/** Per-column encodings (sqlite/FORMAT.md, "Chunk BLOB"). */
 export const ColumnKind = { AllNaN: 0, Float64: 1, Scaled: 2, ScaledDelta: 3 } as const
 export type ColumnKind = (typeof ColumnKind)[keyof typeof ColumnKind]
 

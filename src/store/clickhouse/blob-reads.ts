@@ -1,0 +1,149 @@
+/**
+ * @module Reads of many bars from the `blobs` table (FORMAT.md, "Blobs"): a series whose every put
+ * wrote its bars as chunk BLOBs too is read as those few rows rather than as a row per bar, the reads
+ * of one turn (a batch's histories) in one query. The blobs stand for the bars only where the bars
+ * table would give the same answer: a blob that a newer put overlaps, or that a tombstone hides in
+ * part, sends the read back to the bars table.
+ */
+import { allocBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import type { StoredPeriod } from '../../domain/period.js'
+import { ChunkCorruptError, decodeChunkInto } from '../chunk-codec.js'
+import { sql, type Connection } from './connection.js'
+import type { Tombstone } from './metadata.js'
+import { decodeBlobRows, type BlobRow } from './row-binary.js'
+import type { Snapshot } from './snapshot.js'
+
+/** Symbols in one query at most. */
+const MAX_TOGETHER = 64
+/** Queries in flight at once; reads that come meanwhile wait for the next, together. */
+const MAX_IN_FLIGHT = 2
+/** One thread a query: the rows are few, and a second thread only waits on a busy machine. */
+const ONE_THREAD = { max_threads: 1 }
+
+export interface BlobRead {
+  readonly symbol: string
+  readonly period: StoredPeriod
+  readonly lo: number
+  readonly to: number
+  /** The series' tombstones. */
+  readonly deletes: readonly Tombstone[]
+}
+
+interface Pending extends BlobRead {
+  readonly resolve: (bars: Bars | undefined) => void
+  readonly reject: (err: unknown) => void
+}
+
+export class BlobReads {
+  readonly #pending = new Map<Snapshot, Pending[]>()
+  #scheduled = false
+  #inFlight = 0
+
+  constructor(private readonly entry: Connection) {}
+
+  /** The bars of [lo, to], ascending, as the blobs hold them; undefined when they cannot stand for the bars table there. */
+  read(s: Snapshot, r: BlobRead): Promise<Bars | undefined> {
+    return new Promise((resolve, reject) => {
+      const list = this.#pending.get(s) ?? []
+      list.push({ ...r, resolve, reject })
+      this.#pending.set(s, list)
+      this.#schedule()
+    })
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight >= MAX_IN_FLIGHT || this.#pending.size === 0) return
+    this.#scheduled = true
+    setImmediate(() => this.#flush())
+  }
+
+  #flush(): void {
+    this.#scheduled = false
+    for (const [s, list] of this.#pending) {
+      while (list.length > 0 && this.#inFlight < MAX_IN_FLIGHT) void this.#send(s, takeTogether(list))
+      if (list.length > 0) return
+      this.#pending.delete(s)
+    }
+  }
+
+  async #send(s: Snapshot, reads: readonly Pending[]): Promise<void> {
+    this.#inFlight++
+    try {
+      const symbols = [...new Set(reads.map((r) => r.symbol))]
+      const lo = Math.min(...reads.map((r) => r.lo))
+      const to = Math.max(...reads.map((r) => r.to))
+      const rows = await this.entry.read(
+        `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM blobs
+         PREWHERE symbol IN (${sql.list(symbols.map((sym) => sql.str(sym)))}) AND period = ${sql.str(reads[0].period)}
+           AND last_ts >= ${sql.int(Math.ceil(lo))} AND first_ts <= ${sql.int(Math.floor(to))}
+         WHERE ${s.visibleSql} FORMAT RowBinary`,
+        ONE_THREAD,
+        decodeBlobRows,
+      )
+      const bySymbol = new Map<string, BlobRow[]>()
+      for (const row of rows) {
+        const own = bySymbol.get(row.symbol) ?? []
+        own.push(row)
+        bySymbol.set(row.symbol, own)
+      }
+      for (const r of reads) r.resolve(barsOf(bySymbol.get(r.symbol) ?? [], r))
+    } catch (err) {
+      for (const r of reads) r.reject(err)
+    } finally {
+      this.#inFlight--
+      this.#schedule()
+    }
+  }
+}
+
+/** Up to MAX_TOGETHER symbols' reads of one period, taken from `list` (reads of one query share a period). */
+function takeTogether(list: Pending[]): Pending[] {
+  const period = list[0].period
+  const symbols = new Set<string>()
+  const taken: Pending[] = []
+  for (let i = 0; i < list.length;) {
+    const r = list[i]
+    if (r.period === period && (symbols.has(r.symbol) || symbols.size < MAX_TOGETHER)) {
+      symbols.add(r.symbol)
+      taken.push(r)
+      list.splice(i, 1)
+    } else i++
+  }
+  return taken
+}
+
+/** (import, seq) of a tombstone after that of a row: the tombstone hides the row where their ranges meet. */
+const newer = (t: Tombstone, row: BlobRow) =>
+  t.importId > row.importId || (t.importId === row.importId && t.seq > row.seq)
+
+/**
+ * The bars of [r.lo, r.to] from the series' blob rows that meet it; undefined unless they give what
+ * the bars table would: each row either hidden whole by a newer tombstone or by none, and the rest
+ * apart in time (puts that overlap leave the newest bar per timestamp to the bars table's reads).
+ */
+export function barsOf(rows: readonly BlobRow[], r: BlobRead): Bars | undefined {
+  const kept: BlobRow[] = []
+  for (const row of rows) {
+    if (row.last < r.lo || row.first > r.to) continue
+    const hiding = r.deletes.filter((t) => t.fromTs <= row.last && row.first <= t.toTs && newer(t, row))
+    if (hiding.some((t) => t.fromTs <= row.first && row.last <= t.toTs)) continue
+    if (hiding.length > 0) return undefined
+    kept.push(row)
+  }
+  kept.sort((a, b) => a.first - b.first)
+  for (let i = 1; i < kept.length; i++) if (kept[i].first <= kept[i - 1].last) return undefined
+  const bars = allocBars(kept.reduce((n, row) => n + row.bars, 0))
+  try {
+    let at = 0
+    for (const row of kept) {
+      decodeChunkInto(row.data, bars, at, 0, row.bars)
+      at += row.bars
+    }
+  } catch (err) {
+    // A damaged blob: the bars table holds the same bars.
+    if (err instanceof ChunkCorruptError) return undefined
+    throw err
+  }
+  const ts = bars.timestamp
+  return sliceBars(bars, lowerBound(ts, r.lo), lowerBound(ts, r.to + 1))
+}

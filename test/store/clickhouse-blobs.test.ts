@@ -1,0 +1,157 @@
+// Reads of many bars from the blobs (each put's bars again as chunk BLOBs) on a real two-shard
+// ClickHouse cluster. That a read came from the blobs is shown by removing the series' rows from the
+// bars tables on both shards and reading the same answer again; the expected bars are the ones written,
+// merged in JavaScript where puts overlap. Where the blobs cannot stand for the bars table (puts that
+// overlap, a delete that hides part of a blob) the read takes the bars table; vacuum cuts the deleted
+// bars out of a blob, after which the blobs hold exactly the visible bars.
+import assert from 'node:assert/strict'
+import { after, before, describe } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { rowsOfBars, type BarRow, type Bars } from '../../src/domain/bars.js'
+import {
+  ClickHouseStores,
+  parseClickHouseUrl,
+  type ClickHouseMarketStore,
+} from '../../src/store/clickhouse/clickhouse-stores.js'
+import type { KeyStore } from '../../src/store/key-store.js'
+import { tradingDays, walkBars } from '../helpers/arbitraries.js'
+import { ClickHouseCluster, clickhouseSql as query } from '../helpers/clickhouse.js'
+import { clickhouseServer, requires } from '../helpers/requirements.js'
+
+const need = requires(clickhouseServer())
+const S = Array.from({ length: 6 }, (_, i) => `${601000 + i}.SH`)
+/** More days than a blob holds (4,096), so a history is two blobs or more. */
+const DAYS = tradingDays('SH', 12000, 6000)
+const days = (from: number, to: number) => DAYS.slice(from, to)
+const WHOLE = 10_000
+
+async function until(what: string, check: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
+  const t0 = Date.now()
+  while (!(await check())) {
+    if (Date.now() - t0 > deadlineMs) throw new Error(`timed out waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+/** Rows of `later` replace those of `earlier` at the same timestamp; ascending. */
+function merged(earlier: Bars, later: Bars): BarRow[] {
+  const byTs = new Map<number, BarRow>()
+  for (const r of [...rowsOfBars(earlier), ...rowsOfBars(later)]) byTs.set(r.timestamp, r)
+  return [...byTs.values()].sort((a, b) => a.timestamp - b.timestamp)
+}
+
+describe('clickhouse blobs on a two-shard cluster', () => {
+  let cluster: ClickHouseCluster
+  let stores: { market: ClickHouseMarketStore; keys: KeyStore }
+  const db = 'blobs'
+  const m = () => stores.market
+  const whole = async (symbol: string) => rowsOfBars(await m().readBars({ symbol, period: '1d', limit: WHOLE }))
+  /** Removes a symbol's rows from the bars table on every shard (its blobs stay). */
+  const dropBarRows = async (symbol: string) => {
+    for (const s of cluster.servers)
+      await query(s.httpUrl, `ALTER TABLE ${db}.bars_local DELETE WHERE symbol = '${symbol}'`)
+    await until('the bar rows to go', async () => {
+      for (const s of cluster.servers)
+        if ((await query(s.httpUrl, `SELECT count() FROM system.mutations WHERE is_done = 0`)) !== '0') return false
+      return (
+        (await query(cluster.servers[0].httpUrl, `SELECT count() FROM ${db}.bars WHERE symbol = '${symbol}'`)) === '0'
+      )
+    })
+  }
+  const blobRows = async (symbol: string) =>
+    Number(await query(cluster.servers[0].httpUrl, `SELECT count() FROM ${db}.blobs WHERE symbol = '${symbol}'`))
+
+  before(async () => {
+    if (!need.met) return
+    cluster = await ClickHouseCluster.start()
+    stores = await ClickHouseStores.open(parseClickHouseUrl(cluster.storeUrl(db)))
+  })
+  after(async () => {
+    await Promise.all([stores?.keys.close(), stores?.market.close()])
+    await cluster?.destroy()
+  })
+
+  need.it('a whole history and a long range come from the blobs; a short read from the bars table', async () => {
+    const history = walkBars(days(0, 6000), [0.4, 0.7, 0.2])
+    await m().write({ bars: [{ symbol: S[0], period: '1d', bars: history }] })
+    assert.equal(await blobRows(S[0]), 2)
+    const expected = rowsOfBars(history)
+    const range = { symbol: S[0], period: '1d' as const, fromMs: DAYS[1000], toMs: DAYS[5000], limit: 3000 }
+    const inRange = expected.filter((r) => r.timestamp >= DAYS[1000] && r.timestamp <= DAYS[5000]).slice(-3000)
+    assert.deepEqual(await whole(S[0]), expected)
+    assert.deepEqual(rowsOfBars(await m().readBars(range)), inRange)
+    await dropBarRows(S[0])
+    assert.deepEqual(await whole(S[0]), expected)
+    assert.deepEqual(rowsOfBars(await m().readBars(range)), inRange)
+    assert.deepEqual(rowsOfBars(await m().readBars({ symbol: S[0], period: '1d', limit: 100 })), [])
+  })
+
+  need.it('an appended day joins the history in the blobs', async () => {
+    const history = walkBars(days(0, 5000), [0.3])
+    const day = walkBars(days(5000, 5001), [0.9])
+    await m().write({ bars: [{ symbol: S[1], period: '1d', bars: history }] })
+    await m().write({ bars: [{ symbol: S[1], period: '1d', bars: day }] })
+    const expected = [...rowsOfBars(history), ...rowsOfBars(day)]
+    assert.deepEqual(await whole(S[1]), expected)
+    await dropBarRows(S[1])
+    assert.deepEqual(await whole(S[1]), expected)
+  })
+
+  need.it('puts that overlap are read from the bars table, the newer winning', async () => {
+    const history = walkBars(days(0, 5000), [0.3])
+    const again = walkBars(days(4000, 5000), [0.8])
+    await m().write({ bars: [{ symbol: S[2], period: '1d', bars: history }] })
+    await m().write({ bars: [{ symbol: S[2], period: '1d', bars: again }] })
+    assert.deepEqual(await whole(S[2]), merged(history, again))
+  })
+
+  need.it('a delete in part of a blob is read from the bars table; vacuum cuts the blob to the bars left', async () => {
+    const history = walkBars(days(0, 5000), [0.6])
+    await m().write({ bars: [{ symbol: S[3], period: '1d', bars: history }] })
+    await m().write({ deleteBars: [{ symbol: S[3], period: '1d', fromMs: DAYS[100], toMs: DAYS[199] }] })
+    const expected = rowsOfBars(history).filter((r) => r.timestamp < DAYS[100] || r.timestamp > DAYS[199])
+    assert.equal(expected.length, 4900)
+    assert.deepEqual(await whole(S[3]), expected)
+    const report = await m().compact({ graceMs: 0 })
+    assert.equal(report.tombstones, 1)
+    await until('the tombstone to go', async () => {
+      const n = await query(cluster.servers[0].httpUrl, `SELECT count() FROM ${db}.deletes WHERE symbol = '${S[3]}'`)
+      return n === '0'
+    })
+    assert.equal(await blobRows(S[3]), 2)
+    assert.deepEqual(await whole(S[3]), expected)
+    await dropBarRows(S[3])
+    // This store still holds the tombstone it saw (and reads the bars table there); a store opened now does not.
+    assert.deepEqual(await whole(S[3]), [])
+    const fresh = await ClickHouseStores.open(parseClickHouseUrl(cluster.storeUrl(db)))
+    try {
+      assert.deepEqual(rowsOfBars(await fresh.market.readBars({ symbol: S[3], period: '1d', limit: WHOLE })), expected)
+    } finally {
+      await Promise.all([fresh.keys.close(), fresh.market.close()])
+    }
+  })
+
+  need.it('a replaced history reads as the new one, and vacuum removes the old blobs', async () => {
+    const old = walkBars(days(0, 5000), [0.2])
+    const fresh = walkBars(days(10, 4500), [0.7])
+    await m().write({ bars: [{ symbol: S[4], period: '1d', bars: old }] })
+    await m().write({
+      deleteBars: [{ symbol: S[4], period: '1d' }],
+      bars: [{ symbol: S[4], period: '1d', bars: fresh }],
+    })
+    assert.deepEqual(await whole(S[4]), rowsOfBars(fresh))
+    await m().compact({ graceMs: 0 })
+    await until('the old blobs to go', async () => (await blobRows(S[4])) === 2)
+    await dropBarRows(S[4])
+    assert.deepEqual(await whole(S[4]), rowsOfBars(fresh))
+  })
+
+  need.it('live puts write no blobs and read from the bars table', async () => {
+    const history = walkBars(days(0, 3000), [0.5])
+    const w = await m().beginWrite()
+    await w.putBars(S[5], '1d', history, { live: true })
+    await w.commit()
+    assert.equal(await blobRows(S[5]), 0)
+    assert.deepEqual(await whole(S[5]), rowsOfBars(history))
+  })
+})
