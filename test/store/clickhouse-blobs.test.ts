@@ -46,16 +46,14 @@ describe('clickhouse blobs on a two-shard cluster', () => {
   const db = 'blobs'
   const m = () => stores.market
   const whole = async (symbol: string) => rowsOfBars(await m().readBars({ symbol, period: '1d', limit: WHOLE }))
-  /** Removes a symbol's rows from the bars table on every shard (its blobs stay). */
-  const dropBarRows = async (symbol: string) => {
-    for (const s of cluster.servers)
-      await query(s.httpUrl, `ALTER TABLE ${db}.bars_local DELETE WHERE symbol = '${symbol}'`)
+  /** Removes a symbol's rows (before `beforeMs`, else all) from the bars table on every shard; its blobs stay. */
+  const dropBarRows = async (symbol: string, beforeMs = Infinity) => {
+    const where = `symbol = '${symbol}'${beforeMs < Infinity ? ` AND ts < ${beforeMs}` : ''}`
+    for (const s of cluster.servers) await query(s.httpUrl, `ALTER TABLE ${db}.bars_local DELETE WHERE ${where}`)
     await until('the bar rows to go', async () => {
       for (const s of cluster.servers)
         if ((await query(s.httpUrl, `SELECT count() FROM system.mutations WHERE is_done = 0`)) !== '0') return false
-      return (
-        (await query(cluster.servers[0].httpUrl, `SELECT count() FROM ${db}.bars WHERE symbol = '${symbol}'`)) === '0'
-      )
+      return (await query(cluster.servers[0].httpUrl, `SELECT count() FROM ${db}.bars WHERE ${where}`)) === '0'
     })
   }
   const blobRows = async (symbol: string) =>
@@ -146,12 +144,25 @@ describe('clickhouse blobs on a two-shard cluster', () => {
     assert.deepEqual(await whole(S[4]), rowsOfBars(fresh))
   })
 
-  need.it('live puts write no blobs and read from the bars table', async () => {
-    const history = walkBars(days(0, 3000), [0.5])
-    const w = await m().beginWrite()
-    await w.putBars(S[5], '1d', history, { live: true })
-    await w.commit()
-    assert.equal(await blobRows(S[5]), 0)
-    assert.deepEqual(await whole(S[5]), rowsOfBars(history))
-  })
+  need.it(
+    'a history with live days after it: the history from the blobs, the live days from the bars table',
+    async () => {
+      const history = walkBars(days(0, 3000), [0.5])
+      const live = walkBars(days(3000, 3005), [0.1])
+      await m().write({ bars: [{ symbol: S[5], period: '1d', bars: history }] })
+      const w = await m().beginWrite()
+      await w.putBars(S[5], '1d', live, { live: true })
+      await w.commit()
+      assert.equal(await blobRows(S[5]), 1, 'the live put wrote none')
+      const expected = [...rowsOfBars(history), ...rowsOfBars(live)]
+      assert.deepEqual(await whole(S[5]), expected)
+      await dropBarRows(S[5], DAYS[3000])
+      assert.deepEqual(await whole(S[5]), expected)
+      assert.deepEqual(
+        rowsOfBars(await m().readBars({ symbol: S[5], period: '1d', limit: 2500 })),
+        expected.slice(-2500),
+        'a read of the newest bars across the cut',
+      )
+    },
+  )
 })

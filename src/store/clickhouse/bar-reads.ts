@@ -4,7 +4,7 @@
  * each 1m put stored, folded here (clickhouse-rollups.ts), or rolled up from the 1m bars where puts
  * overlap, a live put stored none or a delete hides some of them (FORMAT.md "Reads").
  */
-import { allocBars, barCount, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { allocBars, barCount, concatBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { MINUTES_OF, basePeriodOf, type StoredPeriod } from '../../domain/period.js'
 import { buildRollups, type RollupPeriod } from '../../domain/rollups.js'
@@ -16,6 +16,7 @@ import { CoalescedReads, SMALL_READ } from './coalesced-reads.js'
 import { sql, type Connection } from './connection.js'
 import { tombstoneKey } from './metadata.js'
 import { decodeBars } from './row-binary.js'
+import type { SeriesState } from './series-index.js'
 import { OPEN_FROM, OPEN_TO, seriesKey, tombstoneFilter, type Snapshot } from './snapshot.js'
 
 /** Upper bounds of milliseconds per stored bar: a window for `limit` bars where positions are not known. */
@@ -63,18 +64,35 @@ export class BarReads {
     const from = Math.max(q.fromMs ?? OPEN_FROM, series.first)
     const to = Math.min(q.toMs ?? OPEN_TO, series.last)
     if (from > to) return allocBars(0)
-    if (series.blobbed && Math.min(q.limit, series.bars) >= BLOB_READ_BARS) {
+    // Many bars: the blobs up to the first put without them (a live day), the bars table from there.
+    const cut = series.unblobbedFrom(from, to)
+    if (Math.min(q.limit, series.bars) >= BLOB_READ_BARS && cut > from) {
+      const tail = cut <= to ? await this.#newest(s, series, q.symbol, cut, to, q.limit) : allocBars(0)
+      if (barCount(tail) >= q.limit) return tail
       const deletes = s.meta.tombstones.get(tombstoneKey('bars', q.symbol, period)) ?? []
-      const bars = await this.#blobs.read(s, { symbol: q.symbol, period, lo: from, to, deletes })
-      if (bars) return newest(bars, q.limit)
+      const head = await this.#blobs.read(s, { symbol: q.symbol, period, lo: from, to: Math.min(to, cut - 1), deletes })
+      if (head) return newest(barCount(tail) ? concatBars([head, tail]) : head, q.limit)
     }
-    let start = series.startFor(to, q.limit) ?? to - (q.limit * MS_PER_BAR[period] + SLACK_MS)
+    return this.#newest(s, series, q.symbol, from, to, q.limit)
+  }
+
+  /** The newest `limit` bars of [from, to] from the bars table, as few rows read as the series' positions allow. */
+  async #newest(
+    s: Snapshot,
+    series: SeriesState,
+    symbol: string,
+    from: number,
+    to: number,
+    limit: number,
+  ): Promise<Bars> {
+    const { period } = series
+    let start = series.startFor(to, limit) ?? to - (limit * MS_PER_BAR[period] + SLACK_MS)
     for (;;) {
       const lo = Math.max(from, start)
-      const bars = await this.range(s, q.symbol, period, lo, to, q.limit)
-      if (barCount(bars) >= q.limit || lo <= from) return newest(bars, q.limit)
+      const bars = await this.range(s, symbol, period, lo, to, limit)
+      if (barCount(bars) >= limit || lo <= from) return newest(bars, limit)
       // Fewer than the positions promised (deleted bars) or than the time estimate held: look further back.
-      start = lo - 8 * Math.max(to - lo, MS_PER_BAR[period] * q.limit)
+      start = lo - 8 * Math.max(to - lo, MS_PER_BAR[period] * limit)
     }
   }
 

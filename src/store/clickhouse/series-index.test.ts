@@ -96,3 +96,29 @@ describe('SeriesState.with (a series as puts arrive)', () => {
     assert.equal(s.spans[0].bars, 1000 + 240)
   })
 })
+
+describe('SeriesState.unblobbedFrom (where the blobs stop holding every bar)', () => {
+  it('a history with blobs, then live days put again and again: the blobs hold everything before the first live day', () => {
+    const history = { ...put(1000), blobs: true }
+    let s = SeriesState.empty('1d').with(history, 1)
+    assert.equal(s.unblobbedFrom(history.first, history.last + 10 * DAY), Infinity)
+    const t0 = history.last + DAY
+    // Ten live days, each day's bar put three times as it forms, with no blobs; a day off between some.
+    for (let d = 0; d < 10; d++)
+      for (let k = 0; k < 3; k++) s = s.with({ first: t0 + d * 2 * DAY, last: t0 + d * 2 * DAY, bars: 1, marks: [] }, 2)
+    assert.deepEqual(s.unblobbedFrom(history.first, t0 + 30 * DAY), t0)
+    assert.equal(s.unblobbedFrom(history.first, t0 - 1), Infinity, 'a read that ends before them')
+    assert.equal(s.unblobbedFrom(t0 + 5 * DAY, t0 + 30 * DAY), t0 + 5 * DAY, 'a read that starts among them')
+    assert.equal(s.unblobbedFrom(t0 + 30 * DAY, t0 + 40 * DAY), Infinity, 'a read after them')
+    assert.equal(s.unblobbedFrom(t0 + 18 * DAY, t0 + 40 * DAY), t0 + 18 * DAY)
+  })
+
+  it('a put from before blobs (no flag) covers its range; a later put with blobs does not', () => {
+    const old = put(300)
+    const s = SeriesState.empty('1d')
+      .with(old, 1)
+      .with({ ...put(300, 400), blobs: true }, 2)
+    assert.equal(s.unblobbedFrom(old.first, 700 * DAY), old.first)
+    assert.equal(s.unblobbedFrom(400 * DAY, 700 * DAY), Infinity)
+  })
+})

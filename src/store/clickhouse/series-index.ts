@@ -47,10 +47,11 @@ export class SeriesState {
     /** Changes whenever the series does (a new put, or a tombstone of it): keys what is held per series. */
     readonly rev: number,
     /**
-     * Every put of the series wrote blobs: the visible blob rows hold every bar a put wrote (the
-     * reader still checks that they do not overlap and that no tombstone hides part of one).
+     * Sorted, merged [from, to] ranges of the puts that wrote no blobs (live ones, and those from before
+     * blobs): outside them the visible blob rows hold every bar a put wrote (the reader still checks
+     * that they do not overlap and that no tombstone hides part of one).
      */
-    readonly blobbed = false,
+    readonly unblobbed: readonly (readonly [number, number])[] = [],
   ) {}
 
   static empty(period: StoredPeriod): SeriesState {
@@ -85,11 +86,13 @@ export class SeriesState {
         if (s.first <= row.last && row.first <= s.last)
           met.push([Math.max(s.first, row.first), Math.min(s.last, row.last)])
     const overlaps = withRanges(this.overlaps, met, JOIN_GAP_MS[this.period])
-    const blobbed = row.blobs === true && (this.spans.length === 0 || this.blobbed)
+    const unblobbed = row.blobs
+      ? this.unblobbed
+      : withRanges(this.unblobbed, [[row.first, row.last]], JOIN_GAP_MS[this.period])
     const tail = this.spans.at(-1)
     // The newest bar put again (a live minute or day still forming): the spans hold it already.
     if (tail && tail.bars > 0 && row.bars === 1 && row.first === tail.last)
-      return new SeriesState(this.period, this.spans, overlaps, rev, blobbed)
+      return new SeriesState(this.period, this.spans, overlaps, rev, unblobbed)
     const spans = [...this.spans]
     const ts = [row.first, ...row.marks]
     const at = ts.map((_, k) => k * MARK_EVERY)
@@ -115,12 +118,18 @@ export class SeriesState {
       while (i > 0 && spans[i - 1].first > row.first) i--
       spans.splice(i, 0, { first: row.first, last: row.last, bars: row.bars, ts, at })
     }
-    return new SeriesState(this.period, spans, overlaps, rev, blobbed)
+    return new SeriesState(this.period, spans, overlaps, rev, unblobbed)
   }
 
   /** The same series at a new revision (a tombstone of it became visible). */
   touched(rev: number): SeriesState {
-    return new SeriesState(this.period, this.spans, this.overlaps, rev, this.blobbed)
+    return new SeriesState(this.period, this.spans, this.overlaps, rev, this.unblobbed)
+  }
+
+  /** The first time in [from, to] that a put without blobs may have written, or Infinity: before it the blobs hold every bar. */
+  unblobbedFrom(from: number, to: number): number {
+    for (const [a, b] of this.unblobbed) if (a <= to && from <= b) return Math.max(a, from)
+    return Infinity
   }
 
   /** Whether a put written before counts were kept (and so before rollups were stored) meets [from, to]. */
