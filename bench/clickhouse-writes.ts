@@ -126,12 +126,16 @@ export async function quietLoads(
   return { p99: median(loads.map((l) => l.p99)), perS: median(loads.map((l) => l.perS)) }
 }
 
-/** Parts of a table on one ClickHouse server: active and inactive, count and bytes on disk. */
-export async function parts(
-  httpUrl: string,
-  db: string,
-  table: string,
-): Promise<{ active: number; activeBytes: number; inactive: number; inactiveBytes: number }> {
+/** Parts of a table: active and inactive, count and bytes on disk. */
+export interface Parts {
+  readonly active: number
+  readonly activeBytes: number
+  readonly inactive: number
+  readonly inactiveBytes: number
+}
+
+/** Parts of a table on one ClickHouse server. */
+export async function parts(httpUrl: string, db: string, table: string): Promise<Parts> {
   const sql = `SELECT countIf(active), sumIf(bytes_on_disk, active), countIf(NOT active), sumIf(bytes_on_disk, NOT active) FROM system.parts WHERE database = '${db}' AND table = '${table}' FORMAT TSV`
   const [active, activeBytes, inactive, inactiveBytes] = (await clickhouseSql(httpUrl, sql)).split('\t').map(Number)
   return { active, activeBytes, inactive, inactiveBytes }

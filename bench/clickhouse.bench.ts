@@ -29,6 +29,7 @@ import {
   nextTradingDay,
   oneRowCsv,
   parts,
+  type Parts,
   quietLoads,
   sessionMinutesOf,
 } from './clickhouse-writes.js'
@@ -308,6 +309,7 @@ try {
     const symbols = data.symbols.slice(0, Number(process.env.BENCH_APPEND_SYMBOLS ?? 5000))
     const minutes = sessionMinutesOf(day, APPENDS)
     const before = await parts(srv.httpUrl, 'mdq', 'bars')
+    const blobsBefore = await parts(srv.httpUrl, 'mdq', 'blobs')
     const rawBefore = await parts(srv.httpUrl, 'default', 'raw_minute')
     const sqliteBefore = statSync(copy).size
     // The first three appends through the CLI (what an operator runs), the rest through the writer API (a live ingest).
@@ -383,16 +385,21 @@ try {
     p99Row(`  floor: beside a CPU hog of the appends' ${alone.cores.toFixed(2)} cores`, quiet.ch, appendsFloor)
     p99Row('  the same floor, reads paced at half the quiet rate', quietPaced.p99, appendsFloorPaced)
     const after = await parts(srv.httpUrl, 'mdq', 'bars')
+    const blobsAfter = await parts(srv.httpUrl, 'mdq', 'blobs')
     const rawAfter = await parts(srv.httpUrl, 'default', 'raw_minute')
     const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`
+    const onDisk = (p: Parts) => p.activeBytes + p.inactiveBytes
     console.log(
-      `after ${minutes.length} appends: mdq bars ${before.active} -> ${after.active} active parts (+${after.inactive} inactive), ${mb(before.activeBytes)} -> ${mb(after.activeBytes + after.inactiveBytes)} on disk; raw_minute ${rawBefore.active} -> ${rawAfter.active} active (+${rawAfter.inactive}), ${mb(rawBefore.activeBytes)} -> ${mb(rawAfter.activeBytes + rawAfter.inactiveBytes)}; SQLite file +${mb(statSync(copy).size - sqliteBefore)}`,
+      `after ${minutes.length} appends: mdq bars ${before.active} -> ${after.active} active parts (+${after.inactive} inactive), ${mb(before.activeBytes)} -> ${mb(onDisk(after))} on disk; mdq blobs ${blobsBefore.active} -> ${blobsAfter.active} active parts (+${blobsAfter.inactive}), ${mb(blobsBefore.activeBytes)} -> ${mb(onDisk(blobsAfter))}; raw_minute ${rawBefore.active} -> ${rawAfter.active} active (+${rawAfter.inactive}), ${mb(rawBefore.activeBytes)} -> ${mb(onDisk(rawAfter))}; SQLite file +${mb(statSync(copy).size - sqliteBefore)}`,
     )
     await srv.settled()
     await sql(srv.httpUrl, 'OPTIMIZE TABLE mdq.bars FINAL')
+    await sql(srv.httpUrl, 'OPTIMIZE TABLE mdq.blobs FINAL')
     const merged = await parts(srv.httpUrl, 'mdq', 'bars')
+    const mergedBlobs = await parts(srv.httpUrl, 'mdq', 'blobs')
+    const live = merged.activeBytes + mergedBlobs.activeBytes
     console.log(
-      `  mdq bars once merged (OPTIMIZE FINAL): ${mb(merged.activeBytes)} live; on disk after the appends ${ratio(after.activeBytes + after.inactiveBytes, merged.activeBytes)} x that`,
+      `  mdq bars and blobs once merged (OPTIMIZE FINAL): ${mb(merged.activeBytes)} + ${mb(mergedBlobs.activeBytes)} live; on disk after the appends ${ratio(onDisk(after) + onDisk(blobsAfter), live)} x that`,
     )
   }
 } finally {

@@ -84,16 +84,22 @@ describe('clickhouse blobs on a two-shard cluster', () => {
     assert.deepEqual(rowsOfBars(await m().readBars({ symbol: S[0], period: '1d', limit: 100 })), [])
   })
 
-  need.it('an appended day joins the history in the blobs', async () => {
-    const history = walkBars(days(0, 5000), [0.3])
-    const day = walkBars(days(5000, 5001), [0.9])
-    await m().write({ bars: [{ symbol: S[1], period: '1d', bars: history }] })
-    await m().write({ bars: [{ symbol: S[1], period: '1d', bars: day }] })
-    const expected = [...rowsOfBars(history), ...rowsOfBars(day)]
-    assert.deepEqual(await whole(S[1]), expected)
-    await dropBarRows(S[1])
-    assert.deepEqual(await whole(S[1]), expected)
-  })
+  need.it(
+    'appended days: the history from the blobs, the days (too few bars for blobs) from the bars table',
+    async () => {
+      const history = walkBars(days(0, 5000), [0.3])
+      const more = walkBars(days(5000, 5100), [0.4])
+      const day = walkBars(days(5100, 5101), [0.9])
+      await m().write({ bars: [{ symbol: S[1], period: '1d', bars: history }] })
+      await m().write({ bars: [{ symbol: S[1], period: '1d', bars: more }] })
+      await m().write({ bars: [{ symbol: S[1], period: '1d', bars: day }] })
+      assert.equal(await blobRows(S[1]), 3, 'two for the history, one for the hundred days, none for the day')
+      const expected = [...rowsOfBars(history), ...rowsOfBars(more), ...rowsOfBars(day)]
+      assert.deepEqual(await whole(S[1]), expected)
+      await dropBarRows(S[1], DAYS[5100])
+      assert.deepEqual(await whole(S[1]), expected)
+    },
+  )
 
   need.it('puts that overlap are read from the bars table, the newer winning', async () => {
     const history = walkBars(days(0, 5000), [0.3])

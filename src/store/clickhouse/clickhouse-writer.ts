@@ -25,7 +25,15 @@ import { partialRollups } from './clickhouse-rollups.js'
 import { HEARTBEAT_MS, beginImport, commitImport, recordState, tablesMask } from './import-states.js'
 import { BarBlocks, MetaRows } from './insert-buffers.js'
 import { INSERT_BLOCK_ROWS, blobRow, encodeRows, type Cell, type ColumnType } from './row-binary.js'
-import { BAR_COLUMNS, BLOB_BARS, BLOB_COLUMNS, MARK_EVERY, SERIES_COLUMNS, type Topology } from './schema.js'
+import {
+  BAR_COLUMNS,
+  BLOB_BARS,
+  BLOB_COLUMNS,
+  BLOB_MIN_BARS,
+  MARK_EVERY,
+  SERIES_COLUMNS,
+  type Topology,
+} from './schema.js'
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 
@@ -199,8 +207,8 @@ export class ClickHouseWriter implements StoreWriter {
    * Bars of one series, gathered into the import's blocks; a 1m put also gathers its rollups
    * (clickhouse-rollups.ts), unless live, and every put one `series` row: its span, bar count, marks
    * and whether it stored rollups (a live put's minute is put again as it forms: readers roll its days
-   * up from the 1m bars, as they do wherever puts overlap) and blobs (every put but a live one: the
-   * same bars as chunk BLOBs, for reads of many bars).
+   * up from the 1m bars, as they do wherever puts overlap) and blobs (every put of BLOB_MIN_BARS or
+   * more but a live one: the same bars as chunk BLOBs, for reads of many bars).
    */
   async putBars(symbol: string, period: StoredPeriod, bars: Bars, options: PutOptions = {}): Promise<void> {
     this.#live()
@@ -222,7 +230,7 @@ export class ClickHouseWriter implements StoreWriter {
         this.#bars.rows.add(symbol, r.period, r.bars, 0, barCount(r.bars), this.#id, seq, r.rawVolume)
       await this.#bars.added()
     }
-    const blobbed = options.live !== true
+    const blobbed = options.live !== true && n >= BLOB_MIN_BARS
     if (blobbed)
       for (let from = 0; from < n; from += BLOB_BARS) {
         const to = Math.min(n, from + BLOB_BARS)

@@ -63,6 +63,12 @@ const BLOBS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, first_ts)
 export const ADDED_TABLES: ReadonlySet<string> = new Set(['blobs', 'blobs_local'])
 /** Bars per blob row: a read of a range takes whole blobs, so a short range of a long series reads few more. */
 export const BLOB_BARS = 4096
+/**
+ * A put of fewer bars writes no blobs: a blob of a few bars costs a read what their rows cost, and an
+ * append of one bar for each of 5,000 symbols would write twice the rows (reads take the bars table
+ * from the first such put on: series-index.ts `unblobbedFrom`).
+ */
+export const BLOB_MIN_BARS = 64
 
 /** Whether a 1m put stored its rollups (1 on other puts): a live put does not (clickhouse-writer.ts). */
 const SERIES_ROLLUPS_COLUMN = 'rollups UInt8 DEFAULT 1'
