@@ -69,11 +69,32 @@ export class BarReads {
     if (Math.min(q.limit, series.bars) >= BLOB_READ_BARS && cut > from) {
       const tail = cut <= to ? await this.#newest(s, series, q.symbol, cut, to, q.limit) : allocBars(0)
       if (barCount(tail) >= q.limit) return tail
-      const deletes = s.meta.tombstones.get(tombstoneKey('bars', q.symbol, period)) ?? []
-      const head = await this.#blobs.read(s, { symbol: q.symbol, period, lo: from, to: Math.min(to, cut - 1), deletes })
-      if (head) return newest(barCount(tail) ? concatBars([head, tail]) : head, q.limit)
+      const head = await this.#newestBlobs(s, series, q.symbol, from, Math.min(to, cut - 1), q.limit - barCount(tail))
+      if (head) return barCount(tail) ? newest(concatBars([head, tail]), q.limit) : head
     }
     return this.#newest(s, series, q.symbol, from, to, q.limit)
+  }
+
+  /**
+   * The newest `limit` bars of [from, to] from the blobs (those that meet the range the series'
+   * positions give for them, the whole range if the positions promised more than there are), or
+   * undefined where the blobs cannot stand for the bars table.
+   */
+  async #newestBlobs(
+    s: Snapshot,
+    series: SeriesState,
+    symbol: string,
+    from: number,
+    to: number,
+    limit: number,
+  ): Promise<Bars | undefined> {
+    const { period } = series
+    const deletes = s.meta.tombstones.get(tombstoneKey('bars', symbol, period)) ?? []
+    const read = (lo: number) => this.#blobs.read(s, { symbol, period, lo, to, deletes })
+    const lo = Math.max(from, series.startFor(to, limit) ?? from)
+    let bars = await read(lo)
+    if (bars && barCount(bars) < limit && lo > from) bars = await read(from)
+    return bars && newest(bars, limit)
   }
 
   /** The newest `limit` bars of [from, to] from the bars table, as few rows read as the series' positions allow. */
