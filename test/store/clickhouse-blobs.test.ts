@@ -1,4 +1,4 @@
-// Reads of many bars from the blobs (each put's bars again as chunk BLOBs) on a real two-shard
+// Reads from the blobs (each put's bars again as chunk BLOBs) on a real two-shard
 // ClickHouse cluster. That a read came from the blobs is shown by removing the series' rows from the
 // bars tables on both shards and reading the same answer again; the expected bars are the ones written,
 // merged in JavaScript where puts overlap. Where the blobs cannot stand for the bars table (puts that
@@ -69,7 +69,7 @@ describe('clickhouse blobs on a two-shard cluster', () => {
     await cluster?.destroy()
   })
 
-  need.it('a whole history and a long range come from the blobs; a short read from the bars table', async () => {
+  need.it('a whole history, a long range and the newest bars come from the blobs', async () => {
     const history = walkBars(days(0, 6000), [0.4, 0.7, 0.2])
     await m().write({ bars: [{ symbol: S[0], period: '1d', bars: history }] })
     assert.equal(await blobRows(S[0]), 2)
@@ -81,7 +81,9 @@ describe('clickhouse blobs on a two-shard cluster', () => {
     await dropBarRows(S[0])
     assert.deepEqual(await whole(S[0]), expected)
     assert.deepEqual(rowsOfBars(await m().readBars(range)), inRange)
-    assert.deepEqual(rowsOfBars(await m().readBars({ symbol: S[0], period: '1d', limit: 100 })), [])
+    assert.deepEqual(rowsOfBars(await m().readBars({ symbol: S[0], period: '1d', limit: 100 })), expected.slice(-100))
+    const early = { symbol: S[0], period: '1d' as const, toMs: DAYS[999], limit: 10 }
+    assert.deepEqual(rowsOfBars(await m().readBars(early)), expected.slice(990, 1000))
   })
 
   need.it(

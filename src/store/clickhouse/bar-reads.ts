@@ -1,6 +1,7 @@
 /**
  * @module Reading bars: one query per read, its time range from the series' positions held in memory
- * (series-index.ts), so it scans little more than the bars it returns; rollups from the partials
+ * (series-index.ts), so it scans little more than the bars it returns; from the blobs where the
+ * series' puts wrote them (blob-reads.ts), else from the bars table; rollups from the partials
  * each 1m put stored, folded here (clickhouse-rollups.ts), or rolled up from the 1m bars where puts
  * overlap, a live put stored none or a delete hides some of them (FORMAT.md "Reads").
  */
@@ -32,12 +33,6 @@ const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volum
  * granules where its own range would read one or two.
  */
 const SHORT_SERIES_ROWS = 16_384
-/**
- * A read of up to this many bars (of a series whose puts all wrote blobs) goes to the bars table, a
- * read of more to the blobs (blob-reads.ts): a latest-100 read or a window scans a granule or two of
- * bars, where a blob read decodes whole blobs of BLOB_BARS.
- */
-const BLOB_READ_BARS = 2048
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 
@@ -64,9 +59,10 @@ export class BarReads {
     const from = Math.max(q.fromMs ?? OPEN_FROM, series.first)
     const to = Math.min(q.toMs ?? OPEN_TO, series.last)
     if (from > to) return allocBars(0)
-    // Many bars: the blobs up to the first put without them (a live day), the bars table from there.
+    // The blobs up to the first put without them (a live day), the bars table from there: a blob read
+    // costs the server one row a few KB long where the bars table scans granules of ten columns.
     const cut = series.unblobbedFrom(from, to)
-    if (Math.min(q.limit, series.bars) >= BLOB_READ_BARS && cut > from) {
+    if (cut > from) {
       const tail = cut <= to ? await this.#newest(s, series, q.symbol, cut, to, q.limit) : allocBars(0)
       if (barCount(tail) >= q.limit) return tail
       const head = await this.#newestBlobs(s, series, q.symbol, from, Math.min(to, cut - 1), q.limit - barCount(tail))

@@ -1,7 +1,7 @@
 /**
- * @module Reads of many bars from the `blobs` table (FORMAT.md, "Blobs"): a series whose every put
- * wrote its bars as chunk BLOBs too is read as those few rows rather than as a row per bar, the reads
- * of one turn (a batch's histories) in one query. The blobs stand for the bars only where the bars
+ * @module Reads from the `blobs` table (FORMAT.md, "Blobs"): where a series' puts wrote their bars as
+ * chunk BLOBs too, a read takes the few rows that hold its range rather than a row per bar, the reads
+ * of one turn (a batch's symbols, the requests a worker runs at once) in one query. The blobs stand for the bars only where the bars
  * table would give the same answer: a blob that a newer put overlaps, or that a tombstone hides in
  * part, sends the read back to the bars table.
  */

@@ -52,13 +52,13 @@ export const BLOCK_SETTINGS = { min_compress_block_size: 4096, max_compress_bloc
 const BARS_MERGE_TREE = `ENGINE = MergeTree ORDER BY (symbol, period, ts) SETTINGS index_granularity = ${BARS_GRANULARITY}, old_parts_lifetime = 60`
 
 /**
- * Whole puts again, as chunk BLOBs (../chunk-codec.ts) of at most BLOB_BARS bars: a read of many bars
- * (a whole history) takes a few rows of one column where the bars table would decompress and send
- * ten columns of every bar (FORMAT.md, "Blobs"). A row is a few KB, so a granule holds few.
+ * Whole puts again, as chunk BLOBs (../chunk-codec.ts) of at most BLOB_BARS bars: a read takes the
+ * one or few rows that hold its bars where the bars table would decompress and scan granules of ten
+ * columns (FORMAT.md, "Blobs"). A mark per row: a row is a few KB, and a read takes only its own.
  */
 const BLOBS = `symbol String, period ${PERIOD_ENUM}, first_ts Int64, last_ts Int64, bars UInt32, data String, ${VERSION}`
 export const BLOB_COLUMNS = ['symbol', 'period', 'first_ts', 'last_ts', 'bars', 'data', 'import_id', 'seq'] as const
-const BLOBS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, first_ts) SETTINGS index_granularity = 16'
+const BLOBS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, first_ts) SETTINGS index_granularity = 1'
 /** Tables added to the format since stores were first made: a store without them is upgraded on open (clickhouse-backend.ts). */
 export const ADDED_TABLES: ReadonlySet<string> = new Set(['blobs', 'blobs_local'])
 /** Bars per blob row: a read of a range takes whole blobs, so a short range of a long series reads few more. */
