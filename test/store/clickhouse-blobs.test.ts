@@ -1,9 +1,9 @@
 // Reads from the blobs (each put's bars again as chunk BLOBs) on a real two-shard
 // ClickHouse cluster. That a read came from the blobs is shown by removing the series' rows from the
 // bars tables on both shards and reading the same answer again; the expected bars are the ones written,
-// merged in JavaScript where puts overlap. Where the blobs cannot stand for the bars table (puts that
-// overlap, a delete that hides part of a blob) the read takes the bars table; vacuum cuts the deleted
-// bars out of a blob, after which the blobs hold exactly the visible bars.
+// merged in JavaScript where puts overlap. Where the blobs cannot stand for the bars table (a delete
+// that hides part of a blob) the read takes the bars table; vacuum cuts the deleted bars out of a blob,
+// after which the blobs hold exactly the visible bars.
 import assert from 'node:assert/strict'
 import { after, before, describe } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -103,12 +103,20 @@ describe('clickhouse blobs on a two-shard cluster', () => {
     },
   )
 
-  need.it('puts that overlap are read from the bars table, the newer winning', async () => {
+  need.it('puts that overlap, read from the blobs: the newer put wins at each timestamp', async () => {
     const history = walkBars(days(0, 5000), [0.3])
-    const again = walkBars(days(4000, 5000), [0.8])
+    // Every other day of the last thousand again: interleaved with the history's own bars there.
+    const again = walkBars(
+      days(4000, 5000).filter((_, i) => i % 2 === 0),
+      [0.8],
+    )
     await m().write({ bars: [{ symbol: S[2], period: '1d', bars: history }] })
     await m().write({ bars: [{ symbol: S[2], period: '1d', bars: again }] })
-    assert.deepEqual(await whole(S[2]), merged(history, again))
+    const expected = merged(history, again)
+    assert.deepEqual(await whole(S[2]), expected)
+    await dropBarRows(S[2])
+    assert.deepEqual(await whole(S[2]), expected)
+    assert.deepEqual(rowsOfBars(await m().readBars({ symbol: S[2], period: '1d', limit: 100 })), expected.slice(-100))
   })
 
   need.it('a delete in part of a blob is read from the bars table; vacuum cuts the blob to the bars left', async () => {

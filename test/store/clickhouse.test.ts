@@ -850,9 +850,10 @@ describe('clickhouse reads scan the granules of the bars they return', () => {
       const days = Array.from({ length: 10_000 }, (_, k) => Date.UTC(1995, 0, 3) + k * DAY)
       const symbols = Array.from({ length: 12 }, (_, i) => `${600200 + i}.SH`)
       const daily = symbols.map((_, i) => walkBars(days, [i / 12, 0.4, 0.8]))
-      await store.market.write({
-        bars: symbols.map((symbol, i) => ({ symbol, period: '1d' as const, bars: daily[i] })),
-      })
+      // Put as a live feed puts them, so they have no blobs: the reads take the bars table.
+      const w = await store.market.beginWrite()
+      for (const [i, symbol] of symbols.entries()) await w.putBars(symbol, '1d', daily[i], { live: true })
+      await w.commit()
       // All in one turn: the store sends them together.
       const latest = await Promise.all(
         symbols.map((symbol) => store.market.readBars({ symbol, period: '1d', limit: 100 })),
@@ -882,4 +883,46 @@ describe('clickhouse reads scan the granules of the bars they return', () => {
       await Promise.all([store.keys.close(), store.market.close()])
     }
   })
+
+  need.it(
+    'the newest 100 daily bars of 12 symbols with blobs: one query of the blobs, the newest blob of each read',
+    async () => {
+      const store = await open(server.storeUrl('newest_blobs'))
+      try {
+        const DAY = 86_400_000
+        const days = Array.from({ length: 10_000 }, (_, k) => Date.UTC(1995, 0, 3) + k * DAY)
+        const symbols = Array.from({ length: 12 }, (_, i) => `${600300 + i}.SH`)
+        const daily = symbols.map((_, i) => walkBars(days, [i / 12, 0.4, 0.8]))
+        await store.market.write({
+          bars: symbols.map((symbol, i) => ({ symbol, period: '1d' as const, bars: daily[i] })),
+        })
+        const latest = await Promise.all(
+          symbols.map((symbol) => store.market.readBars({ symbol, period: '1d', limit: 100 })),
+        )
+        for (const [i, bars] of latest.entries()) {
+          assert.deepEqual([...bars.timestamp], days.slice(-100), `${symbols[i]}: the newest 100`)
+          assert.deepEqual([...bars.close], [...daily[i].close.slice(-100)], `${symbols[i]}: closes`)
+        }
+        const logged = await poll('the read in the query log', async () => {
+          await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
+          const rows = await httpQuery(
+            server.httpUrl,
+            "SELECT read_bytes FROM system.query_log WHERE type = 2 AND query LIKE '%FROM blobs%' AND query NOT LIKE '%query_log%'",
+          )
+          return rows.trim() === '' ? undefined : rows
+        })
+        const reads = logged.trim().split('\n').map(Number)
+        assert.equal(reads.length, 1, `one query for the 12 reads: ${logged}`)
+        // Each history is three blobs (4,096 + 4,096 + 1,808 bars): the query reads the newest one's data.
+        const stored = Number(
+          await httpQuery(server.httpUrl, 'SELECT sum(length(data)), count() FROM newest_blobs.blobs').then(
+            (r) => r.split('\t')[0],
+          ),
+        )
+        assert.ok(reads[0] < stored / 3, `bytes read: ${reads[0]} of ${stored} stored in the blobs`)
+      } finally {
+        await Promise.all([store.keys.close(), store.market.close()])
+      }
+    },
+  )
 })

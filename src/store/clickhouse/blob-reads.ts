@@ -1,11 +1,12 @@
 /**
  * @module Reads from the `blobs` table (FORMAT.md, "Blobs"): where a series' puts wrote their bars as
  * chunk BLOBs too, a read takes the few rows that hold its range rather than a row per bar, the reads
- * of one turn (a batch's symbols, the requests a worker runs at once) in one query. The blobs stand for the bars only where the bars
- * table would give the same answer: a blob that a newer put overlaps, or that a tombstone hides in
- * part, sends the read back to the bars table.
+ * of one turn (a batch's symbols, the requests a worker runs at once) in one query. The blobs stand
+ * for the bars only where the bars table would give the same answer: where puts overlap the newer
+ * put's bar is taken at each timestamp, as there; a blob that a tombstone hides in part sends the read
+ * back to the bars table.
  */
-import { allocBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { BAR_FIELDS, allocBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import { ChunkCorruptError, decodeChunkInto } from '../chunk-codec.js'
 import { sql, type Connection } from './connection.js'
@@ -117,9 +118,9 @@ const newer = (t: Tombstone, row: BlobRow) =>
   t.importId > row.importId || (t.importId === row.importId && t.seq > row.seq)
 
 /**
- * The bars of [r.lo, r.to] from the series' blob rows that meet it; undefined unless they give what
- * the bars table would: each row either hidden whole by a newer tombstone or by none, and the rest
- * apart in time (puts that overlap leave the newest bar per timestamp to the bars table's reads).
+ * The bars of [r.lo, r.to] from the series' blob rows that meet it (where two overlap, the newer put's
+ * bar at each timestamp, as the bars table's reads take); undefined unless each row is either hidden
+ * whole by a newer tombstone or by none, and every row whole (its checksum).
  */
 export function barsOf(rows: readonly BlobRow[], r: BlobRead): Bars | undefined {
   const kept: BlobRow[] = []
@@ -131,14 +132,11 @@ export function barsOf(rows: readonly BlobRow[], r: BlobRead): Bars | undefined 
     kept.push(row)
   }
   kept.sort((a, b) => a.first - b.first)
-  for (let i = 1; i < kept.length; i++) if (kept[i].first <= kept[i - 1].last) return undefined
-  const bars = allocBars(kept.reduce((n, row) => n + row.bars, 0))
+  let overlap = false
+  for (let i = 1; i < kept.length; i++) if (kept[i].first <= kept[i - 1].last) overlap = true
+  let bars: Bars
   try {
-    let at = 0
-    for (const row of kept) {
-      decodeChunkInto(row.data, bars, at, 0, row.bars)
-      at += row.bars
-    }
+    bars = overlap ? newestPerTimestamp(kept) : decodeAll(kept)
   } catch (err) {
     // A damaged blob: the bars table holds the same bars.
     if (err instanceof ChunkCorruptError) return undefined
@@ -146,4 +144,32 @@ export function barsOf(rows: readonly BlobRow[], r: BlobRead): Bars | undefined 
   }
   const ts = bars.timestamp
   return sliceBars(bars, lowerBound(ts, r.lo), lowerBound(ts, r.to + 1))
+}
+
+/** The bars of rows apart in time, in their order, decoded into one allocation. */
+function decodeAll(rows: readonly BlobRow[]): Bars {
+  const bars = allocBars(rows.reduce((n, row) => n + row.bars, 0))
+  let at = 0
+  for (const row of rows) {
+    decodeChunkInto(row.data, bars, at, 0, row.bars)
+    at += row.bars
+  }
+  return bars
+}
+
+/** Where rows overlap: at each timestamp the bar of the row with the greatest (import, seq). */
+function newestPerTimestamp(rows: readonly BlobRow[]): Bars {
+  const byVersion = [...rows].sort((a, b) =>
+    a.importId === b.importId ? a.seq - b.seq : a.importId < b.importId ? -1 : 1,
+  )
+  const decoded = byVersion.map((row) => decodeAll([row]))
+  const winner = new Map<number, [number, number]>()
+  decoded.forEach((bars, k) => bars.timestamp.forEach((t, i) => winner.set(t, [k, i])))
+  const times = [...winner.keys()].sort((a, b) => a - b)
+  const out = allocBars(times.length)
+  times.forEach((t, j) => {
+    const [k, i] = winner.get(t)!
+    for (const f of BAR_FIELDS) out[f][j] = decoded[k][f][i]
+  })
+  return out
 }
