@@ -100,8 +100,31 @@ describe('clickhouse blobs on a two-shard cluster', () => {
       assert.deepEqual(await whole(S[1]), expected)
       await dropBarRows(S[1], DAYS[5100])
       assert.deepEqual(await whole(S[1]), expected)
+      // A small read that would need both tables takes the bars table alone: only the day is left there.
+      const latest = rowsOfBars(await m().readBars({ symbol: S[1], period: '1d', limit: 100 }))
+      assert.deepEqual(latest, rowsOfBars(day))
     },
   )
+
+  need.it('reads of several symbols and ranges in one turn: each gets its own range from one query', async () => {
+    const [x, y] = ['602000.SH', '602001.SH']
+    const a = walkBars(days(0, 6000), [0.2, 0.9])
+    const b = walkBars(days(0, 6000), [0.7, 0.1])
+    await m().write({
+      bars: [
+        { symbol: x, period: '1d', bars: a },
+        { symbol: y, period: '1d', bars: b },
+      ],
+    })
+    const [early, latest, middle] = await Promise.all([
+      m().readBars({ symbol: x, period: '1d', toMs: DAYS[999], limit: 500 }),
+      m().readBars({ symbol: y, period: '1d', limit: 100 }),
+      m().readBars({ symbol: y, period: '1d', fromMs: DAYS[3000], toMs: DAYS[4499], limit: 5000 }),
+    ])
+    assert.deepEqual(rowsOfBars(early), rowsOfBars(a).slice(500, 1000))
+    assert.deepEqual(rowsOfBars(latest), rowsOfBars(b).slice(-100))
+    assert.deepEqual(rowsOfBars(middle), rowsOfBars(b).slice(3000, 4500))
+  })
 
   need.it('puts that overlap, read from the blobs: the newer put wins at each timestamp', async () => {
     const history = walkBars(days(0, 5000), [0.3])

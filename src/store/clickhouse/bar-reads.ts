@@ -33,6 +33,8 @@ const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volum
  * granules where its own range would read one or two.
  */
 const SHORT_SERIES_ROWS = 16_384
+/** A read of at least this many bars takes the blobs and the bars table where its range needs both; a smaller one, the bars table. */
+const SPLIT_READ_BARS = 2048
 /** Reads of up to this many rows are small (SMALL_READ): latency, not throughput. */
 const ONE_THREAD_ROWS = 200_000
 
@@ -59,14 +61,19 @@ export class BarReads {
     const from = Math.max(q.fromMs ?? OPEN_FROM, series.first)
     const to = Math.min(q.toMs ?? OPEN_TO, series.last)
     if (from > to) return allocBars(0)
-    // The blobs up to the first put without them (a live day), the bars table from there: a blob read
-    // costs the server one row a few KB long where the bars table scans granules of ten columns.
+    // From the blobs where the range holds no put without them: a blob read costs the server one row a
+    // few KB long where the bars table scans granules of ten columns. A read of many bars takes the
+    // blobs up to the first such put (a live day, an append) and the bars table from there; a small one
+    // that would need both takes the bars table alone (one query).
     const cut = series.unblobbedFrom(from, to)
-    if (cut > from) {
-      const tail = cut <= to ? await this.#newest(s, series, q.symbol, cut, to, q.limit) : allocBars(0)
+    if (cut > to) {
+      const bars = await this.#newestBlobs(s, series, q.symbol, from, to, q.limit)
+      if (bars) return bars
+    } else if (cut > from && Math.min(q.limit, series.bars) >= SPLIT_READ_BARS) {
+      const tail = await this.#newest(s, series, q.symbol, cut, to, q.limit)
       if (barCount(tail) >= q.limit) return tail
-      const head = await this.#newestBlobs(s, series, q.symbol, from, Math.min(to, cut - 1), q.limit - barCount(tail))
-      if (head) return barCount(tail) ? newest(concatBars([head, tail]), q.limit) : head
+      const head = await this.#newestBlobs(s, series, q.symbol, from, cut - 1, q.limit - barCount(tail))
+      if (head) return newest(concatBars([head, tail]), q.limit)
     }
     return this.#newest(s, series, q.symbol, from, to, q.limit)
   }

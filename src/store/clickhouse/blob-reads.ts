@@ -6,11 +6,11 @@
  * put's bar is taken at each timestamp, as there; a blob that a tombstone hides in part sends the read
  * back to the bars table.
  */
-import { BAR_FIELDS, allocBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { allocBars, lowerBound, mergeBars, sliceBars, type Bars } from '../../domain/bars.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import { ChunkCorruptError, decodeChunkInto } from '../chunk-codec.js'
 import { sql, type Connection } from './connection.js'
-import type { Tombstone } from './metadata.js'
+import { newer, type Tombstone } from './metadata.js'
 import { decodeBlobRows, type BlobRow } from './row-binary.js'
 import type { Snapshot } from './snapshot.js'
 
@@ -70,13 +70,15 @@ export class BlobReads {
   async #send(s: Snapshot, reads: readonly Pending[]): Promise<void> {
     this.#inFlight++
     try {
-      const symbols = [...new Set(reads.map((r) => r.symbol))]
-      const lo = Math.min(...reads.map((r) => r.lo))
-      const to = Math.max(...reads.map((r) => r.to))
+      // A term per read: the key narrows each to its own blobs (a shared span would take every blob
+      // between the reads' ranges of every symbol in the query).
+      const terms = reads.map(
+        (r) =>
+          `(symbol = ${sql.str(r.symbol)} AND last_ts >= ${sql.int(Math.ceil(r.lo))} AND first_ts <= ${sql.int(Math.floor(r.to))})`,
+      )
       const rows = await this.entry.read(
         `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM blobs
-         PREWHERE symbol IN (${sql.list(symbols.map((sym) => sql.str(sym)))}) AND period = ${sql.str(reads[0].period)}
-           AND last_ts >= ${sql.int(Math.ceil(lo))} AND first_ts <= ${sql.int(Math.floor(to))}
+         PREWHERE period = ${sql.str(reads[0].period)} AND (${[...new Set(terms)].join(' OR ')})
          WHERE ${s.visibleSql} FORMAT RowBinary`,
         ONE_THREAD,
         decodeBlobRows,
@@ -112,10 +114,6 @@ function takeTogether(list: Pending[]): Pending[] {
   }
   return taken
 }
-
-/** (import, seq) of a tombstone after that of a row: the tombstone hides the row where their ranges meet. */
-const newer = (t: Tombstone, row: BlobRow) =>
-  t.importId > row.importId || (t.importId === row.importId && t.seq > row.seq)
 
 /**
  * The bars of [r.lo, r.to] from the series' blob rows that meet it (where two overlap, the newer put's
@@ -159,17 +157,6 @@ function decodeAll(rows: readonly BlobRow[]): Bars {
 
 /** Where rows overlap: at each timestamp the bar of the row with the greatest (import, seq). */
 function newestPerTimestamp(rows: readonly BlobRow[]): Bars {
-  const byVersion = [...rows].sort((a, b) =>
-    a.importId === b.importId ? a.seq - b.seq : a.importId < b.importId ? -1 : 1,
-  )
-  const decoded = byVersion.map((row) => decodeAll([row]))
-  const winner = new Map<number, [number, number]>()
-  decoded.forEach((bars, k) => bars.timestamp.forEach((t, i) => winner.set(t, [k, i])))
-  const times = [...winner.keys()].sort((a, b) => a - b)
-  const out = allocBars(times.length)
-  times.forEach((t, j) => {
-    const [k, i] = winner.get(t)!
-    for (const f of BAR_FIELDS) out[f][j] = decoded[k][f][i]
-  })
-  return out
+  const byVersion = [...rows].sort((a, b) => (newer(a, b) ? 1 : newer(b, a) ? -1 : 0))
+  return byVersion.reduce((held, row) => mergeBars(held, decodeAll([row])), allocBars(0))
 }

@@ -37,6 +37,9 @@ import {
 import { OPEN_FROM, OPEN_TO } from './snapshot.js'
 import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 
+/** Blob INSERTs under way at once, as for bar blocks: the next is gathered while the server takes them. */
+const IN_FLIGHT_BLOBS = 2
+
 let lastId = 0n
 /**
  * Import ids order imports by their start (newest wins): milliseconds in the high bits, 20 random
@@ -231,7 +234,7 @@ export class ClickHouseWriter implements StoreWriter {
       await this.#bars.added()
     }
     const blobbed = options.live !== true && n >= BLOB_MIN_BARS
-    if (blobbed)
+    if (blobbed) {
       for (let from = 0; from < n; from += BLOB_BARS) {
         const to = Math.min(n, from + BLOB_BARS)
         const data = encodeChunk(sliceBars(bars, from, to))
@@ -242,6 +245,8 @@ export class ClickHouseWriter implements StoreWriter {
           blobRow(symbol, period, ts[from], ts[to - 1], to - from, data, this.#id, seq),
         )
       }
+      await this.#blobs.backlog(IN_FLIGHT_BLOBS)
+    }
     const marks: number[] = []
     for (let k = MARK_EVERY; k < n; k += MARK_EVERY) marks.push(ts[k])
     this.#meta.add(

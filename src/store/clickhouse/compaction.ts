@@ -4,14 +4,15 @@
  * nothing. FORMAT.md "Vacuum" gives the rules that keep every answer unchanged while it runs.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BAR_FIELDS, allocBars, type Bars } from '../../domain/bars.js'
+import { barCount, withoutRange, type Bars } from '../../domain/bars.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import { ROLLUP_PERIODS } from '../../domain/rollups.js'
-import { decodeChunk, encodeChunk } from '../chunk-codec.js'
+import { ChunkCorruptError, decodeChunk, encodeChunk } from '../chunk-codec.js'
 import { blobRow, decodeBlobRows } from './row-binary.js'
 import { Connection, WRITE_TIMEOUT_MS, sql, type Endpoint } from './connection.js'
 import { BLOB_COLUMNS, type Topology } from './schema.js'
 import { hiddenBy } from './snapshot.js'
+import { newer, type Tombstone } from './metadata.js'
 import { VISIBLE } from './import-states.js'
 import { LIVE_VERSIONED_TABLES } from './live-tables.js'
 
@@ -111,12 +112,14 @@ export async function compact(
   supersededRows += (await compactLive(meta, graceMs)).removed
 
   const candidates = await overlappingSeries(meta, C, new Set(old))
+  /** Tombstones over a damaged blob: they stay (cutHiddenBlobs). */
+  const kept = new Set<Tomb>()
   const barTombs = tombs.filter((x) => x.kind === 'bars')
   for (const ep of t.barHosts) {
     const removed = await compactBars(ep, t.barsLocal, C, O, candidates, barTombs)
     supersededRows += removed.superseded
     hiddenRows += removed.hidden
-    await cutHiddenBlobs(ep, t.blobsLocal, C, barTombs)
+    for (const x of await cutHiddenBlobs(ep, t.blobsLocal, C, barTombs)) kept.add(x)
   }
 
   // Tombstones may go only once no row they hid is left on disk: wait for every mutation.
@@ -127,7 +130,7 @@ export async function compact(
       `SELECT import_id FROM imports WHERE NOT ${C} GROUP BY import_id HAVING countIf(state = 'vacuumed') = 0 ORDER BY import_id LIMIT 1`,
     )
   ).map((r) => BigInt(r[0]!))[0]
-  const removable = tombs.filter((x) => open === undefined || BigInt(x.importId) < open)
+  const removable = tombs.filter((x) => (open === undefined || BigInt(x.importId) < open) && !kept.has(x))
   if (removable.length)
     await meta.command(
       `ALTER TABLE deletes DELETE WHERE (import_id, seq) IN (${removable.map((x) => version(x.importId, x.seq)).join(', ')})`,
@@ -301,48 +304,82 @@ async function compactBars(
 
 /** The blob rows a bars tombstone may hide bars of: older than it, their range meeting its. */
 function blobsUnder(x: Tomb): string {
-  return `(symbol = ${sql.str(x.symbol)} AND period = ${sql.str(x.period)} AND first_ts <= ${sql.int(x.toTs)} AND last_ts >= ${sql.int(x.fromTs)} AND (import_id, seq) < ${version(x.importId, x.seq)})`
+  return `(symbol = ${sql.str(x.symbol)} AND period = ${sql.str(x.period)} AND first_ts <= ${sql.int(x.toTs)} AND last_ts >= ${sql.int(x.fromTs)} AND ${hiddenBy(x, null)})`
 }
 
+/** A tombstone as readers hold it (metadata.ts), to test rows against. */
+const held = (x: Tomb): Tombstone => ({
+  fromTs: Number(x.fromTs),
+  toTs: Number(x.toTs),
+  importId: BigInt(x.importId),
+  seq: Number(x.seq),
+})
+
 /**
- * One host's blob rows cut to what no committed tombstone hides: a blob that keeps some bars is
- * written again under its own version with those only, then the whole one is removed (meanwhile a
- * reader sees two blobs of one put overlap and reads the bars table: blob-reads.ts); one that keeps
- * none is removed. After that no blob holds a bar a tombstone hides, so the tombstones may go.
+ * One host's blob rows cut to what no committed tombstone hides: one that keeps some bars is written
+ * again under its own version with those only, then the whole one is removed (meanwhile a reader that
+ * holds the tombstone sees it hide part of the whole one and reads the bars table: blob-reads.ts); one
+ * that keeps none is removed. After that no blob holds a bar a tombstone hides, so the tombstones may
+ * go; a tombstone over a blob that fails its checksum stays (readers take the bars table there).
+ * Returns the tombstones that must stay.
  */
-async function cutHiddenBlobs(ep: Endpoint, table: string, C: string, tombs: readonly Tomb[]): Promise<void> {
-  if (tombs.length === 0) return
+async function cutHiddenBlobs(ep: Endpoint, table: string, C: string, tombs: readonly Tomb[]): Promise<Set<Tomb>> {
+  const stay = new Set<Tomb>()
+  if (tombs.length === 0) return stay
   const c = new Connection(ep, WRITE_TIMEOUT_MS)
   try {
     const gone: string[] = []
     for (const period of new Set(tombs.map((x) => x.period))) {
       const mine = tombs.filter((x) => x.period === period)
-      const rows = await c.read(
-        `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM ${table}
-         WHERE period = ${sql.str(period)} AND ${C} AND (${mine.map(blobsUnder).join(' OR ')}) FORMAT RowBinary`,
-        {},
-        decodeBlobRows,
+      const exactly = (symbol: string, importId: bigint, seq: number, first: number, last: number, count: number) =>
+        `(symbol = ${sql.str(symbol)} AND period = ${sql.str(period)} AND import_id = ${importId} AND seq = ${seq} AND first_ts = ${sql.int(first)} AND last_ts = ${sql.int(last)} AND bars = ${count})`
+      // Their spans first (no data): a blob hidden whole goes without being read.
+      const spans = await c.rows(
+        `SELECT symbol, first_ts, last_ts, bars, import_id, seq FROM ${table}
+         WHERE period = ${sql.str(period)} AND ${C} AND (${mine.map(blobsUnder).join(' OR ')})`,
       )
-      for (const row of rows) {
+      const partly: string[] = []
+      for (const [symbol, first, last, bars, importId, seq] of spans) {
+        const v = { importId: BigInt(importId!), seq: Number(seq) }
         const hiding = mine.filter(
           (x) =>
-            x.symbol === row.symbol &&
-            Number(x.fromTs) <= row.last &&
-            row.first <= Number(x.toTs) &&
-            (BigInt(x.importId) > row.importId || (BigInt(x.importId) === row.importId && Number(x.seq) > row.seq)),
+            x.symbol === symbol &&
+            Number(x.fromTs) <= Number(last) &&
+            Number(first) <= Number(x.toTs) &&
+            newer(held(x), v),
         )
-        const bars = decodeChunk(row.data)
-        const ts = bars.timestamp
-        const keep = ts.map((t) => (hiding.some((x) => Number(x.fromTs) <= t && t <= Number(x.toTs)) ? 0 : 1))
-        const n = keep.reduce((a, b) => a + b, 0)
-        if (n === ts.length) continue
-        const exactly = (first: number, last: number, count: number) =>
-          `(symbol = ${sql.str(row.symbol)} AND period = ${sql.str(period)} AND import_id = ${row.importId} AND seq = ${row.seq} AND first_ts = ${sql.int(first)} AND last_ts = ${sql.int(last)} AND bars = ${count})`
+        const key = exactly(symbol!, v.importId, v.seq, Number(first), Number(last), Number(bars))
+        if (hiding.length === 0) continue
+        if (hiding.some((x) => Number(x.fromTs) <= Number(first) && Number(last) <= Number(x.toTs))) gone.push(key)
+        else partly.push(key)
+      }
+      // Then the data of those hidden in part, to cut.
+      const rows = partly.length
+        ? await c.read(
+            `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM ${table} WHERE ${partly.join(' OR ')} FORMAT RowBinary`,
+            {},
+            decodeBlobRows,
+          )
+        : []
+      for (const row of rows) {
+        const hiding = mine.filter((x) => x.symbol === row.symbol && newer(held(x), row))
+        let bars: Bars
+        try {
+          bars = decodeChunk(row.data)
+        } catch (err) {
+          if (!(err instanceof ChunkCorruptError)) throw err
+          for (const x of hiding) stay.add(x)
+          continue
+        }
+        const kept = hiding.reduce((b, x) => withoutRange(b, Number(x.fromTs), Number(x.toTs)), bars)
+        const n = barCount(kept)
+        if (n === barCount(bars)) continue
+        const k = kept.timestamp
         if (n > 0) {
-          const kept = filterBars(bars, keep)
-          const k = kept.timestamp
           // Written already by a run that stopped before removing the whole one: not twice.
-          const [[there]] = await c.rows(`SELECT count() FROM ${table} WHERE ${exactly(k[0], k[n - 1], n)}`)
+          const [[there]] = await c.rows(
+            `SELECT count() FROM ${table} WHERE ${exactly(row.symbol, row.importId, row.seq, k[0], k[n - 1], n)}`,
+          )
           if (there === '0') {
             const body = blobRow(
               row.symbol,
@@ -357,25 +394,14 @@ async function cutHiddenBlobs(ep: Endpoint, table: string, C: string, tombs: rea
             await c.insert(table, BLOB_COLUMNS, 'RowBinary', body)
           }
         }
-        gone.push(exactly(row.first, row.last, row.bars))
+        gone.push(exactly(row.symbol, row.importId, row.seq, row.first, row.last, row.bars))
       }
     }
     if (gone.length) await c.command(`ALTER TABLE ${table} DELETE WHERE ${gone.join(' OR ')}`)
+    return stay
   } finally {
     await c.close()
   }
-}
-
-/** The bars whose `keep` flag is 1, in order. */
-function filterBars(bars: Bars, keep: Float64Array): Bars {
-  const n = keep.reduce((a, b) => a + b, 0)
-  const out = allocBars(n)
-  for (let i = 0, j = 0; i < keep.length; i++) {
-    if (!keep[i]) continue
-    for (const f of BAR_FIELDS) out[f][j] = bars[f][i]
-    j++
-  }
-  return out
 }
 
 /** Polls every host until none has an unfinished mutation in the store's database; false at the deadline. */

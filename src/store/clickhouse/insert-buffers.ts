@@ -100,6 +100,11 @@ export class MetaRows {
     return this.meta.insert(table, columns, format, body, this.settings)
   }
 
+  /** Waits while more than `most` sends are under way (a table written in bulk keeps the import's memory bounded); throws a failed one. */
+  async backlog(most: number): Promise<void> {
+    while (this.#sent.length > most) await this.#sent.shift()
+  }
+
   /** Sends what is left, one INSERT per table, and waits for every send; throws the first failure. */
   async finish(): Promise<void> {
     for (const [table, rows] of this.#tables) if (rows.bodies.length) this.#sent.push(this.#send(table, rows))

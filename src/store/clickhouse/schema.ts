@@ -72,7 +72,7 @@ export const BLOB_MIN_BARS = 64
 
 /** Whether a 1m put stored its rollups (1 on other puts): a live put does not (clickhouse-writer.ts). */
 const SERIES_ROLLUPS_COLUMN = 'rollups UInt8 DEFAULT 1'
-/** Whether the put also wrote its bars to `blobs` (0 on rows from before blobs, and on live puts). */
+/** Whether the put also wrote its bars to `blobs` (0 on rows from before blobs, on live puts and on puts of fewer than BLOB_MIN_BARS). */
 const SERIES_BLOBS_COLUMN = 'blobs UInt8 DEFAULT 0'
 
 /**

@@ -47,9 +47,10 @@ export class SeriesState {
     /** Changes whenever the series does (a new put, or a tombstone of it): keys what is held per series. */
     readonly rev: number,
     /**
-     * Sorted, merged [from, to] ranges of the puts that wrote no blobs (live ones, and those from before
-     * blobs): outside them the visible blob rows hold every bar a put wrote (the reader still checks
-     * that they do not overlap and that no tombstone hides part of one).
+     * Sorted, merged [from, to] ranges of the puts that wrote no blobs (live ones, small ones, those
+     * from before blobs): outside them the visible blob rows hold every bar a put wrote (the reader
+     * still takes the newest per timestamp where they overlap, and checks that no tombstone hides part
+     * of one).
      */
     readonly unblobbed: readonly (readonly [number, number])[] = [],
   ) {}
