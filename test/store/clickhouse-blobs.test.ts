@@ -46,9 +46,9 @@ describe('clickhouse blobs on a two-shard cluster', () => {
   const db = 'blobs'
   const m = () => stores.market
   const whole = async (symbol: string) => rowsOfBars(await m().readBars({ symbol, period: '1d', limit: WHOLE }))
-  /** Removes a symbol's rows (before `beforeMs`, else all) from the bars table on every shard; its blobs stay. */
-  const dropBarRows = async (symbol: string, beforeMs = Infinity) => {
-    const where = `symbol = '${symbol}'${beforeMs < Infinity ? ` AND ts < ${beforeMs}` : ''}`
+  /** Removes a symbol's rows (before `beforeMs` and from `fromMs`, else all) from the bars table on every shard; its blobs stay. */
+  const dropBarRows = async (symbol: string, beforeMs = Infinity, fromMs = -Infinity) => {
+    const where = `symbol = '${symbol}'${beforeMs < Infinity ? ` AND ts < ${beforeMs}` : ''}${fromMs > -Infinity ? ` AND ts >= ${fromMs}` : ''}`
     for (const s of cluster.servers) await query(s.httpUrl, `ALTER TABLE ${db}.bars_local DELETE WHERE ${where}`)
     await until('the bar rows to go', async () => {
       for (const s of cluster.servers)
@@ -103,6 +103,23 @@ describe('clickhouse blobs on a two-shard cluster', () => {
       // A small read that would need both tables takes the bars table alone: only the day is left there.
       const latest = rowsOfBars(await m().readBars({ symbol: S[1], period: '1d', limit: 100 }))
       assert.deepEqual(latest, rowsOfBars(day))
+    },
+  )
+
+  need.it(
+    'a few old bars without blobs, then a history with them: the newest from the blobs, the old from the bars table',
+    async () => {
+      const symbol = '602002.SH'
+      const old = walkBars(days(0, 30), [0.6])
+      const history = walkBars(days(30, 5000), [0.3, 0.5])
+      await m().write({ bars: [{ symbol, period: '1d', bars: old }] })
+      await m().write({ bars: [{ symbol, period: '1d', bars: history }] })
+      const expected = [...rowsOfBars(old), ...rowsOfBars(history)]
+      const read = async (limit: number) => rowsOfBars(await m().readBars({ symbol, period: '1d', limit }))
+      assert.deepEqual(await read(WHOLE), expected)
+      await dropBarRows(symbol, Infinity, DAYS[30])
+      assert.deepEqual(await read(100), expected.slice(-100), 'the newest 100 from the blobs alone')
+      assert.deepEqual(await read(WHOLE), expected, 'the old bars from the bars table, the rest from the blobs')
     },
   )
 

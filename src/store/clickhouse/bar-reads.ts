@@ -61,21 +61,58 @@ export class BarReads {
     const from = Math.max(q.fromMs ?? OPEN_FROM, series.first)
     const to = Math.min(q.toMs ?? OPEN_TO, series.last)
     if (from > to) return allocBars(0)
-    // From the blobs where the range holds no put without them: a blob read costs the server one row a
-    // few KB long where the bars table scans granules of ten columns. A read of many bars takes the
-    // blobs up to the first such put (a live day, an append) and the bars table from there; a small one
-    // that would need both takes the bars table alone (one query).
-    const cut = series.unblobbedFrom(from, to)
-    if (cut > to) {
-      const bars = await this.#newestBlobs(s, series, q.symbol, from, to, q.limit)
-      if (bars) return bars
-    } else if (cut > from && Math.min(q.limit, series.bars) >= SPLIT_READ_BARS) {
-      const tail = await this.#newest(s, series, q.symbol, cut, to, q.limit)
-      if (barCount(tail) >= q.limit) return tail
-      const head = await this.#newestBlobs(s, series, q.symbol, from, cut - 1, q.limit - barCount(tail))
-      if (head) return newest(concatBars([head, tail]), q.limit)
+    // From the blobs where the range holds no put without them (a live day, an append, a put from
+    // before blobs): a blob read costs the server one row a few KB long where the bars table scans
+    // granules of ten columns. Otherwise the range is three parts, newest first: the blobs after the
+    // last such put, the bars table from the first to the last, the blobs before the first. A small
+    // read that the first part does not answer takes the bars table alone (one query, not three).
+    const first = series.unblobbedFrom(from, to)
+    const last = series.unblobbedTo(from, to)
+    const big = Math.min(q.limit, series.bars) >= SPLIT_READ_BARS
+    if (first > to || (last < to && !big)) {
+      const lo = first > to ? from : last + 1
+      const bars = await this.#newestBlobs(s, series, q.symbol, lo, to, q.limit)
+      if (bars && (barCount(bars) >= q.limit || lo === from)) return bars
+    } else if (big) {
+      const parts = await this.#parts(s, series, q.symbol, from, to, q.limit, first, last)
+      if (parts) return parts
     }
     return this.#newest(s, series, q.symbol, from, to, q.limit)
+  }
+
+  /**
+   * The newest `limit` bars of [from, to] as blobs after `last`, the bars table over [first, last] and
+   * blobs before `first`, read newest first until `limit` are in hand; undefined where the blobs cannot
+   * stand for the bars table.
+   */
+  async #parts(
+    s: Snapshot,
+    series: SeriesState,
+    symbol: string,
+    from: number,
+    to: number,
+    limit: number,
+    first: number,
+    last: number,
+  ): Promise<Bars | undefined> {
+    const held: Bars[] = []
+    let n = 0
+    const newestFirst: [number, number, 'blobs' | 'bars'][] = [
+      [last + 1, to, 'blobs'],
+      [first, last, 'bars'],
+      [from, first - 1, 'blobs'],
+    ]
+    for (const [lo, hi, where] of newestFirst) {
+      if (lo > hi || n >= limit) continue
+      const part =
+        where === 'bars'
+          ? await this.#newest(s, series, symbol, lo, hi, limit - n)
+          : await this.#newestBlobs(s, series, symbol, lo, hi, limit - n)
+      if (!part) return undefined
+      held.unshift(part)
+      n += barCount(part)
+    }
+    return newest(concatBars(held), limit)
   }
 
   /**

@@ -111,6 +111,9 @@ describe('SeriesState.unblobbedFrom (where the blobs stop holding every bar)', (
     assert.equal(s.unblobbedFrom(t0 + 5 * DAY, t0 + 30 * DAY), t0 + 5 * DAY, 'a read that starts among them')
     assert.equal(s.unblobbedFrom(t0 + 30 * DAY, t0 + 40 * DAY), Infinity, 'a read after them')
     assert.equal(s.unblobbedFrom(t0 + 18 * DAY, t0 + 40 * DAY), t0 + 18 * DAY)
+    assert.equal(s.unblobbedTo(history.first, t0 + 40 * DAY), t0 + 18 * DAY, 'the last live day')
+    assert.equal(s.unblobbedTo(history.first, t0 + 5 * DAY), t0 + 5 * DAY, 'a read that ends among them')
+    assert.equal(s.unblobbedTo(history.first, t0 - 1), -Infinity)
   })
 
   it('a put from before blobs (no flag) covers its range; a later put with blobs does not', () => {
@@ -120,5 +123,6 @@ describe('SeriesState.unblobbedFrom (where the blobs stop holding every bar)', (
       .with({ ...put(300, 400), blobs: true }, 2)
     assert.equal(s.unblobbedFrom(old.first, 700 * DAY), old.first)
     assert.equal(s.unblobbedFrom(400 * DAY, 700 * DAY), Infinity)
+    assert.equal(s.unblobbedTo(old.first, 700 * DAY), old.last, 'after the old put the blobs hold every bar')
   })
 })

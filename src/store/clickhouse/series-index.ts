@@ -133,6 +133,15 @@ export class SeriesState {
     return Infinity
   }
 
+  /** The last time in [from, to] that a put without blobs may have written, or -Infinity: after it the blobs hold every bar. */
+  unblobbedTo(from: number, to: number): number {
+    for (let i = this.unblobbed.length - 1; i >= 0; i--) {
+      const [a, b] = this.unblobbed[i]
+      if (a <= to && from <= b) return Math.min(b, to)
+    }
+    return -Infinity
+  }
+
   /** Whether a put written before counts were kept (and so before rollups were stored) meets [from, to]. */
   legacyIn(from: number, to: number): boolean {
     return this.spans.some((s) => s.bars === 0 && s.first <= to && from <= s.last)
