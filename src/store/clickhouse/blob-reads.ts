@@ -70,15 +70,17 @@ export class BlobReads {
   async #send(s: Snapshot, reads: readonly Pending[]): Promise<void> {
     this.#inFlight++
     try {
-      // A term per read: the key narrows each to its own blobs (a shared span would take every blob
-      // between the reads' ranges of every symbol in the query).
-      const terms = reads.map(
-        (r) =>
-          `(symbol = ${sql.str(r.symbol)} AND last_ts >= ${sql.int(Math.ceil(r.lo))} AND first_ts <= ${sql.int(Math.floor(r.to))})`,
+      // A term per group of reads whose ranges meet: its symbols and the span of their ranges. Reads
+      // of the newest bars, or of whole histories, are one group (one `symbol IN`, which costs the
+      // server far less than a term per read); reads far apart in time (random windows) keep their
+      // own, so no query takes the blobs between them.
+      const terms = groups(reads).map(
+        (g) =>
+          `(symbol IN (${sql.list([...g.symbols].map((sym) => sql.str(sym)))}) AND last_ts >= ${sql.int(Math.ceil(g.lo))} AND first_ts <= ${sql.int(Math.floor(g.to))})`,
       )
       const rows = await this.entry.read(
         `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM blobs
-         PREWHERE period = ${sql.str(reads[0].period)} AND (${[...new Set(terms)].join(' OR ')})
+         PREWHERE period = ${sql.str(reads[0].period)} AND (${terms.join(' OR ')})
          WHERE ${s.visibleSql} FORMAT RowBinary`,
         ONE_THREAD,
         decodeBlobRows,
@@ -97,6 +99,19 @@ export class BlobReads {
       this.#schedule()
     }
   }
+}
+
+/** Reads grouped where their ranges meet (sorted by start, a group's span grown as they join). */
+function groups(reads: readonly BlobRead[]): { symbols: Set<string>; lo: number; to: number }[] {
+  const out: { symbols: Set<string>; lo: number; to: number }[] = []
+  for (const r of [...reads].sort((a, b) => a.lo - b.lo)) {
+    const g = out.at(-1)
+    if (g && r.lo <= g.to) {
+      g.symbols.add(r.symbol)
+      g.to = Math.max(g.to, r.to)
+    } else out.push({ symbols: new Set([r.symbol]), lo: r.lo, to: r.to })
+  }
+  return out
 }
 
 /** Up to MAX_TOGETHER symbols' reads of one period, taken from `list` (reads of one query share a period). */
