@@ -6,7 +6,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { barCount } from '../../src/domain/bars.js'
+import { barCount, type Bars } from '../../src/domain/bars.js'
 import { MdqError } from '../../src/domain/errors.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import {
@@ -843,37 +843,53 @@ describe('clickhouse reads scan the granules of the bars they return', () => {
   })
   after(() => server?.destroy())
 
+  const DAY = 86_400_000
+  const days = Array.from({ length: 10_000 }, (_, k) => Date.UTC(1995, 0, 3) + k * DAY)
+
+  /** 12 symbols (codes from `code`) with 10,000 daily bars each. */
+  function histories(code: number) {
+    const symbols = Array.from({ length: 12 }, (_, i) => `${code + i}.SH`)
+    return { symbols, daily: symbols.map((_, i) => walkBars(days, [i / 12, 0.4, 0.8])) }
+  }
+
+  /** Reads each symbol's newest 100 daily bars in one turn (the store sends them together) and checks them against `daily`. */
+  async function newest100(
+    market: ClickHouseMarketStore,
+    symbols: readonly string[],
+    daily: readonly Bars[],
+  ): Promise<void> {
+    const latest = await Promise.all(symbols.map((symbol) => market.readBars({ symbol, period: '1d', limit: 100 })))
+    for (const [i, bars] of latest.entries()) {
+      assert.deepEqual([...bars.timestamp], days.slice(-100), `${symbols[i]}: the newest 100`)
+      assert.deepEqual([...bars.close], [...daily[i].close.slice(-100)], `${symbols[i]}: closes`)
+    }
+  }
+
+  /** `column` of each finished query reading `FROM table` in the query log, once the server has written one. */
+  async function logged(column: 'read_rows' | 'read_bytes', from: string): Promise<number[]> {
+    const rows = await poll('the read in the query log', async () => {
+      await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
+      const rows = await httpQuery(
+        server.httpUrl,
+        // type 2: the query finished (a UInt8 on 18.16, an Enum later).
+        `SELECT ${column} FROM system.query_log WHERE type = 2 AND query LIKE '%${from}%' AND query NOT LIKE '%query_log%'`,
+      )
+      return rows.trim() === '' ? undefined : rows
+    })
+    return rows.trim().split('\n').map(Number)
+  }
+
   need.it('the newest 100 daily bars of 12 symbols read together: one query over their newest granules', async () => {
     const store = await open(server.storeUrl('granules'))
     try {
-      const DAY = 86_400_000
-      const days = Array.from({ length: 10_000 }, (_, k) => Date.UTC(1995, 0, 3) + k * DAY)
-      const symbols = Array.from({ length: 12 }, (_, i) => `${600200 + i}.SH`)
-      const daily = symbols.map((_, i) => walkBars(days, [i / 12, 0.4, 0.8]))
+      const { symbols, daily } = histories(600200)
       // Put as a live feed puts them, so they have no blobs: the reads take the bars table.
       const w = await store.market.beginWrite()
       for (const [i, symbol] of symbols.entries()) await w.putBars(symbol, '1d', daily[i], { live: true })
       await w.commit()
-      // All in one turn: the store sends them together.
-      const latest = await Promise.all(
-        symbols.map((symbol) => store.market.readBars({ symbol, period: '1d', limit: 100 })),
-      )
-      for (const [i, bars] of latest.entries()) {
-        assert.deepEqual([...bars.timestamp], days.slice(-100), `${symbols[i]}: the newest 100`)
-        assert.deepEqual([...bars.close], [...daily[i].close.slice(-100)], `${symbols[i]}: closes`)
-      }
-      // The query's row in the log, once the server has written it.
-      const logged = await poll('the read in the query log', async () => {
-        await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
-        const rows = await httpQuery(
-          server.httpUrl,
-          // type 2: the query finished (a UInt8 on 18.16, an Enum later).
-          "SELECT read_rows FROM system.query_log WHERE type = 2 AND query LIKE '%FROM bars PREWHERE%' AND query NOT LIKE '%query_log%'",
-        )
-        return rows.trim() === '' ? undefined : rows
-      })
-      const reads = logged.trim().split('\n').map(Number)
-      assert.equal(reads.length, 1, `one query for the 12 reads: ${logged}`)
+      await newest100(store.market, symbols, daily)
+      const reads = await logged('read_rows', 'FROM bars PREWHERE')
+      assert.equal(reads.length, 1, `one query for the 12 reads: ${reads.join(', ')}`)
       assert.ok(reads[0] >= symbols.length * 100, `rows scanned: ${reads[0]}, fewer than returned`)
       // Each symbol's newest 100 lie in at most two granules, well below the rows stored.
       const most = symbols.length * 2 * BARS_GRANULARITY
@@ -889,30 +905,13 @@ describe('clickhouse reads scan the granules of the bars they return', () => {
     async () => {
       const store = await open(server.storeUrl('newest_blobs'))
       try {
-        const DAY = 86_400_000
-        const days = Array.from({ length: 10_000 }, (_, k) => Date.UTC(1995, 0, 3) + k * DAY)
-        const symbols = Array.from({ length: 12 }, (_, i) => `${600300 + i}.SH`)
-        const daily = symbols.map((_, i) => walkBars(days, [i / 12, 0.4, 0.8]))
+        const { symbols, daily } = histories(600300)
         await store.market.write({
           bars: symbols.map((symbol, i) => ({ symbol, period: '1d' as const, bars: daily[i] })),
         })
-        const latest = await Promise.all(
-          symbols.map((symbol) => store.market.readBars({ symbol, period: '1d', limit: 100 })),
-        )
-        for (const [i, bars] of latest.entries()) {
-          assert.deepEqual([...bars.timestamp], days.slice(-100), `${symbols[i]}: the newest 100`)
-          assert.deepEqual([...bars.close], [...daily[i].close.slice(-100)], `${symbols[i]}: closes`)
-        }
-        const logged = await poll('the read in the query log', async () => {
-          await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
-          const rows = await httpQuery(
-            server.httpUrl,
-            "SELECT read_bytes FROM system.query_log WHERE type = 2 AND query LIKE '%FROM blobs%' AND query NOT LIKE '%query_log%'",
-          )
-          return rows.trim() === '' ? undefined : rows
-        })
-        const reads = logged.trim().split('\n').map(Number)
-        assert.equal(reads.length, 1, `one query for the 12 reads: ${logged}`)
+        await newest100(store.market, symbols, daily)
+        const reads = await logged('read_bytes', 'FROM blobs')
+        assert.equal(reads.length, 1, `one query for the 12 reads: ${reads.join(', ')}`)
         // Each history is three blobs (4,096 + 4,096 + 1,808 bars): the query reads the newest one's data.
         const stored = Number(
           await httpQuery(server.httpUrl, 'SELECT sum(length(data)), count() FROM newest_blobs.blobs').then(

@@ -12,8 +12,9 @@ import { buildRollups, type RollupPeriod } from '../../domain/rollups.js'
 import type { ChunkPeriod } from '../market-store.js'
 import { newest, sortedByTime } from './bar-window.js'
 import { foldPartials } from './clickhouse-rollups.js'
-import { BlobReads } from './blob-reads.js'
-import { CoalescedReads, SMALL_READ } from './coalesced-reads.js'
+import { blobReads, type BlobRead } from './blob-reads.js'
+import { coalescedReads, SMALL_READ, type RangeRead, type RangeRows } from './coalesced-reads.js'
+import type { ReadBatcher } from './read-batcher.js'
 import { sql, type Connection } from './connection.js'
 import { tombstoneKey } from './metadata.js'
 import { decodeBars } from './row-binary.js'
@@ -46,12 +47,12 @@ export interface ReadRange {
 }
 
 export class BarReads {
-  readonly #together: CoalescedReads
-  readonly #blobs: BlobReads
+  readonly #together: ReadBatcher<Snapshot, RangeRead, RangeRows>
+  readonly #blobs: ReadBatcher<Snapshot, BlobRead, Bars | undefined>
 
   constructor(private readonly entry: Connection) {
-    this.#together = new CoalescedReads(entry)
-    this.#blobs = new BlobReads(entry)
+    this.#together = coalescedReads(entry)
+    this.#blobs = blobReads(entry)
   }
 
   /** The newest `limit` visible, not deleted bars of a stored period in [fromMs, toMs], ascending. */
@@ -207,7 +208,7 @@ export class BarReads {
 
   /**
    * A series' rows in [lo, to], unsorted; `grouped`: the newest row per timestamp (puts overlap
-   * there), in a query of its own. Plain reads of modest size go through CoalescedReads.
+   * there), in a query of its own. Plain reads of modest size go through coalescedReads.
    */
   async #query(
     s: Snapshot,

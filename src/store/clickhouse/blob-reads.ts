@@ -12,12 +12,11 @@ import { ChunkCorruptError, decodeChunkInto } from '../chunk-codec.js'
 import { sql, type Connection } from './connection.js'
 import { newer, type Tombstone } from './metadata.js'
 import { decodeBlobRows, type BlobRow } from './row-binary.js'
+import { ReadBatcher } from './read-batcher.js'
 import type { Snapshot } from './snapshot.js'
 
 /** Symbols in one query at most. */
 const MAX_TOGETHER = 64
-/** Queries in flight at once; reads that come meanwhile wait for the next, together. */
-const MAX_IN_FLIGHT = 2
 /** One thread a query: the rows are few, and a second thread only waits on a busy machine. */
 const ONE_THREAD = { max_threads: 1 }
 
@@ -30,75 +29,39 @@ export interface BlobRead {
   readonly deletes: readonly Tombstone[]
 }
 
-interface Pending extends BlobRead {
-  readonly resolve: (bars: Bars | undefined) => void
-  readonly reject: (err: unknown) => void
+/**
+ * Blob reads of one snapshot sent together (read-batcher.ts), at most MAX_TOGETHER symbols of one
+ * period a query: each read's bars of [lo, to], ascending, as the blobs hold them; undefined when they
+ * cannot stand for the bars table there.
+ */
+export function blobReads(entry: Connection): ReadBatcher<Snapshot, BlobRead, Bars | undefined> {
+  return new ReadBatcher({ take: together, send: (s, reads) => readBlobs(entry, s, reads) })
 }
 
-export class BlobReads {
-  readonly #pending = new Map<Snapshot, Pending[]>()
-  #scheduled = false
-  #inFlight = 0
-
-  constructor(private readonly entry: Connection) {}
-
-  /** The bars of [lo, to], ascending, as the blobs hold them; undefined when they cannot stand for the bars table there. */
-  read(s: Snapshot, r: BlobRead): Promise<Bars | undefined> {
-    return new Promise((resolve, reject) => {
-      const list = this.#pending.get(s) ?? []
-      list.push({ ...r, resolve, reject })
-      this.#pending.set(s, list)
-      this.#schedule()
-    })
+/** One query for `reads` (of one period). */
+async function readBlobs(entry: Connection, s: Snapshot, reads: readonly BlobRead[]): Promise<(Bars | undefined)[]> {
+  // A term per group of reads whose ranges meet: its symbols and the span of their ranges. Reads of
+  // the newest bars, or of whole histories, are one group (one `symbol IN`, which costs the server far
+  // less than a term per read); reads far apart in time (random windows) keep their own, so no query
+  // takes the blobs between them.
+  const terms = groups(reads).map(
+    (g) =>
+      `(symbol IN (${sql.list([...g.symbols].map((sym) => sql.str(sym)))}) AND last_ts >= ${sql.int(Math.ceil(g.lo))} AND first_ts <= ${sql.int(Math.floor(g.to))})`,
+  )
+  const rows = await entry.read(
+    `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM blobs
+     PREWHERE period = ${sql.str(reads[0].period)} AND (${terms.join(' OR ')})
+     WHERE ${s.visibleSql} FORMAT RowBinary`,
+    ONE_THREAD,
+    decodeBlobRows,
+  )
+  const bySymbol = new Map<string, BlobRow[]>()
+  for (const row of rows) {
+    const own = bySymbol.get(row.symbol) ?? []
+    own.push(row)
+    bySymbol.set(row.symbol, own)
   }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= MAX_IN_FLIGHT || this.#pending.size === 0) return
-    this.#scheduled = true
-    setImmediate(() => this.#flush())
-  }
-
-  #flush(): void {
-    this.#scheduled = false
-    for (const [s, list] of this.#pending) {
-      while (list.length > 0 && this.#inFlight < MAX_IN_FLIGHT) void this.#send(s, takeTogether(list))
-      if (list.length > 0) return
-      this.#pending.delete(s)
-    }
-  }
-
-  async #send(s: Snapshot, reads: readonly Pending[]): Promise<void> {
-    this.#inFlight++
-    try {
-      // A term per group of reads whose ranges meet: its symbols and the span of their ranges. Reads
-      // of the newest bars, or of whole histories, are one group (one `symbol IN`, which costs the
-      // server far less than a term per read); reads far apart in time (random windows) keep their
-      // own, so no query takes the blobs between them.
-      const terms = groups(reads).map(
-        (g) =>
-          `(symbol IN (${sql.list([...g.symbols].map((sym) => sql.str(sym)))}) AND last_ts >= ${sql.int(Math.ceil(g.lo))} AND first_ts <= ${sql.int(Math.floor(g.to))})`,
-      )
-      const rows = await this.entry.read(
-        `SELECT symbol, first_ts, last_ts, bars, import_id, seq, data FROM blobs
-         PREWHERE period = ${sql.str(reads[0].period)} AND (${terms.join(' OR ')})
-         WHERE ${s.visibleSql} FORMAT RowBinary`,
-        ONE_THREAD,
-        decodeBlobRows,
-      )
-      const bySymbol = new Map<string, BlobRow[]>()
-      for (const row of rows) {
-        const own = bySymbol.get(row.symbol) ?? []
-        own.push(row)
-        bySymbol.set(row.symbol, own)
-      }
-      for (const r of reads) r.resolve(barsOf(bySymbol.get(r.symbol) ?? [], r))
-    } catch (err) {
-      for (const r of reads) r.reject(err)
-    } finally {
-      this.#inFlight--
-      this.#schedule()
-    }
-  }
+  return reads.map((r) => barsOf(bySymbol.get(r.symbol) ?? [], r))
 }
 
 /** Reads grouped where their ranges meet (sorted by start, a group's span grown as they join). */
@@ -114,19 +77,16 @@ function groups(reads: readonly BlobRead[]): { symbols: Set<string>; lo: number;
   return out
 }
 
-/** Up to MAX_TOGETHER symbols' reads of one period, taken from `list` (reads of one query share a period). */
-function takeTogether(list: Pending[]): Pending[] {
-  const period = list[0].period
+/** The positions of up to MAX_TOGETHER symbols' reads of the first read's period (reads of one query share a period). */
+function together(waiting: readonly BlobRead[]): number[] {
+  const period = waiting[0].period
   const symbols = new Set<string>()
-  const taken: Pending[] = []
-  for (let i = 0; i < list.length;) {
-    const r = list[i]
-    if (r.period === period && (symbols.has(r.symbol) || symbols.size < MAX_TOGETHER)) {
-      symbols.add(r.symbol)
-      taken.push(r)
-      list.splice(i, 1)
-    } else i++
-  }
+  const taken: number[] = []
+  waiting.forEach((r, i) => {
+    if (r.period !== period || !(symbols.has(r.symbol) || symbols.size < MAX_TOGETHER)) return
+    symbols.add(r.symbol)
+    taken.push(i)
+  })
   return taken
 }
 

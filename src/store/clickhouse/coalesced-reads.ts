@@ -1,10 +1,8 @@
 /**
- * @module Plain range reads sent together: those issued in one turn of the event loop, and those that
- * come while the store's queries are all in flight, go as one query (a worker running many requests
- * at once, a batch reading its histories, a busy server): `PREWHERE (symbol = .. AND period = .. AND
- * ts BETWEEN ..) OR ...`, the rows split by series. A query costs a round trip, a parse and a plan
- * whatever its size: shared, they cost a read little beyond the rows it returns, and under load the
- * server answers a few large queries rather than many small ones competing for its cores.
+ * @module Plain range reads sent together (read-batcher.ts: those of one turn, and those that come
+ * while the queries are in flight; a worker running many requests at once, a batch reading its
+ * histories, a busy server) as one query: `PREWHERE (symbol = .. AND period = .. AND ts BETWEEN ..)
+ * OR ...`, the rows split by series.
  */
 import { allocBars, type Bars } from '../../domain/bars.js'
 import { MINUTES_OF } from '../../domain/period.js'
@@ -13,6 +11,7 @@ import { sql, type Connection } from './connection.js'
 import { PERIOD_CODE, READ_ROW, decodeInto, tsAt } from './row-binary.js'
 import { hiddenBy, type Snapshot } from './snapshot.js'
 import type { Tombstone } from './metadata.js'
+import { firstOf, ReadBatcher } from './read-batcher.js'
 
 /** Reads at most this many together: one query's text and answer stay modest. */
 const MAX_TOGETHER = 64
@@ -25,8 +24,6 @@ export const SMALL_READ = { max_threads: 1, max_read_buffer_size: 65_536 }
 /** Reads together of at most this many rows are small; larger ones read with 1 MiB buffers, on one thread still. */
 const SMALL_ROWS = 8192
 const ONE_THREAD = { max_threads: 1 }
-/** Queries in flight at once; reads that come meanwhile wait for the next, together. */
-const MAX_IN_FLIGHT = 2
 /** The value columns, as the single reads read them. */
 const VALUE_COLUMNS = 'pscale, open, high, low, close, prev_close, vscale, volume, amount'
 
@@ -48,82 +45,43 @@ export interface RangeRead {
   readonly covers: boolean
 }
 
-interface Pending extends RangeRead {
-  readonly resolve: (bars: { bars: Bars; vscales: Uint8Array }) => void
-  readonly reject: (err: unknown) => void
+/** A range read's answer: the rows of its series in its range (unsorted) and each row's volume scale. */
+export interface RangeRows {
+  readonly bars: Bars
+  readonly vscales: Uint8Array
 }
 
-export class CoalescedReads {
-  /** Pending reads by the snapshot they read: a query filters by one visible set. */
-  readonly #pending = new Map<Snapshot, Pending[]>()
-  #scheduled = false
-  #inFlight = 0
+/** Range reads of one snapshot sent together, at most MAX_TOGETHER a query. */
+export function coalescedReads(entry: Connection): ReadBatcher<Snapshot, RangeRead, RangeRows> {
+  return new ReadBatcher<Snapshot, RangeRead, RangeRows>({
+    take: firstOf(MAX_TOGETHER),
+    send: (s, reads) => readTogether(entry, s, reads),
+  })
+}
 
-  constructor(private readonly entry: Connection) {}
-
-  /** The rows of one series in [lo, to] (unsorted) and each row's volume scale. */
-  read(s: Snapshot, r: RangeRead): Promise<{ bars: Bars; vscales: Uint8Array }> {
-    return new Promise((resolve, reject) => {
-      const list = this.#pending.get(s) ?? []
-      list.push({ ...r, resolve, reject })
-      this.#pending.set(s, list)
-      this.#schedule()
-    })
-  }
-
-  /** A flush at the end of this turn, if a query may start. */
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= MAX_IN_FLIGHT || this.#pending.size === 0) return
-    this.#scheduled = true
-    setImmediate(() => this.#flush())
-  }
-
-  /** Sends waiting reads, oldest snapshot first, while queries may start. */
-  #flush(): void {
-    this.#scheduled = false
-    for (const [s, list] of this.#pending) {
-      while (list.length > 0 && this.#inFlight < MAX_IN_FLIGHT) void this.#send(s, list.splice(0, MAX_TOGETHER))
-      if (list.length > 0) return
-      this.#pending.delete(s)
-    }
-  }
-
-  async #send(s: Snapshot, reads: readonly Pending[]): Promise<void> {
-    this.#inFlight++
-    try {
-      const hidden = reads.flatMap((r) => r.deletes.map((t) => ` AND NOT (${series(r)} AND ${hiddenBy(t, 'ts')})`))
-      const symbols = [...new Set(reads.map((r) => r.symbol))]
-      const one = symbols.length === 1 && reads.every((r) => r.period === reads[0].period)
-      // Rows of several series carry their symbol's index in `symbols` (a byte) and their period's code,
-      // so rows are of one size and split by two bytes; rows of one series need neither.
-      const key = one
-        ? ''
-        : `transform(symbol, [${symbols.map((sym) => sql.str(sym)).join(', ')}], [${symbols.map((_, i) => i).join(', ')}], 255), toUInt8(period), `
-      const answers = await this.entry.read(
-        `SELECT ${key}ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${wanted(reads)}
-         WHERE ${s.visibleSql}${[...new Set(hidden)].join('')} FORMAT RowBinary`,
-        reads.reduce((n, r) => n + rowsAtMost(r), 0) <= SMALL_ROWS ? SMALL_READ : ONE_THREAD,
-        (buf) => split(buf, reads, one ? undefined : symbols),
-      )
-      reads.forEach((r, i) => r.resolve(answers[i]))
-    } catch (err) {
-      for (const r of reads) r.reject(err)
-    } finally {
-      this.#inFlight--
-      this.#schedule()
-    }
-  }
+/** One query for `reads`: each one's rows. */
+async function readTogether(entry: Connection, s: Snapshot, reads: readonly RangeRead[]): Promise<RangeRows[]> {
+  const hidden = reads.flatMap((r) => r.deletes.map((t) => ` AND NOT (${series(r)} AND ${hiddenBy(t, 'ts')})`))
+  const symbols = [...new Set(reads.map((r) => r.symbol))]
+  const one = symbols.length === 1 && reads.every((r) => r.period === reads[0].period)
+  // Rows of several series carry their symbol's index in `symbols` (a byte) and their period's code,
+  // so rows are of one size and split by two bytes; rows of one series need neither.
+  const key = one
+    ? ''
+    : `transform(symbol, [${symbols.map((sym) => sql.str(sym)).join(', ')}], [${symbols.map((_, i) => i).join(', ')}], 255), toUInt8(period), `
+  return entry.read(
+    `SELECT ${key}ts, ${VALUE_COLUMNS} FROM bars PREWHERE ${wanted(reads)}
+     WHERE ${s.visibleSql}${[...new Set(hidden)].join('')} FORMAT RowBinary`,
+    reads.reduce((n, r) => n + rowsAtMost(r), 0) <= SMALL_ROWS ? SMALL_READ : ONE_THREAD,
+    (buf) => split(buf, reads, one ? undefined : symbols),
+  )
 }
 
 /**
  * Each read's bars (and their volume scales) from an answer: rows of one series, or rows keyed by
  * their symbol's index in `symbols` and their period's code.
  */
-function split(
-  buf: Buffer,
-  reads: readonly RangeRead[],
-  symbols: readonly string[] | undefined,
-): { bars: Bars; vscales: Uint8Array }[] {
+function split(buf: Buffer, reads: readonly RangeRead[], symbols: readonly string[] | undefined): RangeRows[] {
   const row = symbols ? KEYED_ROW : READ_ROW
   const runs = symbols ? seriesRuns(buf) : wholeRows(buf)
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
