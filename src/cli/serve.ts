@@ -173,7 +173,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
   }
   const shown = displayLocation(config.store)
   app.log.info(
-    { store: shown },
+    { store: shown, workers: config.workers },
     `mdq serving ${shown} on http://${config.host}:${(app.server.address() as { port: number }).port}`,
   )
   const ingestUrl = ingest && `http://${config.ingestHost}:${(ingest.server.address() as { port: number }).port}`

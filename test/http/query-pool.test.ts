@@ -2,13 +2,14 @@
 import { parseStoreUrl } from '../../src/store/backends.js'
 import assert from 'node:assert/strict'
 import { copyFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { poolRunner } from '../../src/runner/query-pool.js'
 import { workerCount } from '../../src/cli/serve-command.js'
 import { ADJUSTS } from '../../src/domain/adjust.js'
 import { PERIODS } from '../../src/domain/period.js'
-import { spawnServe } from '../helpers/serve-process.js'
+import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
 import { demoDb, rawRequest, startServer, type TestServer } from '../helpers/server.js'
 import { damagedCopy, runMdq, tempDir } from '../helpers/store-files.js'
 
@@ -163,6 +164,28 @@ describe('--workers', () => {
     const env = runMdq(['--db', db, 'serve', '--port', '0'], { MDQ_WORKERS: '-2' })
     assert.notEqual(env.status, 0)
     assert.match(env.stderr, /--workers <n>.*whole number of worker threads/)
+  })
+
+  it('mdq serve logs how many query threads it runs: one per core by default, else as --workers says', async () => {
+    const workersLogged = (p: ServeProcess) =>
+      (
+        JSON.parse(
+          p
+            .output()
+            .split('\n')
+            .find((l) => l.includes('mdq serving'))!,
+        ) as { workers: number }
+      ).workers
+    const servers = await Promise.all([
+      spawnServe(['--db', db]),
+      spawnServe(['--db', db], ['--workers', '3']),
+      spawnServe(['--db', db], ['--workers', '0']),
+    ])
+    try {
+      assert.deepEqual(servers.map(workersLogged), [availableParallelism(), 3, 0])
+    } finally {
+      await Promise.all(servers.map((p) => p.stop()))
+    }
   })
 
   it('mdq serve --workers 2 answers as --workers 0, through the real CLI', async () => {
