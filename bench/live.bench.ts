@@ -6,7 +6,8 @@
 //    to its last pushed symbol reading the minute, beside that read alone (uncached).
 // B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0
 //    skips it, BENCH_LIVE_SQLITE=0 skips the others), beside the bare server and beside raw ClickHouse
-//    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push); then an hour of the day
+//    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push; then the same with the
+//    engine making their minute bars, a materialized view); then an hour of the day
 //    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
@@ -274,7 +275,10 @@ async function bareRates(key: string, live: LiveDay, from: number, to: number): 
 /**
  * The route mdq replaces on ClickHouse: a feed handler that inserts each push's snapshots as rows of
  * a plain `MergeTree ORDER BY (symbol, timestamp)` (one INSERT a push, `inFlight` at once, JSON rows
- * as pushed), no bars made. Per minute its snapshots/s, and the server's CPU per snapshot overall.
+ * as pushed). `minuteBars`: the engine makes minute bars of them as they go in (a materialized view
+ * into an `AggregatingMergeTree` by symbol and minute: open, high, low and close of the last price,
+ * the day's volume and amount at the minute's last snapshot), the least a desk needs for what mdq
+ * serves; otherwise no bars. Per minute its snapshots/s, and the server's CPU per snapshot overall.
  */
 async function rawClickHouseRates(
   ch: ClickHouseServer,
@@ -282,13 +286,33 @@ async function rawClickHouseRates(
   from: number,
   to: number,
   inFlight: number,
+  minuteBars = false,
 ): Promise<{ perS: number[]; serverUs: number }> {
+  const table = minuteBars ? 'live.raw_quotes_barred' : 'live.raw_quotes'
   await clickhouseSql(
     ch.httpUrl,
-    `CREATE TABLE IF NOT EXISTS live.raw_quotes (symbol String, timestamp Int64, last_price Float64, open Float64,
+    `CREATE TABLE IF NOT EXISTS ${table} (symbol String, timestamp Int64, last_price Float64, open Float64,
        high Float64, low Float64, prev_close Float64, volume Float64, amount Float64, region String)
      ENGINE = MergeTree ORDER BY (symbol, timestamp)`,
   )
+  if (minuteBars) {
+    await clickhouseSql(
+      ch.httpUrl,
+      `CREATE TABLE IF NOT EXISTS live.raw_minutes (symbol String, minute Int64,
+         open AggregateFunction(argMin, Float64, Int64), high AggregateFunction(max, Float64),
+         low AggregateFunction(min, Float64), close AggregateFunction(argMax, Float64, Int64),
+         volume AggregateFunction(argMax, Float64, Int64), amount AggregateFunction(argMax, Float64, Int64))
+       ENGINE = AggregatingMergeTree ORDER BY (symbol, minute)`,
+    )
+    await clickhouseSql(
+      ch.httpUrl,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS live.raw_minutes_made TO live.raw_minutes AS
+       SELECT symbol, intDiv(timestamp, 60000) * 60000 AS minute, argMinState(last_price, timestamp) AS open,
+         maxState(last_price) AS high, minState(last_price) AS low, argMaxState(last_price, timestamp) AS close,
+         argMaxState(volume, timestamp) AS volume, argMaxState(amount, timestamp) AS amount
+       FROM ${table} GROUP BY symbol, minute`,
+    )
+  }
   const rates: number[] = []
   let snapshotsAll = 0
   const server0 = cpuMs(ch.pid!)
@@ -298,7 +322,7 @@ async function rawClickHouseRates(
     const rows = bodies.map((b) => b.slice(1, -1).replaceAll('},{', '}\n{'))
     const t0 = performance.now()
     await eachInFlight(rows, inFlight, (body) =>
-      clickhouseSql(ch.httpUrl, 'INSERT INTO live.raw_quotes FORMAT JSONEachRow', body),
+      clickhouseSql(ch.httpUrl, `INSERT INTO ${table} FORMAT JSONEachRow`, body),
     )
     rates.push((snapshots / (performance.now() - t0)) * 1000)
     snapshotsAll += snapshots
@@ -740,6 +764,14 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
     const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
+    const barred = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT, true)
+    const barredWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE, true)
+    const minutesMade = Number(
+      await clickhouseSql(
+        ch.httpUrl,
+        'SELECT count() FROM (SELECT symbol, minute FROM live.raw_minutes GROUP BY symbol, minute)',
+      ),
+    )
     console.log(
       `\nB. one minute on ClickHouse (one server), pushed to instance A, read on instance B; medians of 3 minutes`,
     )
@@ -754,6 +786,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       `  baseline: raw ClickHouse, the snapshots as rows, an INSERT a push (${IN_FLIGHT} / ${IN_FLIGHT_WIDE} in flight)`,
       `${medianRate(raw.perS)} / ${medianRate(rawWide.perS)}`,
       `ratio ${(median(measured.perS) / median(raw.perS)).toFixed(2)} / ${(median(wide.perS) / median(rawWide.perS)).toFixed(2)}; server ${raw.serverUs.toFixed(1)} / ${rawWide.serverUs.toFixed(1)} us a snapshot`,
+    )
+    row(
+      `  baseline: the same, the engine making minute bars of them (a materialized view; ${minutesMade.toLocaleString('en-US')} bars)`,
+      `${medianRate(barred.perS)} / ${medianRate(barredWide.perS)}`,
+      `ratio ${(median(measured.perS) / median(barred.perS)).toFixed(2)} / ${(median(wide.perS) / median(barredWide.perS)).toFixed(2)}; server ${barred.serverUs.toFixed(1)} / ${barredWide.serverUs.toFixed(1)} us a snapshot`,
     )
     row(
       '  CPU per snapshot (us): A main thread, its other threads, ClickHouse, the pusher',
