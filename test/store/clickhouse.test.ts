@@ -751,7 +751,7 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
   })
 
   need.it(
-    "a feed's next import is begun ahead and taken by its next write; one left unused, or at close, is given up",
+    "a feed's next import is begun with its write's commit and taken by its next write; one left unused, or at close, is given up",
     async () => {
       const url = cluster.storeUrl('ahead')
       const { market, keys } = await open(url)
@@ -773,9 +773,15 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
       try {
         const first = await market.beginWrite({ more: true })
         await first.putInstruments([bareInstrument('600120.SH')])
-        // Begun while the first write is still open, not when the next one starts.
-        const ahead = await poll('the next import begun ahead', begunAbove(first.importId))
+        assert.equal(await begunAbove(first.importId)(), undefined, 'none is begun before the commit')
         await first.commit()
+        // Begun by the first write's commit, in the INSERT of its `committing` row: one row time.
+        const ahead = await begunAbove(first.importId)()
+        assert.ok(ahead, 'the next import is begun once the first write has committed')
+        const [[together]] = await meta.rows(
+          `SELECT uniqExact(at_ms) FROM imports WHERE (import_id = ${first.importId} AND state = 'committing') OR (import_id = ${ahead} AND state = 'begun')`,
+        )
+        assert.equal(together, '1', "the next import's begun row went in with the committing row")
         const second = await market.beginWrite()
         assert.equal(second.importId, ahead, 'the next write takes the import begun ahead')
         await second.putInstruments([bareInstrument('600121.SH')])
@@ -818,7 +824,11 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
         const fourth = await market.beginWrite({ more: true })
         assert.ok(BigInt(fourth.importId) > BigInt(unused), 'an import given up is not taken')
         await fourth.rollback()
-        const atClose = await poll('the import begun after the fourth', begunAbove(fourth.importId))
+        assert.equal(await begunAbove(fourth.importId)(), undefined, 'a write rolled back begins none')
+        const last = await market.beginWrite({ more: true })
+        await last.commit()
+        const atClose = await begunAbove(last.importId)()
+        assert.ok(atClose, 'the import begun by the last commit')
         assert.equal(await states(atClose), "['begun']")
         await market.close()
         closed = true

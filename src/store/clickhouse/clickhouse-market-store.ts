@@ -22,7 +22,7 @@ import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
-import { ClickHouseWriter, openImport, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
+import { ClickHouseWriter, newImportId, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
 import { HEARTBEAT_MS, claimDeadImports, committedFrom, recordState } from './import-states.js'
@@ -188,32 +188,31 @@ export class ClickHouseMarketStore implements MarketStore {
 
   async beginWrite(options: BeginOptions = {}): Promise<ClickHouseWriter> {
     const spare = await this.#takeSpare()
-    const writer = await this.#begin(spare)
-    if (options.more) this.#beginSpare()
-    return writer
+    return this.#begin(spare, options.more === true)
   }
 
   /**
-   * Begins the next write's import now, so that write starts without waiting for its `begun` row: a
-   * feed writes several times a second, and each INSERT waits for its part on disk. Until taken it is
-   * an open import like any other (readers hide it); one left for a heartbeat is given up (it wrote
-   * nothing).
+   * Keeps `spare`, the next write's import, begun with this write's `committing` row, so that write
+   * starts without a `begun` row of its own: a feed writes several times a second, and each INSERT
+   * makes a part the server writes and merges. Until taken it is an open import like any other
+   * (readers hide it); one left for a heartbeat is given up (it wrote nothing).
    */
-  #beginSpare(): void {
-    if (this.#closed) return
+  #keepSpare(spare: BegunImport): void {
     this.#dropSpare()
-    const spare: Promise<BegunImport | undefined> = openImport(this.#t.metaWriter).catch(() => undefined)
-    this.#spare = spare
+    if (this.#closed) return void this.#track(this.#giveUp(spare))
+    const kept = Promise.resolve(spare)
+    this.#spare = kept
     const timer = setTimeout(() => {
-      if (this.#spare === spare) this.#dropSpare()
+      if (this.#spare === kept) this.#dropSpare()
     }, HEARTBEAT_MS)
     timer.unref()
   }
 
   /**
-   * The spare import, taken, if it is begun, younger than a heartbeat and still above every committed
+   * The spare import, taken, if it is younger than a heartbeat and still above every committed
    * import (one committed since it began, by another process or instance, would otherwise win over
-   * this write's newer rows); else it is given up.
+   * this write's newer rows; and so no reader can have loaded a watermark at or above it before its
+   * `begun` row was in, as beginImport checks for a new one); else it is given up.
    */
   async #takeSpare(): Promise<BegunImport | undefined> {
     const spare = this.#spare
@@ -238,10 +237,13 @@ export class ClickHouseMarketStore implements MarketStore {
     return recordState(this.#t.metaWriter, [b.id], ['aborted', 'vacuumed']).catch(() => undefined)
   }
 
-  #begin(begun: BegunImport | undefined): Promise<ClickHouseWriter> {
+  #begin(begun: BegunImport | undefined, more: boolean): Promise<ClickHouseWriter> {
     return ClickHouseWriter.begin(
       this.#t,
       {
+        ...(more && {
+          next: { draw: (after) => ({ id: newImportId(after), atMs: Date.now() }), begun: (b) => this.#keepSpare(b) },
+        }),
         committed: async () => {
           await this.#snapshot.reload()
           // A later import removes what dead ones left; at most every BACKGROUND_VACUUM_MS, as a live

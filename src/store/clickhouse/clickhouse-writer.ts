@@ -22,7 +22,7 @@ import { depthRow, liveQuoteRow } from './live-tables.js'
 import { MdqError } from '../../domain/errors.js'
 import { tsv } from './connection.js'
 import { partialRollups } from './clickhouse-rollups.js'
-import { HEARTBEAT_MS, beginImport, commitImport, recordState, tablesMask } from './import-states.js'
+import { HEARTBEAT_MS, beginImport, commitImport, recordState, recordStates, tablesMask } from './import-states.js'
 import { BarBlocks, MetaRows } from './insert-buffers.js'
 import { INSERT_BLOCK_ROWS, blobRow, encodeRows, type Cell, type ColumnType } from './row-binary.js'
 import {
@@ -59,6 +59,12 @@ export interface WriterHooks {
   committed(): Promise<void>
   /** After a rollback or failed commit: remove the import's rows (best effort). */
   abandoned(id: string): void
+  /**
+   * A writer of a feed (beginWrite `more`): the import the next write takes, drawn above this one,
+   * whose `begun` row goes in with this one's `committing` row (one INSERT); `begun` is told once it
+   * is in, whether this commit then succeeds or not (the import is open and wrote nothing).
+   */
+  readonly next?: { readonly draw: (after: bigint) => BegunImport; readonly begun: (next: BegunImport) => void }
 }
 
 /** An import whose `begun` row is in (beginImport), and a time at or before that row's (epoch ms). */
@@ -68,7 +74,7 @@ export interface BegunImport {
 }
 
 /** Begins an import now: its `begun` row in, its id above every committed one. */
-export async function openImport(meta: Topology['metaWriter']): Promise<BegunImport> {
+async function openImport(meta: Topology['metaWriter']): Promise<BegunImport> {
   const atMs = Date.now()
   return { id: await beginImport(meta, newImportId), atMs }
 }
@@ -375,14 +381,20 @@ export class ClickHouseWriter implements StoreWriter {
   async commit(): Promise<void> {
     this.#live()
     this.#open = false
-    // The bar blocks, the small tables' INSERTs and the `committing` row go together: only the
-    // conditional commit row must follow them (each INSERT waits for its part on disk).
-    const sent = await Promise.allSettled([
-      this.#bars.finish(),
-      this.#blobs.finish(),
-      this.#meta.finish(),
-      recordState(this.#t.metaWriter, [this.#id], 'committing'),
+    // The bar blocks, the small tables' INSERTs and the `committing` row (with the next write's
+    // `begun` row, for a feed) go together: only the conditional commit row must follow them (each
+    // INSERT waits for its part on disk).
+    const next = this.#hooks.next?.draw(this.#id)
+    const states = recordStates(this.#t.metaWriter, [
+      [this.#id, 'committing'],
+      ...(next ? [[next.id, 'begun'] as const] : []),
     ])
+    if (next)
+      void states.then(
+        () => this.#hooks.next!.begun(next),
+        () => undefined,
+      )
+    const sent = await Promise.allSettled([this.#bars.finish(), this.#blobs.finish(), this.#meta.finish(), states])
     const failed = sent.find((r) => r.status === 'rejected')
     if (failed) {
       await this.#abandon()

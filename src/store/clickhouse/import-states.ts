@@ -68,9 +68,20 @@ export async function recordState(
   ids: readonly (bigint | string)[],
   states: ImportState | readonly ImportState[],
 ): Promise<void> {
+  await recordStates(
+    meta,
+    ids.flatMap((id) => [states].flat().map((state) => [id, state] as const)),
+  )
+}
+
+/** Rows of `imports`, each an import and its state, in one INSERT (atomic: all of them or none). */
+export async function recordStates(
+  meta: Connection,
+  rows: readonly (readonly [id: bigint | string, state: ImportState])[],
+): Promise<void> {
   const now = Date.now()
-  const rows = ids.flatMap((id) => [states].flat().map((state) => `${sql.int(id)}\t${state}\t${now}\n`))
-  await meta.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', rows.join(''))
+  const body = rows.map(([id, state]) => `${sql.int(id)}\t${state}\t${now}\n`).join('')
+  await meta.insert('imports', ['import_id', 'state', 'at_ms'], 'TabSeparated', body)
 }
 
 /**
