@@ -22,7 +22,7 @@ import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot } from './snapshot.js'
 import { Poller } from './poller.js'
-import { ClickHouseWriter, newImportId, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
+import { ClickHouseWriter, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
 import { HEARTBEAT_MS, claimDeadImports, committedFrom, recordState } from './import-states.js'
@@ -241,9 +241,7 @@ export class ClickHouseMarketStore implements MarketStore {
     return ClickHouseWriter.begin(
       this.#t,
       {
-        ...(more && {
-          next: { draw: (after) => ({ id: newImportId(after), atMs: Date.now() }), begun: (b) => this.#keepSpare(b) },
-        }),
+        ...(more && { nextBegun: (b: BegunImport) => this.#keepSpare(b) }),
         committed: async () => {
           await this.#snapshot.reload()
           // A later import removes what dead ones left; at most every BACKGROUND_VACUUM_MS, as a live

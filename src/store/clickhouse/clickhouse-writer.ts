@@ -60,11 +60,11 @@ export interface WriterHooks {
   /** After a rollback or failed commit: remove the import's rows (best effort). */
   abandoned(id: string): void
   /**
-   * A writer of a feed (beginWrite `more`): the import the next write takes, drawn above this one,
-   * whose `begun` row goes in with this one's `committing` row (one INSERT); `begun` is told once it
-   * is in, whether this commit then succeeds or not (the import is open and wrote nothing).
+   * A writer of a feed (beginWrite `more`): given the import the next write is to take, drawn above
+   * this one, once its `begun` row is in; that row goes in with this one's `committing` row (one
+   * INSERT), whether this commit then succeeds or not (the import is open and wrote nothing).
    */
-  readonly next?: { readonly draw: (after: bigint) => BegunImport; readonly begun: (next: BegunImport) => void }
+  readonly nextBegun?: (next: BegunImport) => void
 }
 
 /** An import whose `begun` row is in (beginImport), and a time at or before that row's (epoch ms). */
@@ -384,14 +384,15 @@ export class ClickHouseWriter implements StoreWriter {
     // The bar blocks, the small tables' INSERTs and the `committing` row (with the next write's
     // `begun` row, for a feed) go together: only the conditional commit row must follow them (each
     // INSERT waits for its part on disk).
-    const next = this.#hooks.next?.draw(this.#id)
+    const { nextBegun } = this.#hooks
+    const next = nextBegun && { id: newImportId(this.#id), atMs: Date.now() }
     const states = recordStates(this.#t.metaWriter, [
       [this.#id, 'committing'],
       ...(next ? [[next.id, 'begun'] as const] : []),
     ])
     if (next)
       void states.then(
-        () => this.#hooks.next!.begun(next),
+        () => nextBegun(next),
         () => undefined,
       )
     const sent = await Promise.allSettled([this.#bars.finish(), this.#blobs.finish(), this.#meta.finish(), states])
