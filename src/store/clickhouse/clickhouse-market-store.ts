@@ -56,7 +56,7 @@ export class ClickHouseMarketStore implements MarketStore {
   #liveMark: { readonly graceMs: number; readonly mark: LiveMark } | undefined
   readonly #financials: FinancialReads
   /** An import begun ahead for the next write (beginWrite `more`), given up unless taken within a heartbeat. */
-  #spare: Promise<BegunImport | undefined> | undefined
+  #spare: BegunImport | undefined
   #closed = false
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
@@ -200,10 +200,9 @@ export class ClickHouseMarketStore implements MarketStore {
   #keepSpare(spare: BegunImport): void {
     this.#dropSpare()
     if (this.#closed) return void this.#track(this.#giveUp(spare))
-    const kept = Promise.resolve(spare)
-    this.#spare = kept
+    this.#spare = spare
     const timer = setTimeout(() => {
-      if (this.#spare === kept) this.#dropSpare()
+      if (this.#spare === spare) this.#dropSpare()
     }, HEARTBEAT_MS)
     timer.unref()
   }
@@ -215,9 +214,8 @@ export class ClickHouseMarketStore implements MarketStore {
    * `begun` row was in, as beginImport checks for a new one); else it is given up.
    */
   async #takeSpare(): Promise<BegunImport | undefined> {
-    const spare = this.#spare
+    const begun = this.#spare
     this.#spare = undefined
-    const begun = await spare
     if (!begun) return undefined
     if (Date.now() - begun.atMs < HEARTBEAT_MS && (await committedFrom(this.#t.metaWriter, begun.id)) < begun.id)
       return begun
@@ -229,7 +227,7 @@ export class ClickHouseMarketStore implements MarketStore {
   #dropSpare(): void {
     const spare = this.#spare
     this.#spare = undefined
-    if (spare) this.#track(spare.then((b) => b && this.#giveUp(b)))
+    if (spare) this.#track(this.#giveUp(spare))
   }
 
   /** An import begun ahead and never used: rolled back, and claimed at once (it wrote nothing). */
