@@ -26,6 +26,8 @@ export interface IngestListenerOptions {
   readonly metrics: Metrics
   readonly logger: FastifyServerOptions['logger']
   readonly limits?: Partial<HttpLimits>
+  /** Quote pushes answered once logged in the store (MarketStore.ingestLog), their bars written behind. */
+  readonly logged?: boolean
 }
 
 /**
@@ -42,14 +44,31 @@ const GATHER_MS = 5
 export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
+  const ingestLog = o.logged ? o.store.ingestLog : undefined // serve refuses `logged` without one
   const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
-  const writes = threaded ?? new LiveIngest(o.store, { gatherMs: o.store.capabilities.blockingReads ? 0 : GATHER_MS })
+  const live = threaded
+    ? undefined
+    : new LiveIngest(o.store, {
+        gatherMs: o.store.capabilities.blockingReads ? 0 : GATHER_MS,
+        ...(ingestLog && { ingestLog }),
+      })
+  const writes = threaded ?? live!
   const ingest = countedIngest(publishingIngest(writes, o.feed), {
     rows: (kind, n) => o.metrics.ingestRows.inc({ kind }, n),
     ignored: (reason, n) => o.metrics.ingestIgnored.inc({ reason }, n),
   })
   const app = await buildIngestApp({ ingest, keys: o.keys, metrics: o.metrics, logger: o.logger, limits: o.limits })
   if (threaded) app.addHook('onClose', threaded.close)
+  if (ingestLog && live) {
+    const log = app.log
+    live.onWriteFailed((err) => log.warn({ err }, 'writing logged pushes failed; retrying'))
+    // What an ingest killed before writing left in the log is written now, not at the first push.
+    void live
+      .recover()
+      .catch((err: unknown) => log.warn({ err }, 'replaying the ingest log failed; retried at the first push'))
+    // Pushes answered are written before the store closes (else at the next start, from the log).
+    app.addHook('onClose', () => live.settled().catch(() => undefined))
+  }
   return { app, ...(threaded && { foldAppends: threaded.foldAppends }) }
 }
 

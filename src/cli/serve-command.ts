@@ -76,6 +76,15 @@ export function registerServe(program: Command): void {
           .default('127.0.0.1'),
       )
       .addOption(
+        new Option(
+          '--ingest-answer <when>',
+          'answer a quote push once its bars are written (readable at once), or once it is logged and write them behind (ClickHouse: fewer, larger writes, readable a write later)',
+        )
+          .env('MDQ_INGEST_ANSWER')
+          .choices(['written', 'logged'])
+          .default('written'),
+      )
+      .addOption(
         new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)')
           .env('MDQ_WORKERS')
           .default(defaultWorkers(), 'one per core')
@@ -122,6 +131,7 @@ export function registerServe(program: Command): void {
     workers: number
     ingestPort?: number
     ingestHost: string
+    ingestAnswer: 'written' | 'logged'
     streamConnectionsPerKey: number
     streamSubscriptionsPerKey: number
   }

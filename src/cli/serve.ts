@@ -1,4 +1,5 @@
 /** @module `mdq serve`'s work: open the store, build the app, listen, shut down gracefully (loaded only when serving). */
+import { MdqError } from '../domain/errors.js'
 import { buildApp } from '../http/app.js'
 import { Metrics } from '../http/observability.js'
 import { InProcessLiveFeed } from '../live/live-feed.js'
@@ -37,6 +38,8 @@ export interface ServeConfig {
   /** The ingest listener's port (absent: no ingest) and address. */
   readonly ingestPort?: number
   readonly ingestHost: string
+  /** When a quote push is answered: once written (default), or once logged in the store (IngestLog) and written behind. */
+  readonly ingestAnswer?: 'written' | 'logged'
   /** Stream connections one key may hold on this instance. */
   readonly streamConnectionsPerKey: number
   /** Stream subscriptions (channel and symbol) one key may hold on this instance. */
@@ -70,6 +73,13 @@ export const SHUTDOWN_GRACE_MS = 10_000
  */
 export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?: string }> {
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
+  if (config.ingestAnswer === 'logged' && !store.ingestLog) {
+    await Promise.all([store.close(), keys.close()])
+    throw new MdqError(
+      'BAD_PARAM',
+      '--ingest-answer logged needs a store that keeps an ingest log (ClickHouse); this store answers pushes once written, in one local transaction, as fast',
+    )
+  }
   const limiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
     : new MemoryRateLimiter()
@@ -123,7 +133,15 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
   const listener =
     config.ingestPort === undefined
       ? undefined
-      : await ingestApp({ store, at: { store: config.store, keys: config.keys }, keys, feed, metrics, logger })
+      : await ingestApp({
+          store,
+          at: { store: config.store, keys: config.keys },
+          keys,
+          feed,
+          metrics,
+          logger,
+          logged: config.ingestAnswer === 'logged',
+        })
   const ingest = listener?.app
   const stopFolding = keepFoldingAppends(store, app.log, listener?.foldAppends)
   let closing = false

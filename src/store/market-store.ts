@@ -190,7 +190,34 @@ export interface MarketStore {
    * (SQLite folds grown tails into chunks); true while there is more to do. Absent: none needed.
    */
   foldAppends?(): Promise<boolean>
+  /**
+   * A log of pushed batches kept in the store, for a live ingest that answers a push once it is
+   * logged and writes what it built later, in fewer and larger writes (a server whose every write
+   * costs parts: ClickHouse). Absent: pushes are answered once written.
+   */
+  readonly ingestLog?: IngestLog
   close(): Promise<void>
+}
+
+/** A logged push: the feed (one per ingest process) that took it, its place in that feed, and the batch as JSON. */
+export interface LogEntry {
+  readonly feed: string
+  readonly seq: number
+  readonly body: string
+}
+
+/** Every entry of `feed` up to `seq` is in committed writes. */
+export interface LogMark {
+  readonly feed: string
+  readonly seq: number
+}
+
+/** The ingest log (MarketStore.ingestLog). */
+export interface IngestLog {
+  /** Appends `entries` and `marks` in one write: durable (and seen by `unfolded`) once it resolves. */
+  append(entries: readonly LogEntry[], marks: readonly LogMark[]): Promise<void>
+  /** The entries above their feed's newest mark, in the order they were logged. */
+  unfolded(): Promise<LogEntry[]>
 }
 
 /**

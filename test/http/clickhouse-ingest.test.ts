@@ -130,4 +130,79 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       }
     },
   )
+  need.it(
+    'answered once logged: a SIGKILL right after the answers loses none of them; the next instance writes them',
+    async () => {
+      const store2 = cluster.storeUrl('logged')
+      const mdq = (...args: string[]) => {
+        const r = runMdq(['--store', store2, ...args])
+        assert.equal(r.status, 0, r.stderr)
+        return r.stdout.trim()
+      }
+      mdq('migrate')
+      const feedKey = mdq('keys', 'create', '--name', 'feed', '--scope', 'ingest')
+      const readKey = mdq('keys', 'create', '--name', 'reader')
+      const serve = () =>
+        spawnServe(['--store', store2], ['--ingest-port', '0', '--rate-limit', 'off', '--ingest-answer', 'logged'])
+      const sources = new Map(SYMBOLS.map((s, k) => [s, dayBars([0.45 + k * 0.1, 0.35])]))
+      const all = SYMBOLS.flatMap((s) => snapshotsOfDay(s, sources.get(s)!, MARKETS.SH, 50, 3)).sort(
+        (x, y) => x.timestamp - y.timestamp,
+      )
+      const push = async (at: ServeProcess, quotes: readonly QuoteSnapshot[]) => {
+        const r = await fetch(`${at.ingest}/v1/ingest/quotes`, {
+          method: 'POST',
+          headers: { 'X-API-Key': feedKey, 'Content-Type': 'application/json' },
+          body: JSON.stringify(quotes.map(wire)),
+        })
+        assert.equal(r.status, 200, await r.text())
+      }
+      const intraday = async (at: ServeProcess, symbol: string) => {
+        const r = await getJson<{ data: KlinesData }>(`${at.base}/v1/klines/intraday?symbol=${symbol}`, {
+          headers: { 'X-API-Key': readKey },
+        })
+        return r.status === 200 ? columns(r.body.data) : undefined
+      }
+      /** What the pushes `quotes` build, as SQLite answers once each push is written. */
+      const builtBy = async (quotes: readonly QuoteSnapshot[]) => {
+        const sqlite = SqliteMarketStore.open(':memory:')
+        try {
+          const ingest = new LiveIngest(sqlite)
+          for (let i = 0; i < quotes.length; i += 50)
+            await ingest.writeQuotes(quotes.slice(i, i + 50).map((snapshot) => ({ snapshot })))
+          const contexts = new SymbolContexts(sqlite)
+          return await Promise.all(
+            SYMBOLS.map(async (s) =>
+              columns(await readKlines(sqlite, contexts, { symbol: s, period: '1m', adjust: 'none', count: 1000 })),
+            ),
+          )
+        } finally {
+          await sqlite.close()
+        }
+      }
+      const until = async (at: ServeProcess, expected: number[][][], what: string) => {
+        const t0 = Date.now()
+        for (;;) {
+          const got = await Promise.all(SYMBOLS.map((s) => intraday(at, s)))
+          if (JSON.stringify(got) === JSON.stringify(expected)) return Date.now() - t0
+          assert.ok(Date.now() - t0 < 30_000, `${what}: ${JSON.stringify(got.map((g) => g?.[0].length))}`)
+          await sleep(20)
+        }
+      }
+      const cut = Math.floor(all.length * 0.6) + 1
+      const a = await serve()
+      servers.push(a)
+      for (let i = 0; i < cut; i += 50) await push(a, all.slice(i, Math.min(cut, i + 50)))
+      await a.kill() // at once: the last pushes are logged, their bars perhaps not yet written
+      const c = await serve()
+      servers.push(c)
+      const ms = await until(c, await builtBy(all.slice(0, cut)), 'every push answered before the kill')
+      console.log(`what instance A answered was read on the next instance ${ms} ms after it listened`)
+      for (let i = cut; i < all.length; i += 50) await push(c, all.slice(i, i + 50))
+      await until(
+        c,
+        SYMBOLS.map((s) => columns(sources.get(s)!)),
+        'the whole day',
+      )
+    },
+  )
 })

@@ -75,6 +75,13 @@ const columns = (b: Bars) => ({
 })
 
 describe('ingest listener', () => {
+  it('refuses to answer pushes once logged on a store without an ingest log (SQLite), in one line', () => {
+    const r = runMdq(['--db', db, 'serve', '--port', '0', '--ingest-port', '0', '--ingest-answer', 'logged'])
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^mdq: --ingest-answer logged needs a store that keeps an ingest log \(ClickHouse\)/)
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
+  })
+
   it('takes keys of scope ingest or admin; a read key is a 403 naming the scope, no key a 401', async () => {
     const reader = await newKey(server.keys, 'reader')
     const admin = await newKey(server.keys, 'admin', {}, 'admin')

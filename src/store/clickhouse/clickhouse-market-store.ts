@@ -10,6 +10,7 @@ import type {
   BarQuery,
   BeginOptions,
   DataVersions,
+  IngestLog,
   LiveQuote,
   MarketStore,
   StoreCapabilities,
@@ -26,6 +27,7 @@ import { ClickHouseWriter, type BegunImport, type WriterOptions } from './clickh
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
 import { FinancialReads } from './financials-reads.js'
 import { HEARTBEAT_MS, claimDeadImports, committedFrom, recordState } from './import-states.js'
+import { ClickHouseIngestLog } from './ingest-log.js'
 
 /** How often the committed state is polled: imports of other processes show within this (+ one query). */
 export const POLL_MS = 250
@@ -58,9 +60,12 @@ export class ClickHouseMarketStore implements MarketStore {
   /** An import begun ahead for the next write (beginWrite `more`), given up unless taken within a heartbeat. */
   #spare: BegunImport | undefined
   #closed = false
+  readonly #log: ClickHouseIngestLog
+  readonly ingestLog: IngestLog
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
     this.#t = t
+    this.ingestLog = this.#log = new ClickHouseIngestLog(t.metaWriter)
     this.#writerOptions = writerOptions
     this.#bars = new BarReads(t.entry)
     this.#financials = new FinancialReads(t.meta)
@@ -249,10 +254,15 @@ export class ClickHouseMarketStore implements MarketStore {
             this.#vacuumedMs = now
             this.#track(this.vacuum().catch(() => undefined))
           }
-          // A writer of live quotes keeps their tables to a row per symbol (and the last minutes' pushes).
+          // A writer of live quotes keeps their tables to a row per symbol (and the last minutes' pushes),
+          // and the ingest log to its last days.
           if (now - this.#liveCompactedMs >= BACKGROUND_LIVE_COMPACT_MS) {
             this.#liveCompactedMs = now
-            this.#track(this.compactLive().catch(() => undefined))
+            this.#track(
+              this.compactLive()
+                .then(() => this.#log.dropOld())
+                .catch(() => undefined),
+            )
           }
         },
         abandoned: (id) =>

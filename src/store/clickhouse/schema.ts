@@ -5,6 +5,7 @@ import type { ClickHouseConfig } from './config.js'
 import { FINANCIAL_TABLES, FINANCIAL_VERSIONED_TABLES } from './financials-schema.js'
 import { LIVE_TABLES, LIVE_VERSIONED_TABLES } from './live-tables.js'
 import { IMPORT_TABLES_COLUMN, IMPORT_STATE_TYPE } from './import-states.js'
+import { INGEST_LOG_TABLE } from './ingest-log.js'
 import { PERIOD_ENUM } from './row-binary.js'
 
 /** Every versioned row carries the import that wrote it and its order inside that import. */
@@ -60,7 +61,7 @@ const BLOBS = `symbol String, period ${PERIOD_ENUM}, first_ts Int64, last_ts Int
 export const BLOB_COLUMNS = ['symbol', 'period', 'first_ts', 'last_ts', 'bars', 'data', 'import_id', 'seq'] as const
 const BLOBS_MERGE_TREE = 'ENGINE = MergeTree ORDER BY (symbol, period, first_ts) SETTINGS index_granularity = 1'
 /** Tables added to the format since stores were first made: a store without them is upgraded on open (clickhouse-backend.ts). */
-export const ADDED_TABLES: ReadonlySet<string> = new Set(['blobs', 'blobs_local'])
+export const ADDED_TABLES: ReadonlySet<string> = new Set(['blobs', 'blobs_local', 'ingest_log'])
 /** Bars per blob row: a read of a range takes whole blobs, so a short range of a long series reads few more. */
 export const BLOB_BARS = 4096
 /**
@@ -103,6 +104,7 @@ const META_TABLES: readonly string[] = [
    rate_per_min Nullable(Float64), burst Nullable(Float64), ver UInt64, scope String DEFAULT 'read') ENGINE = MergeTree ORDER BY id`,
   ...FINANCIAL_TABLES,
   ...LIVE_TABLES,
+  INGEST_LOG_TABLE,
 ]
 
 /**
