@@ -118,7 +118,8 @@ function mergeUnder(into: Unwritten, from: Unwritten): void {
 function mergeOver(into: Unwritten, built: Omit<Built, 'pushed' | 'states'>): void {
   for (const [symbol, held] of built.minutes) {
     const older = into.minutes.get(symbol)
-    into.minutes.set(symbol, older ? new Map([...older, ...held]) : held)
+    if (older) for (const [ts, bar] of held) older.set(ts, bar)
+    else into.minutes.set(symbol, held)
   }
   for (const [k, v] of built.days) into.days.set(k, v)
   for (const [k, v] of built.latest) into.latest.set(k, v)
