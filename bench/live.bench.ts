@@ -18,7 +18,8 @@
 //    beside writing them by rewriting each symbol's last chunk.
 // E. reads on a ClickHouse instance (the full market's history copied in) while another takes a feed at
 //    BENCH_LIVE_SPEED times the market's pace, beside the same reads with no feed; answers other than
-//    2xx counted. BENCH_LIVE_CLICKHOUSE=minute runs B alone, =reads E alone.
+//    2xx counted (BENCH_LIVE_ANSWER=logged: A answers pushes once logged). BENCH_LIVE_CLICKHOUSE=minute
+//    runs B alone, =reads E alone.
 // Run: npm run bench -- live   (BENCH_SECONDS per read load, default 5)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -49,6 +50,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const SPEED = Number(process.env.BENCH_LIVE_SPEED ?? 10)
 const BATCH = 500
 const IN_FLIGHT = 4
+/** E's instance A answers pushes once `written` (default) or once `logged` (BENCH_LIVE_ANSWER; `mdq serve --ingest-answer`). */
+const ANSWER = process.env.BENCH_LIVE_ANSWER === 'logged' ? 'logged' : 'written'
+
 /** A feed handler that keeps more pushes open (on ClickHouse the quote pushes waiting on a write go into the next one together). */
 const IN_FLIGHT_WIDE = 16
 const MEASURED_MINUTES = 5
@@ -672,7 +676,7 @@ async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Pro
     const key = async (...flags: string[]) =>
       (await run([mdqBin, '--store', store, 'keys', 'create', '--name', 'bench', ...flags])).trim()
     const [feedKey, readKey] = [await key('--scope', 'ingest'), await key()]
-    const a = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
+    const a = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off', '--ingest-answer', ANSWER])
     servers.push(a)
     const b = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off'])
     servers.push(b)
@@ -686,7 +690,7 @@ async function clickhouseReadsUnderFeed(live: LiveDay, fm: FullMarketStore): Pro
     const paced = (kind: (typeof kinds)[number]) =>
       wrkLoad(b.url, readKey, loads[kind], SECONDS, 32, { perS: pace[kind], countErrors: true })
     console.log(
-      `\nE. reads on instance B (ClickHouse, the full market copied in: ${copySeconds.toFixed(0)} s) while a feed spread over each minute goes into A at ${SPEED}x the market's pace; paced at half the quiet rate`,
+      `\nE. reads on instance B (ClickHouse, the full market copied in: ${copySeconds.toFixed(0)} s) while a feed spread over each minute goes into A (pushes answered once ${ANSWER}) at ${SPEED}x the market's pace; paced at half the quiet rate`,
     )
     for (const kind of kinds) {
       await ch.settled()

@@ -4,6 +4,7 @@
  * the quote batches that waited for it), durable before its answer; the quotes and depth it accepted
  * are then published to the LiveFeed.
  */
+import { randomBytes } from 'node:crypto'
 import { barsOfRows, mergeBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import { MdqError } from '../domain/errors.js'
@@ -13,7 +14,8 @@ import { applySnapshot, type SymbolState } from '../domain/minute-bars.js'
 import type { StoredPeriod } from '../domain/period.js'
 import type { LiveEvent, LiveFeed, PushedQuote } from '../live/live-feed.js'
 import type { IngestLog, LiveQuote, LogEntry, MarketStore, StoreWriter } from '../store/market-store.js'
-import { randomBytes } from 'node:crypto'
+import { entryBody, quotesOfEntry } from './logged-quotes.js'
+import { WriteBehind, type Writes } from './write-behind.js'
 import type { PushedBar } from './pushed-rows.js'
 
 /** What one push did: rows taken, and of the quotes how many were older than their symbol's latest or repeated it. */
@@ -81,53 +83,11 @@ export function countedIngest(ingest: Ingest, counters: IngestCounters): Ingest 
   }
 }
 
-/** What quote pushes built: each push's outcome and events, and what the write of them puts. */
-interface Built {
+/** What quote pushes built: each push's outcome and events, each symbol's builder state after them, and what the write of them puts. */
+interface Built extends Writes {
   readonly pushed: Pushed[]
-  /** Each symbol's builder state after them. */
   readonly states: Map<string, SymbolState | undefined>
-  /** Per symbol the minute bars they closed or formed, by timestamp. */
-  readonly minutes: Map<string, Map<number, BarRow>>
-  readonly days: Map<string, BarRow>
-  readonly latest: Map<string, LiveQuote>
 }
-
-/** Logged pushes' bars and quotes not yet written (log mode), and the log entries they cover. */
-interface Unwritten {
-  readonly minutes: Map<string, Map<number, BarRow>>
-  readonly days: Map<string, BarRow>
-  readonly latest: Map<string, LiveQuote>
-  /** Per feed the newest entry covered. */
-  readonly covers: Map<string, number>
-}
-
-const unwritten = (): Unwritten => ({ minutes: new Map(), days: new Map(), latest: new Map(), covers: new Map() })
-
-/** Merges `from` into `into`, what `into` holds winning (it is newer). */
-function mergeUnder(into: Unwritten, from: Unwritten): void {
-  for (const [symbol, held] of from.minutes) {
-    const newer = into.minutes.get(symbol)
-    into.minutes.set(symbol, newer ? new Map([...held, ...newer]) : held)
-  }
-  for (const [k, v] of from.days) if (!into.days.has(k)) into.days.set(k, v)
-  for (const [k, v] of from.latest) if (!into.latest.has(k)) into.latest.set(k, v)
-  for (const [k, v] of from.covers) into.covers.set(k, Math.max(v, into.covers.get(k) ?? 0))
-}
-
-/** Merges `built` (newer) over `into`. */
-function mergeOver(into: Unwritten, built: Omit<Built, 'pushed' | 'states'>): void {
-  for (const [symbol, held] of built.minutes) {
-    const older = into.minutes.get(symbol)
-    if (older) for (const [ts, bar] of held) older.set(ts, bar)
-    else into.minutes.set(symbol, held)
-  }
-  for (const [k, v] of built.days) into.days.set(k, v)
-  for (const [k, v] of built.latest) into.latest.set(k, v)
-}
-
-/** After a failed write of logged pushes, the next try waits this long, doubling to the most. */
-const RETRY_MS = 100
-const RETRY_MOST_MS = 5_000
 
 /** A quote push waiting for the next write, with its answer. */
 interface WaitingQuotes {
@@ -172,14 +132,8 @@ export class LiveIngest implements IngestWrites {
   /** Log mode: this ingest's feed in the log (random), and its last entry's place. */
   readonly #feed = BigInt.asUintN(63, randomBytes(8).readBigUInt64BE()).toString()
   #seq = 0
-  /** Log mode: what logged pushes built and no write has stored yet. */
-  #unwritten = unwritten()
-  /** Log mode: the write of #unwritten under way, if any. */
-  #behind: Promise<void> | undefined
-  #retry: NodeJS.Timeout | undefined
-  #retryMs = RETRY_MS
-  /** Log mode: per feed the newest entry written, to be marked in the log. */
-  readonly #marks = new Map<string, number>()
+  /** Log mode: what logged pushes built, written behind. */
+  readonly #behind: WriteBehind | undefined
   #recovered = false
 
   /**
@@ -194,13 +148,14 @@ export class LiveIngest implements IngestWrites {
       readonly gatherMs?: number
       readonly ingestLog?: IngestLog
     } = {},
-  ) {}
-
-  #failed: ((err: unknown) => void) | undefined
+  ) {
+    const log = options.ingestLog
+    this.#behind = log && new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)))
+  }
 
   /** Log mode: `listener` hears of each failed write behind (it is tried again later). */
   onWriteFailed(listener: (err: unknown) => void): void {
-    this.#failed = listener
+    this.#behind?.onFailed(listener)
   }
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
@@ -313,11 +268,11 @@ export class LiveIngest implements IngestWrites {
 
   /** The pushes `batches`, in order, in one write (or one append to the log); the states move on once it is done. */
   async #commitQuotes(batches: readonly (readonly PushedQuote[])[]): Promise<Pushed[]> {
-    const log = this.options.ingestLog
-    if (log) await this.#recover(log)
+    const [log, behind] = [this.options.ingestLog, this.#behind]
+    if (log && behind) await this.#recover(log, behind)
     const built = await this.#build(batches)
     if (built.latest.size > 0) {
-      if (log) await this.#logBuilt(log, batches, built)
+      if (log && behind) await this.#logBuilt(log, behind, batches, built)
       else await this.#write(built.latest.keys(), (w) => putBuilt(w, built))
     }
     this.#advance(built.states)
@@ -370,16 +325,23 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** Log mode: the pushes appended (with the marks of writes since the last append), and what they built left to write behind. */
-  async #logBuilt(log: IngestLog, batches: readonly (readonly PushedQuote[])[], built: Built): Promise<void> {
-    const entries: LogEntry[] = batches.map((quotes) => ({ feed: this.#feed, seq: ++this.#seq, body: logBody(quotes) }))
-    const marks = this.#takeMarks()
+  async #logBuilt(
+    log: IngestLog,
+    behind: WriteBehind,
+    batches: readonly (readonly PushedQuote[])[],
+    built: Built,
+  ): Promise<void> {
+    const entries: LogEntry[] = batches.map((quotes) => ({
+      feed: this.#feed,
+      seq: ++this.#seq,
+      body: entryBody(quotes),
+    }))
+    const marks = behind.takeMarks()
     await log.append(entries, marks).catch((err: unknown) => {
-      this.#putBackMarks(marks)
+      behind.putBackMarks(marks)
       throw err
     })
-    mergeOver(this.#unwritten, built)
-    this.#unwritten.covers.set(this.#feed, this.#seq)
-    void this.#writeBehind().catch(() => undefined)
+    behind.add(built, [[this.#feed, this.#seq]])
   }
 
   /**
@@ -387,86 +349,36 @@ export class LiveIngest implements IngestWrites {
    * mark (pushes answered by an ingest that died before writing them), through the builders from the
    * stored states, and writes it behind. Entries already written change nothing again.
    */
-  async #recover(log: IngestLog): Promise<void> {
+  async #recover(log: IngestLog, behind: WriteBehind): Promise<void> {
     if (this.#recovered) return
     const entries = await log.unfolded()
     if (entries.length) {
-      const built = await this.#build(entries.map((e) => quotesOfLog(e.body)))
+      const built = await this.#build(entries.map((e) => quotesOfEntry(e.body)))
       this.#advance(built.states)
-      mergeOver(this.#unwritten, built)
-      const covers = built.latest.size > 0 ? this.#unwritten.covers : this.#marks
+      const covers = new Map<string, number>()
       for (const e of entries) covers.set(e.feed, Math.max(e.seq, covers.get(e.feed) ?? 0))
-      void this.#writeBehind().catch(() => undefined)
+      behind.add(built, covers)
     }
     this.#recovered = true
   }
 
   /** Log mode: replays what earlier feeds left unwritten now rather than at the first push (a listener starting). */
   recover(): Promise<void> {
-    const log = this.options.ingestLog
-    return log ? this.#serial(() => this.#recover(log)) : Promise.resolve()
-  }
-
-  /** Writes what logged pushes built, until none is left; a failed write is put back and tried again later (and rejects). */
-  #writeBehind(): Promise<void> {
-    this.#behind ??= this.#writeUnwritten().finally(() => {
-      this.#behind = undefined
-    })
-    return this.#behind
-  }
-
-  async #writeUnwritten(): Promise<void> {
-    while (this.#unwritten.latest.size > 0) {
-      const taken = this.#unwritten
-      this.#unwritten = unwritten()
-      try {
-        await this.#write(taken.latest.keys(), (w) => putBuilt(w, taken))
-      } catch (err) {
-        mergeUnder(this.#unwritten, taken)
-        this.#failed?.(err)
-        if (this.#retry === undefined)
-          this.#retry = setTimeout(() => {
-            this.#retry = undefined
-            void this.#writeBehind().catch(() => undefined)
-          }, this.#retryMs).unref()
-        this.#retryMs = Math.min(2 * this.#retryMs, RETRY_MOST_MS)
-        throw err
-      }
-      this.#retryMs = RETRY_MS
-      for (const [feed, seq] of taken.covers) this.#marks.set(feed, Math.max(seq, this.#marks.get(feed) ?? 0))
-    }
-    // Idle: the marks go in now rather than with the next push (if this fails, they go with it).
-    const log = this.options.ingestLog
-    const marks = this.#takeMarks()
-    if (log && marks.length) await log.append([], marks).catch(() => this.#putBackMarks(marks))
-  }
-
-  #takeMarks(): { feed: string; seq: number }[] {
-    const marks = [...this.#marks].map(([feed, seq]) => ({ feed, seq }))
-    this.#marks.clear()
-    return marks
-  }
-
-  #putBackMarks(marks: readonly { feed: string; seq: number }[]): void {
-    for (const m of marks) this.#marks.set(m.feed, Math.max(m.seq, this.#marks.get(m.feed) ?? 0))
-  }
-
-  /** Log mode: until what was logged is written (throws if a write of it fails). */
-  async #drain(): Promise<void> {
-    while (this.#behind || this.#unwritten.latest.size > 0) await this.#writeBehind()
+    const [log, behind] = [this.options.ingestLog, this.#behind]
+    return log && behind ? this.#serial(() => this.#recover(log, behind)) : Promise.resolve()
   }
 
   /** Once every push taken is written (log mode: not only logged); throws if a write of them fails. */
   async settled(): Promise<void> {
     await this.#queue
-    await this.#drain()
+    await this.#behind?.drain()
   }
 
   /** Bars as an import writes them: per symbol and period ascending, a later row winning over an earlier one at the same time. */
   writeBars(rows: readonly PushedBar[]): Promise<Pushed> {
     this.#closeGroup() // later quotes wait behind these bars
     return this.#serial(async () => {
-      await this.#drain() // quotes logged before go in first
+      await this.#behind?.drain() // quotes logged before go in first
       await this.#forgetIfMoved()
       const series = new Map<string, { symbol: string; period: StoredPeriod; bars: Bars }>()
       for (const row of rows) {
@@ -488,7 +400,7 @@ export class LiveIngest implements IngestWrites {
   writeDepth(rows: readonly MarketDepth[]): Promise<Pushed> {
     this.#closeGroup() // later quotes wait behind this depth
     return this.#serial(async () => {
-      await this.#drain() // quotes logged before go in first
+      await this.#behind?.drain() // quotes logged before go in first
       await this.#forgetIfMoved()
       const newest = new Map<string, MarketDepth>()
       let stale = 0
@@ -511,54 +423,11 @@ export class LiveIngest implements IngestWrites {
 }
 
 /** What quote pushes built, as a write puts it: each symbol's minute bars and day bar (live puts), and its latest quote. */
-async function putBuilt(w: StoreWriter, b: Pick<Built, 'minutes' | 'days' | 'latest'>): Promise<void> {
+async function putBuilt(w: StoreWriter, b: Writes): Promise<void> {
   for (const [symbol, held] of b.minutes)
     await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((x, y) => x.timestamp - y.timestamp)), {
       live: true,
     })
   for (const [symbol, day] of b.days) await w.putBars(symbol, '1d', barsOfRows([day]), { live: true })
   await w.putLiveQuotes([...b.latest.values()])
-}
-
-type LoggedQuote = [
-  symbol: string,
-  timestamp: number,
-  lastPrice: number,
-  open: number,
-  high: number,
-  low: number,
-  prevClose: number,
-  volume: number,
-  amount: number,
-  ext?: PushedQuote['ext'],
-]
-
-/** A push as a log entry's body: a JSON array of arrays (half the bytes of the objects; numbers as exact). */
-function logBody(quotes: readonly PushedQuote[]): string {
-  return JSON.stringify(
-    quotes.map(({ snapshot: q, ext }): LoggedQuote => {
-      const row: LoggedQuote = [
-        q.symbol,
-        q.timestamp,
-        q.lastPrice,
-        q.open,
-        q.high,
-        q.low,
-        q.prevClose,
-        q.volume,
-        q.amount,
-      ]
-      if (ext) row.push(ext)
-      return row
-    }),
-  )
-}
-
-function quotesOfLog(body: string): PushedQuote[] {
-  return (JSON.parse(body) as LoggedQuote[]).map(
-    ([symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount, ext]) => ({
-      snapshot: { symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount },
-      ...(ext && { ext }),
-    }),
-  )
 }

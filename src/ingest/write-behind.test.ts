@@ -1,0 +1,76 @@
+// Writing behind a logged ingest: what arrives while a write runs goes into the next; a failed write
+// is put back under what came since (the newer wins) and tried again; a log entry is marked only once
+// a write that covers it is in, and an entry that built nothing is marked only when nothing older waits.
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import type { BarRow } from '../domain/bars.js'
+import type { IngestLog, LogEntry, LogMark } from '../store/market-store.js'
+import { WriteBehind, type Writes } from './write-behind.js'
+
+const bar = (timestamp: number, close: number): BarRow => ({
+  timestamp,
+  open: close,
+  high: close,
+  low: close,
+  close,
+  volume: 1,
+  amount: close,
+  prevClose: close,
+})
+
+/** Writes of one symbol's minute bars (its latest quote stands in as a marker that there is something to write). */
+function writes(...bars: BarRow[]): Writes {
+  const latest = new Map([['600000.SH', {} as never]])
+  return { minutes: new Map([['600000.SH', new Map(bars.map((b) => [b.timestamp, b]))]]), days: new Map(), latest }
+}
+
+/** An in-memory log: only its marks matter here. */
+function memoryLog(): IngestLog & { marks: LogMark[] } {
+  const marks: LogMark[] = []
+  return {
+    marks,
+    append: async (_entries: readonly LogEntry[], m: readonly LogMark[]) => void marks.push(...m),
+    unfolded: async () => [],
+  }
+}
+
+it('a failed write is put back under what came since and tried again; entries are marked once written', async () => {
+  const log = memoryLog()
+  const written: number[][] = []
+  let fail = true
+  let release: () => void = () => undefined
+  const behind = new WriteBehind(log, async (w) => {
+    // The first write waits until the second batch has arrived, then fails (the store away).
+    if (fail) {
+      await new Promise<void>((r) => (release = r))
+      fail = false
+      throw new Error('the store is away')
+    }
+    written.push([...w.minutes.get('600000.SH')!.values()].map((b) => b.close))
+  })
+  const failures: unknown[] = []
+  behind.onFailed((err) => failures.push(err))
+  behind.add(writes(bar(60_000, 10), bar(120_000, 11)), [['7', 1]])
+  behind.add(writes(bar(120_000, 12)), [['7', 2]]) // newer: the same minute formed further
+  assert.deepEqual(log.marks, [])
+  release()
+  await behind.drain().catch(() => undefined) // the failed try rejects; the retry follows on its timer
+  await behind.drain()
+  assert.equal(failures.length, 1)
+  assert.deepEqual(written, [[10, 12]], 'one write of both, the newer minute winning over the put-back one')
+  assert.deepEqual(log.marks, [{ feed: '7', seq: 2 }])
+})
+
+it('an entry that built nothing is marked at once only when nothing older waits to be written', async () => {
+  const log = memoryLog()
+  let release: () => void = () => undefined
+  const behind = new WriteBehind(log, () => new Promise<void>((r) => (release = r)))
+  behind.add(writes(bar(60_000, 10)), [['7', 1]])
+  behind.add({ minutes: new Map(), days: new Map(), latest: new Map() }, [['7', 2]])
+  assert.deepEqual(behind.takeMarks(), [], 'entry 1 is not written yet: no mark may cover it')
+  release()
+  await behind.drain()
+  assert.deepEqual(log.marks, [{ feed: '7', seq: 1 }])
+  behind.add({ minutes: new Map(), days: new Map(), latest: new Map() }, [['7', 3]])
+  assert.deepEqual(behind.takeMarks(), [{ feed: '7', seq: 3 }], 'idle: marked at once')
+})

@@ -1,0 +1,138 @@
+/**
+ * @module Writing behind a logged ingest (LiveIngest `ingestLog`): what logged quote pushes built,
+ * held and merged until the next write takes all of it (one write at a time, the next as soon as the
+ * one before ends), a failed write put back and tried again later, and the log entries each written
+ * one covered, to be marked in the log.
+ */
+import type { BarRow } from '../domain/bars.js'
+import type { IngestLog, LiveQuote, LogMark } from '../store/market-store.js'
+
+/** What a write puts: per symbol its minute bars by timestamp, its day's bar and its latest quote. */
+export interface Writes {
+  readonly minutes: Map<string, Map<number, BarRow>>
+  readonly days: Map<string, BarRow>
+  readonly latest: Map<string, LiveQuote>
+}
+
+/** Writes not yet written, and per feed the newest log entry they cover. */
+interface Held extends Writes {
+  readonly covers: Map<string, number>
+}
+
+const held = (): Held => ({ minutes: new Map(), days: new Map(), latest: new Map(), covers: new Map() })
+
+const atLeast = (into: Map<string, number>, key: string, seq: number) =>
+  into.set(key, Math.max(seq, into.get(key) ?? 0))
+
+/** Merges `newer` over `into`. */
+function mergeOver(into: Writes, newer: Writes): void {
+  for (const [symbol, bars] of newer.minutes) {
+    const older = into.minutes.get(symbol)
+    if (older) for (const [ts, bar] of bars) older.set(ts, bar)
+    else into.minutes.set(symbol, bars)
+  }
+  for (const [k, v] of newer.days) into.days.set(k, v)
+  for (const [k, v] of newer.latest) into.latest.set(k, v)
+}
+
+/** Merges `older` under `into` (what `into` holds wins). */
+function mergeUnder(into: Held, older: Held): void {
+  for (const [symbol, bars] of older.minutes) {
+    const newer = into.minutes.get(symbol)
+    into.minutes.set(symbol, newer ? new Map([...bars, ...newer]) : bars)
+  }
+  for (const [k, v] of older.days) if (!into.days.has(k)) into.days.set(k, v)
+  for (const [k, v] of older.latest) if (!into.latest.has(k)) into.latest.set(k, v)
+  for (const [k, v] of older.covers) atLeast(into.covers, k, v)
+}
+
+/** After a failed write, the next try waits this long, doubling to the most. */
+const RETRY_MS = 100
+const RETRY_MOST_MS = 5_000
+
+export class WriteBehind {
+  #held = held()
+  /** The write of what was held under way, if any. */
+  #writing: Promise<void> | undefined
+  #retry: NodeJS.Timeout | undefined
+  #retryMs = RETRY_MS
+  /** Per feed the newest entry written, not yet marked in the log. */
+  readonly #marks = new Map<string, number>()
+  #failed: ((err: unknown) => void) | undefined
+
+  constructor(
+    private readonly log: IngestLog,
+    /** One store write of `writes`, all or nothing. */
+    private readonly write: (writes: Writes) => Promise<void>,
+  ) {}
+
+  /** `listener` hears of each failed write (it is tried again later). */
+  onFailed(listener: (err: unknown) => void): void {
+    this.#failed = listener
+  }
+
+  /**
+   * Holds `writes` (newer than what is held) for the next write, which marks `covers` (per feed the
+   * newest entry they came from) once it is in. Entries that built nothing are marked at once when
+   * nothing older is held or being written (else with the next write: a mark covers all below it).
+   */
+  add(writes: Writes, covers: Iterable<readonly [feed: string, seq: number]>): void {
+    const idle = this.#writing === undefined && this.#held.latest.size === 0
+    if (writes.latest.size === 0 && idle) {
+      for (const [feed, seq] of covers) atLeast(this.#marks, feed, seq)
+      return
+    }
+    mergeOver(this.#held, writes)
+    for (const [feed, seq] of covers) atLeast(this.#held.covers, feed, seq)
+    if (this.#held.latest.size > 0) void this.#run().catch(() => undefined)
+  }
+
+  /** The marks to append with the next entries (put them back if the append fails). */
+  takeMarks(): LogMark[] {
+    const marks = [...this.#marks].map(([feed, seq]) => ({ feed, seq }))
+    this.#marks.clear()
+    return marks
+  }
+
+  putBackMarks(marks: readonly LogMark[]): void {
+    for (const m of marks) atLeast(this.#marks, m.feed, m.seq)
+  }
+
+  /** Until everything held is written; throws if a write of it fails. */
+  async drain(): Promise<void> {
+    while (this.#writing || this.#held.latest.size > 0) await this.#run()
+  }
+
+  /** Writes what is held, until nothing is; a failed write is put back and tried again later (and rejects). */
+  #run(): Promise<void> {
+    this.#writing ??= this.#writeHeld().finally(() => {
+      this.#writing = undefined
+    })
+    return this.#writing
+  }
+
+  async #writeHeld(): Promise<void> {
+    while (this.#held.latest.size > 0) {
+      const taken = this.#held
+      this.#held = held()
+      try {
+        await this.write(taken)
+      } catch (err) {
+        mergeUnder(this.#held, taken)
+        this.#failed?.(err)
+        if (this.#retry === undefined)
+          this.#retry = setTimeout(() => {
+            this.#retry = undefined
+            void this.#run().catch(() => undefined)
+          }, this.#retryMs).unref()
+        this.#retryMs = Math.min(2 * this.#retryMs, RETRY_MOST_MS)
+        throw err
+      }
+      this.#retryMs = RETRY_MS
+      for (const [feed, seq] of taken.covers) atLeast(this.#marks, feed, seq)
+    }
+    // Idle: the marks go in now rather than with the next entries (if this fails, they go with them).
+    const marks = this.takeMarks()
+    if (marks.length) await this.log.append([], marks).catch(() => this.putBackMarks(marks))
+  }
+}
