@@ -16,6 +16,8 @@ import {
   type ClickHouseMarketStore,
 } from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
+import { Connection } from '../../src/store/clickhouse/connection.js'
+import { ClickHouseIngestLog, LOG_KEEP_DAYS } from '../../src/store/clickhouse/ingest-log.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
 import { ClickHouseServer, clickhouseSql } from '../helpers/clickhouse.js'
@@ -153,4 +155,27 @@ describe('quote pushes answered once logged on ClickHouse', () => {
       assert.ok(Number(rows.trim()) > 0, 'the log keeps its entries (dropped by whole days)')
     },
   )
+
+  need.it('keeps the log for its last days: older days are dropped whole, the others kept', async () => {
+    const day = 86_400_000
+    const now = Date.UTC(2026, 10, 20, 12)
+    const entry = (atMs: number, seq: number) => `99\t${seq}\t${atMs}\tentry\t[]\n`
+    await clickhouseSql(
+      server.httpUrl,
+      'INSERT INTO logged.ingest_log (feed, seq, at_ms, kind, body) FORMAT TabSeparated',
+      entry(now - 9 * day, 1) + entry(now - 8 * day, 2) + entry(now - 6 * day, 3) + entry(now, 4),
+    )
+    const seqs = async () =>
+      (await clickhouseSql(server.httpUrl, 'SELECT seq FROM logged.ingest_log WHERE feed = 99 ORDER BY seq'))
+        .trim()
+        .split('\n')
+    assert.deepEqual(await seqs(), ['1', '2', '3', '4'])
+    const meta = new Connection({ url: server.httpUrl, username: 'default', password: '', database: 'logged' })
+    try {
+      await new ClickHouseIngestLog(meta).dropOld(now)
+    } finally {
+      await meta.close()
+    }
+    assert.deepEqual(await seqs(), ['3', '4'], `the last ${LOG_KEEP_DAYS} days kept`)
+  })
 })
