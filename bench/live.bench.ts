@@ -769,8 +769,15 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const l = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off', '--ingest-answer', 'logged'])
     servers.push(l)
     const loggedServer0 = cpuMs(ch.pid!)
+    const [loggedThreads0, loggedOwn0, loggedWall0] = [
+      threadsCpuMs(l.child.pid!),
+      process.cpuUsage(),
+      performance.now(),
+    ]
     const logged = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, 1 + 6, 1 + 9)
-    const loggedServerUs = ((cpuMs(ch.pid!) - loggedServer0) * 1000) / minutesSnapshots(live, 1 + 6, 1 + 9)
+    const loggedSnapshots = minutesSnapshots(live, 1 + 6, 1 + 9)
+    const loggedCpu = cpuPerSnapshot(l.child.pid!, loggedThreads0, loggedOwn0, loggedWall0, loggedSnapshots)
+    const loggedServerUs = ((cpuMs(ch.pid!) - loggedServer0) * 1000) / loggedSnapshots
     const loggedWide = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, 1 + 9, 1 + 12, IN_FLIGHT_WIDE)
     await stopServer(l)
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
@@ -815,6 +822,10 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       `answered once logged, written behind (--ingest-answer logged; ${IN_FLIGHT} / ${IN_FLIGHT_WIDE} in flight)`,
       `${medianRate(logged.perS)} / ${medianRate(loggedWide.perS)}`,
       `ratio ${(median(logged.perS) / median(measured.perS)).toFixed(2)} / ${(median(loggedWide.perS) / median(wide.perS)).toFixed(2)} of answered once written; server ${loggedServerUs.toFixed(1)} us a snapshot`,
+    )
+    row(
+      '  CPU per snapshot (us): its main thread, its other threads, the pusher',
+      [loggedCpu.main, loggedCpu.ingest + loggedCpu.other, loggedCpu.pusher].map((us) => us.toFixed(1)).join(', '),
     )
     row('  last answer -> readable on B', ms(median(logged.readableMs)), 'goal <= 200 ms (1 s across)')
     const start = await dayCosts(ch, symbols)
