@@ -1,44 +1,24 @@
-/** @module A quote push as an ingest log entry's body (MarketStore.ingestLog): a JSON array of arrays, half the bytes of the pushed objects, every number as exact. */
+/**
+ * @module A quote push as an ingest log entry's body (MarketStore.ingestLog): `[[symbol, snapshot,
+ * ext?], ...]`, the snapshot as the live tables keep one (../store/live-json.ts): half the bytes of
+ * the pushed objects, every number as exact.
+ */
 import type { PushedQuote } from '../live/live-feed.js'
+import { snapshotJson, snapshotOf, type SnapshotRow } from '../store/live-json.js'
 
-type LoggedQuote = [
-  symbol: string,
-  timestamp: number,
-  lastPrice: number,
-  open: number,
-  high: number,
-  low: number,
-  prevClose: number,
-  volume: number,
-  amount: number,
-  ext?: PushedQuote['ext'],
-]
+type LoggedQuote = [symbol: string, snapshot: SnapshotRow, ext?: PushedQuote['ext']]
 
 export function entryBody(quotes: readonly PushedQuote[]): string {
-  return JSON.stringify(
-    quotes.map(({ snapshot: q, ext }): LoggedQuote => {
-      const row: LoggedQuote = [
-        q.symbol,
-        q.timestamp,
-        q.lastPrice,
-        q.open,
-        q.high,
-        q.low,
-        q.prevClose,
-        q.volume,
-        q.amount,
-      ]
-      if (ext) row.push(ext)
-      return row
-    }),
+  const rows = quotes.map(
+    ({ snapshot, ext }) =>
+      `[${JSON.stringify(snapshot.symbol)},${snapshotJson(snapshot)}${ext ? `,${JSON.stringify(ext)}` : ''}]`,
   )
+  return `[${rows.join(',')}]`
 }
 
 export function quotesOfEntry(body: string): PushedQuote[] {
-  return (JSON.parse(body) as LoggedQuote[]).map(
-    ([symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount, ext]) => ({
-      snapshot: { symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount },
-      ...(ext && { ext }),
-    }),
-  )
+  return (JSON.parse(body) as LoggedQuote[]).map(([symbol, snapshot, ext]) => ({
+    snapshot: snapshotOf(symbol, snapshot),
+    ...(ext && { ext }),
+  }))
 }

@@ -26,8 +26,8 @@ void WRITTEN
 /** A number as JSON.stringify writes it (a non-finite one as null): the shortest text that reads back exactly. */
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
-/** The builder's latest snapshot as a row keeps it: its fields in this order (the symbol is the row's key). */
-type LastRow = [
+/** A snapshot as a row keeps it: its fields in this order (the symbol is the row's key). */
+export type SnapshotRow = [
   timestamp: number,
   lastPrice: number,
   open: number,
@@ -51,7 +51,7 @@ type BarRow = [
   closed: 0 | 1,
 ]
 /** A live quote's row: the last snapshot, the forming bar (null: none), the ext when there is one. */
-type QuoteRow = [last: LastRow, bar: BarRow | null, ext?: LiveQuote['ext']]
+type QuoteRow = [last: SnapshotRow, bar: BarRow | null, ext?: LiveQuote['ext']]
 
 /**
  * A live quote as its row keeps it (FORMAT.md "Live data"): JSON arrays of the builder's state,
@@ -62,13 +62,24 @@ type QuoteRow = [last: LastRow, bar: BarRow | null, ext?: LiveQuote['ext']]
  * (without ext, less than half the text of the same state as objects).
  */
 export function liveQuoteJson(q: LiveQuote): string {
-  const { last: l, bar: b } = q.state
-  const last = `[${num(l.timestamp)},${num(l.lastPrice)},${num(l.open)},${num(l.high)},${num(l.low)},${num(l.prevClose)},${num(l.volume)},${num(l.amount)}]`
+  const { bar: b } = q.state
+  const last = snapshotJson(q.state.last)
   const bar =
     b === undefined
       ? 'null'
       : `[${num(b.start)},${num(b.open)},${num(b.high)},${num(b.low)},${num(b.close)},${num(b.volume)},${num(b.amount)},${num(b.baseVolume)},${num(b.baseAmount)},${b.closed ? 1 : 0}]`
   return q.ext === undefined ? `[${last},${bar}]` : `[${last},${bar},${JSON.stringify(q.ext)}]`
+}
+
+/** A snapshot as a SnapshotRow's JSON text, written field by field (faster than JSON.stringify, the same text). */
+export const snapshotJson = (l: QuoteSnapshot): string =>
+  `[${num(l.timestamp)},${num(l.lastPrice)},${num(l.open)},${num(l.high)},${num(l.low)},${num(l.prevClose)},${num(l.volume)},${num(l.amount)}]`
+
+export function snapshotOf(
+  symbol: string,
+  [timestamp, lastPrice, open, high, low, prevClose, volume, amount]: SnapshotRow,
+): QuoteSnapshot {
+  return { symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount }
 }
 
 /** The live quote of `symbol` its row keeps: as liveQuoteJson writes it, or as an object `{ state, ext }` (rows written before). */
@@ -78,8 +89,8 @@ export function liveQuoteOf(symbol: string, json: string): LiveQuote {
     const { state, ext } = row
     return { symbol, state, ...(ext !== undefined && { ext }) }
   }
-  const [[timestamp, lastPrice, open, high, low, prevClose, volume, amount], b, ext] = row
-  const last: QuoteSnapshot = { symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount }
+  const [snapshot, b, ext] = row
+  const last = snapshotOf(symbol, snapshot)
   const state: SymbolState =
     b === null
       ? { last }

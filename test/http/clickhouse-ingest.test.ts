@@ -40,6 +40,40 @@ const wire = pushedQuote
 const columns = (d: Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', ArrayLike<number>>) =>
   [d.timestamp, d.open, d.high, d.low, d.close, d.volume, d.amount].map((c) => Array.from(c))
 
+/** A new store at `url`, migrated, with a feed key and a read key; instances served on it, pushes and reads through those keys. */
+function liveStore(url: string, servers: ServeProcess[]) {
+  const mdq = (...args: string[]) => {
+    const r = runMdq(['--store', url, ...args])
+    assert.equal(r.status, 0, r.stderr)
+    return r.stdout.trim()
+  }
+  mdq('migrate')
+  const feedKey = mdq('keys', 'create', '--name', 'feed', '--scope', 'ingest')
+  const readKey = mdq('keys', 'create', '--name', 'reader')
+  return {
+    serve: async (...flags: string[]) => {
+      const s = await spawnServe(['--store', url], ['--ingest-port', '0', '--rate-limit', 'off', ...flags])
+      servers.push(s)
+      return s
+    },
+    push: async (at: ServeProcess, quotes: readonly QuoteSnapshot[]) => {
+      const r = await fetch(`${at.ingest}/v1/ingest/quotes`, {
+        method: 'POST',
+        headers: { 'X-API-Key': feedKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify(quotes.map(wire)),
+      })
+      assert.equal(r.status, 200, await r.text())
+    },
+    intraday: async (at: ServeProcess, symbol: string) => {
+      const r = await getJson<{ data: KlinesData }>(`${at.base}/v1/klines/intraday?symbol=${symbol}`, {
+        headers: { 'X-API-Key': readKey },
+      })
+      return r.status === 200 ? r.body.data : undefined
+    },
+    readKey,
+  }
+}
+
 describe('live data on a two-shard ClickHouse cluster', () => {
   let cluster: ClickHouseCluster
   let store: string
@@ -57,35 +91,12 @@ describe('live data on a two-shard ClickHouse cluster', () => {
   need.it(
     'a push to one instance is read on another; after a SIGKILL the other takes the feed over exactly',
     async () => {
-      const mdq = (...args: string[]) => {
-        const r = runMdq(['--store', store, ...args])
-        assert.equal(r.status, 0, r.stderr)
-        return r.stdout.trim()
-      }
-      mdq('migrate')
-      const feedKey = mdq('keys', 'create', '--name', 'feed', '--scope', 'ingest')
-      const readKey = mdq('keys', 'create', '--name', 'reader')
-      const serve = () => spawnServe(['--store', store], ['--ingest-port', '0', '--rate-limit', 'off'])
+      const { serve, push, intraday, readKey } = liveStore(store, servers)
       const [a, b] = [await serve(), await serve()]
-      servers.push(a, b)
       const sources = new Map(SYMBOLS.map((s, k) => [s, dayBars([0.3 + k * 0.2, 0.6])]))
       const all = SYMBOLS.flatMap((s) => snapshotsOfDay(s, sources.get(s)!, MARKETS.SH, 50, 3)).sort(
         (x, y) => x.timestamp - y.timestamp,
       )
-      const push = async (at: ServeProcess, quotes: readonly QuoteSnapshot[]) => {
-        const r = await fetch(`${at.ingest}/v1/ingest/quotes`, {
-          method: 'POST',
-          headers: { 'X-API-Key': feedKey, 'Content-Type': 'application/json' },
-          body: JSON.stringify(quotes.map(wire)),
-        })
-        assert.equal(r.status, 200, await r.text())
-      }
-      const intraday = async (at: ServeProcess, symbol: string) => {
-        const r = await getJson<{ data: KlinesData }>(`${at.base}/v1/klines/intraday?symbol=${symbol}`, {
-          headers: { 'X-API-Key': readKey },
-        })
-        return r.status === 200 ? r.body.data : undefined
-      }
       const half = Math.floor(all.length / 2) + 1
       for (let i = 0; i < half; i += 50) await push(a, all.slice(i, Math.min(half, i + 50)))
       // What A answered, B reads once its snapshot poll (every 250 ms) has seen A's commit.
@@ -133,35 +144,17 @@ describe('live data on a two-shard ClickHouse cluster', () => {
   need.it(
     'answered once logged: a SIGKILL right after the answers loses none of them; the next instance writes them',
     async () => {
-      const store2 = cluster.storeUrl('logged')
-      const mdq = (...args: string[]) => {
-        const r = runMdq(['--store', store2, ...args])
-        assert.equal(r.status, 0, r.stderr)
-        return r.stdout.trim()
+      const logged = liveStore(cluster.storeUrl('logged'), servers)
+      const { push } = logged
+      const serve = () => logged.serve('--ingest-answer', 'logged')
+      const intraday = async (at: ServeProcess, symbol: string) => {
+        const data = await logged.intraday(at, symbol)
+        return data && columns(data)
       }
-      mdq('migrate')
-      const feedKey = mdq('keys', 'create', '--name', 'feed', '--scope', 'ingest')
-      const readKey = mdq('keys', 'create', '--name', 'reader')
-      const serve = () =>
-        spawnServe(['--store', store2], ['--ingest-port', '0', '--rate-limit', 'off', '--ingest-answer', 'logged'])
       const sources = new Map(SYMBOLS.map((s, k) => [s, dayBars([0.45 + k * 0.1, 0.35])]))
       const all = SYMBOLS.flatMap((s) => snapshotsOfDay(s, sources.get(s)!, MARKETS.SH, 50, 3)).sort(
         (x, y) => x.timestamp - y.timestamp,
       )
-      const push = async (at: ServeProcess, quotes: readonly QuoteSnapshot[]) => {
-        const r = await fetch(`${at.ingest}/v1/ingest/quotes`, {
-          method: 'POST',
-          headers: { 'X-API-Key': feedKey, 'Content-Type': 'application/json' },
-          body: JSON.stringify(quotes.map(wire)),
-        })
-        assert.equal(r.status, 200, await r.text())
-      }
-      const intraday = async (at: ServeProcess, symbol: string) => {
-        const r = await getJson<{ data: KlinesData }>(`${at.base}/v1/klines/intraday?symbol=${symbol}`, {
-          headers: { 'X-API-Key': readKey },
-        })
-        return r.status === 200 ? columns(r.body.data) : undefined
-      }
       /** What the pushes `quotes` build, as SQLite answers once each push is written. */
       const builtBy = async (quotes: readonly QuoteSnapshot[]) => {
         const sqlite = SqliteMarketStore.open(':memory:')
@@ -190,11 +183,9 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       }
       const cut = Math.floor(all.length * 0.6) + 1
       const a = await serve()
-      servers.push(a)
       for (let i = 0; i < cut; i += 50) await push(a, all.slice(i, Math.min(cut, i + 50)))
       await a.kill() // at once: the last pushes are logged, their bars perhaps not yet written
       const c = await serve()
-      servers.push(c)
       const ms = await until(c, await builtBy(all.slice(0, cut)), 'every push answered before the kill')
       console.log(`what instance A answered was read on the next instance ${ms} ms after it listened`)
       for (let i = cut; i < all.length; i += 50) await push(c, all.slice(i, i + 50))
