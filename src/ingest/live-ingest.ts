@@ -268,11 +268,11 @@ export class LiveIngest implements IngestWrites {
 
   /** The pushes `batches`, in order, in one write (or one append to the log); the states move on once it is done. */
   async #commitQuotes(batches: readonly (readonly PushedQuote[])[]): Promise<Pushed[]> {
-    const [log, behind] = [this.options.ingestLog, this.#behind]
-    if (log && behind) await this.#recover(log, behind)
+    const behind = this.#behind
+    if (behind) await this.#recover(behind)
     const built = await this.#build(batches)
     if (built.latest.size > 0) {
-      if (log && behind) await this.#logBuilt(log, behind, batches, built)
+      if (behind) await this.#logBuilt(behind, batches, built)
       else await this.#write(built.latest.keys(), (w) => putBuilt(w, built))
     }
     this.#advance(built.states)
@@ -287,7 +287,7 @@ export class LiveIngest implements IngestWrites {
   async #build(batches: readonly (readonly PushedQuote[])[]): Promise<Built> {
     const symbols = batches.flatMap((quotes) => quotes.map((q) => q.snapshot.symbol))
     // Written behind, the store lags this ingest's own states: they are kept (one feed, one instance).
-    if (!this.options.ingestLog) await this.#forgetIfMoved()
+    if (!this.#behind) await this.#forgetIfMoved()
     await this.#loadStates(symbols)
     await this.#unlisted(symbols) // the names the quotes go out with
     const states = new Map<string, SymbolState | undefined>()
@@ -325,19 +325,14 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** Log mode: the pushes appended (with the marks of writes since the last append), and what they built left to write behind. */
-  async #logBuilt(
-    log: IngestLog,
-    behind: WriteBehind,
-    batches: readonly (readonly PushedQuote[])[],
-    built: Built,
-  ): Promise<void> {
+  async #logBuilt(behind: WriteBehind, batches: readonly (readonly PushedQuote[])[], built: Built): Promise<void> {
     const entries: LogEntry[] = batches.map((quotes) => ({
       feed: this.#feed,
       seq: ++this.#seq,
       body: entryBody(quotes),
     }))
     const marks = behind.takeMarks()
-    await log.append(entries, marks).catch((err: unknown) => {
+    await behind.log.append(entries, marks).catch((err: unknown) => {
       behind.putBackMarks(marks)
       throw err
     })
@@ -349,9 +344,9 @@ export class LiveIngest implements IngestWrites {
    * mark (pushes answered by an ingest that died before writing them), through the builders from the
    * stored states, and writes it behind. Entries already written change nothing again.
    */
-  async #recover(log: IngestLog, behind: WriteBehind): Promise<void> {
+  async #recover(behind: WriteBehind): Promise<void> {
     if (this.#recovered) return
-    const entries = await log.unfolded()
+    const entries = await behind.log.unfolded()
     if (entries.length) {
       const built = await this.#build(entries.map((e) => quotesOfEntry(e.body)))
       this.#advance(built.states)
@@ -364,8 +359,8 @@ export class LiveIngest implements IngestWrites {
 
   /** Log mode: replays what earlier feeds left unwritten now rather than at the first push (a listener starting). */
   recover(): Promise<void> {
-    const [log, behind] = [this.options.ingestLog, this.#behind]
-    return log && behind ? this.#serial(() => this.#recover(log, behind)) : Promise.resolve()
+    const behind = this.#behind
+    return behind ? this.#serial(() => this.#recover(behind)) : Promise.resolve()
   }
 
   /** Once every push taken is written (log mode: not only logged); throws if a write of them fails. */

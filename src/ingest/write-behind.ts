@@ -61,7 +61,8 @@ export class WriteBehind {
   #failed: ((err: unknown) => void) | undefined
 
   constructor(
-    private readonly log: IngestLog,
+    /** The log the writes' entries are in: marks go there. */
+    readonly log: IngestLog,
     /** One store write of `writes`, all or nothing. */
     private readonly write: (writes: Writes) => Promise<void>,
   ) {}

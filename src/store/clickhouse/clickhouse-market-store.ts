@@ -10,7 +10,6 @@ import type {
   BarQuery,
   BeginOptions,
   DataVersions,
-  IngestLog,
   LiveQuote,
   MarketStore,
   StoreCapabilities,
@@ -60,12 +59,11 @@ export class ClickHouseMarketStore implements MarketStore {
   /** An import begun ahead for the next write (beginWrite `more`), given up unless taken within a heartbeat. */
   #spare: BegunImport | undefined
   #closed = false
-  readonly #log: ClickHouseIngestLog
-  readonly ingestLog: IngestLog
+  readonly ingestLog: ClickHouseIngestLog
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
     this.#t = t
-    this.ingestLog = this.#log = new ClickHouseIngestLog(t.metaWriter)
+    this.ingestLog = new ClickHouseIngestLog(t.metaWriter)
     this.#writerOptions = writerOptions
     this.#bars = new BarReads(t.entry)
     this.#financials = new FinancialReads(t.meta)
@@ -260,7 +258,7 @@ export class ClickHouseMarketStore implements MarketStore {
             this.#liveCompactedMs = now
             this.#track(
               this.compactLive()
-                .then(() => this.#log.dropOld())
+                .then(() => this.ingestLog.dropOld())
                 .catch(() => undefined),
             )
           }
