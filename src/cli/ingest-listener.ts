@@ -61,7 +61,11 @@ export async function ingestApp(
   if (threaded) app.addHook('onClose', threaded.close)
   if (ingestLog && live) {
     const log = app.log
-    live.onWriteFailed((err) => log.warn({ err }, 'writing logged pushes failed; retrying'))
+    live.onWriteFailed((err) => {
+      o.metrics.ingestWriteFailures.inc()
+      log.warn({ err }, 'writing logged pushes failed; retrying')
+    })
+    o.metrics.watchWriteBehind(() => live.unwritten)
     // What an ingest killed before writing left in the log is written now, not at the first push.
     void live
       .recover()

@@ -66,6 +66,11 @@ export class Metrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   })
+  readonly ingestWriteFailures = new Counter({
+    name: 'mdq_ingest_write_behind_failures_total',
+    help: 'Writes of logged pushes (--ingest-answer logged) that failed; each is tried again',
+    registers: [this.registry],
+  })
   readonly limiterErrors = new Counter({
     name: 'mdq_rate_limiter_errors_total',
     help: 'Rate-limiter backend failures (Redis unreachable), by operation',
@@ -98,6 +103,18 @@ export class Metrics {
       count.inc()
       latency.observe(seconds)
     }
+  }
+
+  /** A gauge read when scraped: the symbols whose logged pushes are not written yet (`unwritten`). */
+  watchWriteBehind(unwritten: () => number): void {
+    new Gauge({
+      name: 'mdq_ingest_unwritten_symbols',
+      help: 'Symbols whose logged pushes (--ingest-answer logged) wait to be written, readable once they are',
+      registers: [this.registry],
+      collect() {
+        this.set(unwritten())
+      },
+    })
   }
 
   /** Gauges read when scraped: cache counters and the store's import generation. */

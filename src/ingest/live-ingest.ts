@@ -153,6 +153,11 @@ export class LiveIngest implements IngestWrites {
     this.#behind = log && new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)))
   }
 
+  /** Log mode: symbols whose logged pushes wait to be written (0 otherwise). */
+  get unwritten(): number {
+    return this.#behind?.unwritten ?? 0
+  }
+
   /** Log mode: `listener` hears of each failed write behind (it is tried again later). */
   onWriteFailed(listener: (err: unknown) => void): void {
     this.#behind?.onFailed(listener)

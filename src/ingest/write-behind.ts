@@ -59,6 +59,8 @@ export class WriteBehind {
   /** Per feed the newest entry written, not yet marked in the log. */
   readonly #marks = new Map<string, number>()
   #failed: ((err: unknown) => void) | undefined
+  /** Symbols in the write under way. */
+  #inWrite = 0
 
   constructor(
     /** The log the writes' entries are in: marks go there. */
@@ -99,6 +101,11 @@ export class WriteBehind {
     for (const m of marks) atLeast(this.#marks, m.feed, m.seq)
   }
 
+  /** Symbols whose writes are held or being written. */
+  get unwritten(): number {
+    return this.#held.latest.size + this.#inWrite
+  }
+
   /** Until everything held is written; throws if a write of it fails. */
   async drain(): Promise<void> {
     while (this.#writing || this.#held.latest.size > 0) await this.#run()
@@ -116,9 +123,11 @@ export class WriteBehind {
     while (this.#held.latest.size > 0) {
       const taken = this.#held
       this.#held = held()
+      this.#inWrite = taken.latest.size
       try {
         await this.write(taken)
       } catch (err) {
+        this.#inWrite = 0
         mergeUnder(this.#held, taken)
         this.#failed?.(err)
         if (this.#retry === undefined)
@@ -129,6 +138,7 @@ export class WriteBehind {
         this.#retryMs = Math.min(2 * this.#retryMs, RETRY_MOST_MS)
         throw err
       }
+      this.#inWrite = 0
       this.#retryMs = RETRY_MS
       for (const [feed, seq] of taken.covers) atLeast(this.#marks, feed, seq)
     }

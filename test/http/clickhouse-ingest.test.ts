@@ -188,6 +188,9 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       const c = await serve()
       const ms = await until(c, await builtBy(all.slice(0, cut)), 'every push answered before the kill')
       console.log(`what instance A answered was read on the next instance ${ms} ms after it listened`)
+      const metrics = await (await fetch(`${c.base}/metrics`)).text()
+      assert.match(metrics, /^mdq_ingest_unwritten_symbols 0$/m, 'nothing left to write')
+      assert.match(metrics, /^mdq_ingest_write_behind_failures_total 0$/m)
       for (let i = cut; i < all.length; i += 50) await push(c, all.slice(i, i + 50))
       await until(
         c,
