@@ -65,7 +65,7 @@ export async function ingestApp(
       o.metrics.ingestWriteFailures.inc()
       log.warn({ err }, 'writing logged pushes failed; retrying')
     })
-    o.metrics.watchWriteBehind(() => live.unwritten)
+    o.metrics.watchWriteBehind(() => live.unwrittenSymbols)
     // What an ingest killed before writing left in the log is written now, not at the first push.
     void live
       .recover()

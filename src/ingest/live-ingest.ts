@@ -154,8 +154,8 @@ export class LiveIngest implements IngestWrites {
   }
 
   /** Log mode: symbols whose logged pushes wait to be written (0 otherwise). */
-  get unwritten(): number {
-    return this.#behind?.unwritten ?? 0
+  get unwrittenSymbols(): number {
+    return this.#behind?.unwrittenSymbols ?? 0
   }
 
   /** Log mode: `listener` hears of each failed write behind (it is tried again later). */
@@ -351,7 +351,7 @@ export class LiveIngest implements IngestWrites {
    */
   async #recover(behind: WriteBehind): Promise<void> {
     if (this.#recovered) return
-    const entries = await behind.log.unfolded()
+    const entries = await behind.log.unwritten()
     if (entries.length) {
       const built = await this.#build(entries.map((e) => quotesOfEntry(e.body)))
       this.#advance(built.states)

@@ -30,7 +30,7 @@ function memoryLog(): IngestLog & { marks: LogMark[] } {
   return {
     marks,
     append: async (_entries: readonly LogEntry[], m: readonly LogMark[]) => void marks.push(...m),
-    unfolded: async () => [],
+    unwritten: async () => [],
   }
 }
 
@@ -53,14 +53,14 @@ it('a failed write is put back under what came since and tried again; entries ar
   behind.add(writes(bar(60_000, 10), bar(120_000, 11)), [['7', 1]])
   behind.add(writes(bar(120_000, 12)), [['7', 2]]) // newer: the same minute formed further
   assert.deepEqual(log.marks, [])
-  assert.equal(behind.unwritten, 2, 'one symbol in the write under way, the same one held for the next')
+  assert.equal(behind.unwrittenSymbols, 2, 'one symbol in the write under way, the same one held for the next')
   release()
   await behind.drain().catch(() => undefined) // the failed try rejects; the retry follows on its timer
   await behind.drain()
   assert.equal(failures.length, 1)
   assert.deepEqual(written, [[10, 12]], 'one write of both, the newer minute winning over the put-back one')
   assert.deepEqual(log.marks, [{ feed: '7', seq: 2 }])
-  assert.equal(behind.unwritten, 0)
+  assert.equal(behind.unwrittenSymbols, 0)
 })
 
 it('an entry that built nothing is marked at once only when nothing older waits to be written', async () => {

@@ -102,7 +102,7 @@ export class WriteBehind {
   }
 
   /** Symbols whose writes are held or being written. */
-  get unwritten(): number {
+  get unwrittenSymbols(): number {
     return this.#held.latest.size + this.#inWrite
   }
 

@@ -214,10 +214,10 @@ export interface LogMark {
 
 /** The ingest log (MarketStore.ingestLog). */
 export interface IngestLog {
-  /** Appends `entries` and `marks` in one write: durable (and seen by `unfolded`) once it resolves. */
+  /** Appends `entries` and `marks` in one write: durable (and seen by `unwritten`) once it resolves. */
   append(entries: readonly LogEntry[], marks: readonly LogMark[]): Promise<void>
   /** The entries above their feed's newest mark, in the order they were logged. */
-  unfolded(): Promise<LogEntry[]>
+  unwritten(): Promise<LogEntry[]>
 }
 
 /**

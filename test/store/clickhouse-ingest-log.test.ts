@@ -123,7 +123,7 @@ describe('quote pushes answered once logged on ClickHouse', () => {
         }
       }
       await closedAsSource(a.market, q1)
-      assert.deepEqual(await a.market.ingestLog!.unfolded(), [], 'every entry written is marked')
+      assert.deepEqual(await a.market.ingestLog!.unwritten(), [], 'every entry written is marked')
       const beforeDeath = await Promise.all(SYMBOLS.map((s) => minutes(a.market, s)))
 
       // A second ingest logs its pushes and dies before it writes them: answered, not yet readable.
@@ -131,13 +131,13 @@ describe('quote pushes answered once logged on ClickHouse', () => {
       await push(dying, all.slice(q1, q2))
       await sleep(300) // a write behind would have landed by now
       assert.deepEqual(await Promise.all(SYMBOLS.map((s) => minutes(a.market, s))), beforeDeath)
-      assert.ok((await a.market.ingestLog!.unfolded()).length > 0)
+      assert.ok((await a.market.ingestLog!.unwritten()).length > 0)
 
       // The next ingest to start, on another instance, writes them; then the feed goes on through it.
       const next = new LiveIngest(b.market, { ingestLog: b.market.ingestLog! })
       await next.recover()
       await next.settled()
-      assert.deepEqual(await b.market.ingestLog!.unfolded(), [])
+      assert.deepEqual(await b.market.ingestLog!.unwritten(), [])
       await closedAsSource(b.market, q2)
       for (const [k, s] of SYMBOLS.entries())
         assert.ok(barCount(await minutes(b.market, s)) > barCount(beforeDeath[k]), `${s}: the dead ingest's minutes`)

@@ -10,7 +10,7 @@ export const INGEST_LOG_TABLE = `CREATE TABLE IF NOT EXISTS ingest_log (feed UIn
    kind Enum8('entry' = 1, 'mark' = 2), body String)
    ENGINE = MergeTree PARTITION BY toYYYYMMDD(toDateTime(intDiv(at_ms, 1000))) ORDER BY (feed, seq)`
 
-/** Days of log kept: an ingest that starts replays what its dead predecessors left unfolded, if they died within this. */
+/** Days of log kept: an ingest that starts replays what its dead predecessors left unwritten, if they died within this. */
 export const LOG_KEEP_DAYS = 7
 
 export class ClickHouseIngestLog implements IngestLog {
@@ -28,7 +28,7 @@ export class ClickHouseIngestLog implements IngestLog {
     await this.meta.insert('ingest_log', ['feed', 'seq', 'at_ms', 'kind', 'body'], 'TabSeparated', body)
   }
 
-  async unfolded(): Promise<LogEntry[]> {
+  async unwritten(): Promise<LogEntry[]> {
     const marks = await this.meta.rows("SELECT feed, max(seq) FROM ingest_log WHERE kind = 'mark' GROUP BY feed")
     const u64 = (values: readonly (string | null)[]) => `[${values.map((v) => `toUInt64(${sql.int(v!)})`).join(', ')}]`
     const above = marks.length
