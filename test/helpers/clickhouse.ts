@@ -9,6 +9,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Connection } from '../../src/store/clickhouse/connection.js'
 import { repoRoot } from './shared-data.js'
 
 const BINARY = 'clickhouse-server'
@@ -135,6 +136,11 @@ export class ClickHouseServer {
   /** The mdq store URL of database `db` (optionally over a cluster). */
   storeUrl(db: string, cluster?: string): string {
     return `clickhouse://${this.host}:${this.ports.http}/${db}${cluster ? `?cluster=${cluster}` : ''}`
+  }
+
+  /** A client of database `db` (default: none named) as mdq makes one; the caller closes it. */
+  connection(db?: string): Connection {
+    return new Connection({ url: this.httpUrl, username: 'default', password: '', ...(db && { database: db }) })
   }
 
   get pid(): number | undefined {

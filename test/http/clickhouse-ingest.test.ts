@@ -17,7 +17,6 @@ import { readKlines } from '../../src/query/klines.js'
 import { SymbolContexts } from '../../src/query/symbol-context.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { ClickHouseCluster, clickhouseSql } from '../helpers/clickhouse.js'
-import { Connection } from '../../src/store/clickhouse/connection.js'
 import { ClickHouseIngestLog } from '../../src/store/clickhouse/ingest-log.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
@@ -201,12 +200,7 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       )
       // A graceful stop writes what it logged before the store closes: nothing is left to replay.
       await c.stop()
-      const meta = new Connection({
-        url: cluster.servers[0].httpUrl,
-        username: 'default',
-        password: '',
-        database: 'logged',
-      })
+      const meta = cluster.servers[0].connection('logged')
       try {
         assert.deepEqual(await new ClickHouseIngestLog(meta).unwritten(), [])
       } finally {

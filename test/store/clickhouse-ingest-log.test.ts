@@ -16,7 +16,6 @@ import {
   type ClickHouseMarketStore,
 } from '../../src/store/clickhouse/clickhouse-stores.js'
 import type { KeyStore } from '../../src/store/key-store.js'
-import { Connection } from '../../src/store/clickhouse/connection.js'
 import { ClickHouseIngestLog, LOG_KEEP_DAYS } from '../../src/store/clickhouse/ingest-log.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
@@ -170,7 +169,7 @@ describe('quote pushes answered once logged on ClickHouse', () => {
         .trim()
         .split('\n')
     assert.deepEqual(await seqs(), ['1', '2', '3', '4'])
-    const meta = new Connection({ url: server.httpUrl, username: 'default', password: '', database: 'logged' })
+    const meta = server.connection('logged')
     try {
       await new ClickHouseIngestLog(meta).dropOld(now)
     } finally {

@@ -269,7 +269,7 @@ describe('clickhouse store on one server', () => {
   need.it(
     'a read whose answer the server breaks off with an exception fails with its message, never as rows; the connection reads on',
     async () => {
-      const c = new Connection({ url: server.httpUrl, username: 'default', password: '' })
+      const c = server.connection()
       try {
         // Small blocks: the first rows go out (status 200 sent) before throwIf fails a later block.
         const query = 'SELECT number, throwIf(number = 300000) FROM system.numbers LIMIT 400000 FORMAT RowBinary'
@@ -722,12 +722,7 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
 
   need.it('an import id is drawn above every committed one, whatever the writer clock says', async () => {
     const { market, keys } = await open(cluster.storeUrl('watermark'))
-    const meta = new Connection({
-      url: cluster.servers[0].httpUrl,
-      username: 'default',
-      password: '',
-      database: 'watermark',
-    })
+    const meta = cluster.servers[0].connection('watermark')
     try {
       await market.write({ instruments: [bareInstrument('600102.SH')] })
       const [[committed]] = await meta.rows("SELECT max(import_id) FROM imports WHERE state = 'committed'")
@@ -755,12 +750,7 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
     async () => {
       const url = cluster.storeUrl('ahead')
       const { market, keys } = await open(url)
-      const meta = new Connection({
-        url: cluster.servers[0].httpUrl,
-        username: 'default',
-        password: '',
-        database: 'ahead',
-      })
+      const meta = cluster.servers[0].connection('ahead')
       let closed = false
       const states = async (id: string) =>
         (
