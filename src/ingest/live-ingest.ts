@@ -97,6 +97,14 @@ interface WaitingQuotes {
 }
 
 /**
+ * Log mode: while quote pushes keep coming, a write behind begins at most this often (a fast feed's
+ * pushes share writes: each symbol's forming minute, day and latest quote written once for many of
+ * its quotes, and fewer parts on a server); once they pause for PAUSE_MS, what is held goes at once.
+ */
+const WRITE_EVERY_MS = 500
+const PAUSE_MS = 20
+
+/**
  * Pushed batches written to a store, one write at a time and in the order they came. Quote pushes
  * that arrive while a write waits on the store (a server's round trips) are written together in the
  * next one (group commit: one transaction, one commit for all of them), each still answered with its
@@ -107,9 +115,9 @@ interface WaitingQuotes {
  * fails at once).
  *
  * With an ingest log (`ingestLog`: a store whose every write costs the server parts, ClickHouse), a
- * group of quote pushes is answered once it is logged (one append); what it built is written behind,
- * as soon as the write before is done, together with whatever else was logged meanwhile: fewer and
- * larger writes, seen by readers a write later. Before its first push it replays what earlier
+ * group of quote pushes is answered once it is logged (one append); what it built is written behind
+ * (WRITE_EVERY_MS), together with whatever else was logged meanwhile: fewer and larger writes, seen
+ * by readers a write later. Before its first push it replays what earlier
  * feeds logged and never wrote (a process killed, or an instance whose feed this one takes over).
  */
 export class LiveIngest implements IngestWrites {
@@ -135,6 +143,8 @@ export class LiveIngest implements IngestWrites {
   /** Log mode: what logged pushes built, written behind. */
   readonly #behind: WriteBehind | undefined
   #recovered = false
+  /** Quote pushes taken so far: a pause is a PAUSE_MS with none. */
+  #pushes = 0
 
   /**
    * `gatherMs`: how long a group waits for the pushers the write before it answered (each sends its
@@ -150,7 +160,8 @@ export class LiveIngest implements IngestWrites {
     } = {},
   ) {
     const log = options.ingestLog
-    this.#behind = log && new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)))
+    this.#behind =
+      log && new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)), WRITE_EVERY_MS)
   }
 
   /** Log mode: symbols whose logged pushes wait to be written (0 otherwise). */
@@ -225,6 +236,7 @@ export class LiveIngest implements IngestWrites {
         void this.#serial(() => this.#commitGroup(group))
       }
       this.#open.push({ quotes, resolve, reject })
+      this.#pushes++
       this.#joined?.()
     })
   }
@@ -260,6 +272,7 @@ export class LiveIngest implements IngestWrites {
       const pushed = await this.#commitQuotes(group.map((g) => g.quotes))
       this.#pushers = group.length + (this.#open?.length ?? 0)
       group.forEach((g, i) => g.resolve(pushed[i]))
+      if (this.#behind && !this.#open) this.#flushOnPause(this.#behind)
     } catch (err) {
       const storeAway = err instanceof MdqError && err.code === 'STORE_UNAVAILABLE'
       if (group.length === 1 || storeAway) return group.forEach((g) => g.reject(err))
@@ -269,6 +282,14 @@ export class LiveIngest implements IngestWrites {
           (e: unknown) => g.reject(e),
         )
     }
+  }
+
+  /** Log mode, with no push waiting: unless another comes within PAUSE_MS, what is held is written at once rather than at its time. */
+  #flushOnPause(behind: WriteBehind): void {
+    const taken = this.#pushes
+    setTimeout(() => {
+      if (this.#pushes === taken) behind.flush()
+    }, PAUSE_MS).unref()
   }
 
   /** The pushes `batches`, in order, in one write (or one append to the log); the states move on once it is done. */

@@ -1,6 +1,7 @@
 // Writing behind a logged ingest: what arrives while a write runs goes into the next; a failed write
 // is put back under what came since (the newer wins) and tried again; a log entry is marked only once
-// a write that covers it is in, and an entry that built nothing is marked only when nothing older waits.
+// a write that covers it is in, and an entry that built nothing is marked only when nothing older waits;
+// while pushes keep coming a write waits for its time, unless flushed.
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import type { BarRow } from '../domain/bars.js'
@@ -75,4 +76,33 @@ it('an entry that built nothing is marked at once only when nothing older waits 
   assert.deepEqual(log.marks, [{ feed: '7', seq: 1 }])
   behind.add({ minutes: new Map(), days: new Map(), latest: new Map() }, [['7', 3]])
   assert.deepEqual(behind.takeMarks(), [{ feed: '7', seq: 3 }], 'idle: marked at once')
+})
+
+it('while pushes keep coming a write waits for its time; a flush (the pushes paused) writes what is held at once', async () => {
+  const log = memoryLog()
+  const written: number[][] = []
+  let wrote: () => void = () => undefined
+  const landed = () => new Promise<void>((r) => (wrote = r))
+  const behind = new WriteBehind(
+    log,
+    async (w) => {
+      written.push([...w.minutes.get('600000.SH')!.values()].map((b) => b.close))
+      wrote()
+    },
+    60_000, // a write a minute at most
+  )
+  let first = landed()
+  behind.add(writes(bar(60_000, 10)), [['7', 1]]) // nothing written before: at once
+  await first
+  behind.add(writes(bar(60_000, 11)), [['7', 2]])
+  behind.add(writes(bar(120_000, 12)), [['7', 3]])
+  await new Promise((r) => setTimeout(r, 50))
+  assert.deepEqual(written, [[10]], 'the second write waits for its minute')
+  assert.equal(behind.unwrittenSymbols, 1)
+  first = landed()
+  behind.flush()
+  await first
+  assert.deepEqual(written, [[10], [11, 12]], 'flushed: both pushes since in one write')
+  await behind.drain()
+  assert.deepEqual(log.marks.at(-1), { feed: '7', seq: 3 })
 })

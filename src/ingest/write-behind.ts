@@ -1,8 +1,8 @@
 /**
  * @module Writing behind a logged ingest (LiveIngest `ingestLog`): what logged quote pushes built,
- * held and merged until the next write takes all of it (one write at a time, the next as soon as the
- * one before ends), a failed write put back and tried again later, and the log entries each written
- * one covered, to be marked in the log.
+ * held and merged until the next write takes all of it (one write at a time, at most one every
+ * `everyMs` while pushes keep coming, at once when they pause), a failed write put back and tried
+ * again later, and the log entries each written one covered, to be marked in the log.
  */
 import type { BarRow } from '../domain/bars.js'
 import type { IngestLog, LiveQuote, LogMark } from '../store/market-store.js'
@@ -54,6 +54,11 @@ export class WriteBehind {
   #held = held()
   /** The write of what was held under way, if any. */
   #writing: Promise<void> | undefined
+  /** When the last write began (performance.now()), and the timer of the next one. */
+  #lastStart = -Infinity
+  #next: NodeJS.Timeout | undefined
+  /** What is held goes in as soon as the write under way (if any) ends, not at its time (flush). */
+  #urgent = false
   #retry: NodeJS.Timeout | undefined
   #retryMs = RETRY_MS
   /** Per feed the newest entry written, not yet marked in the log. */
@@ -67,6 +72,11 @@ export class WriteBehind {
     readonly log: IngestLog,
     /** One store write of `writes`, all or nothing. */
     private readonly write: (writes: Writes) => Promise<void>,
+    /**
+     * A write begins at least this long after the one before began, unless flushed: a fast feed's
+     * pushes then share writes (each symbol's forming minute written once for many of its quotes).
+     */
+    private readonly everyMs = 0,
   ) {}
 
   /** `listener` hears of each failed write (it is tried again later). */
@@ -87,7 +97,30 @@ export class WriteBehind {
     }
     mergeOver(this.#held, writes)
     for (const [feed, seq] of covers) atLeast(this.#held.covers, feed, seq)
-    if (this.#held.latest.size > 0) void this.#run().catch(() => undefined)
+    this.#schedule()
+  }
+
+  /** What is held goes in at once, or as soon as the write under way ends (the pushes paused). */
+  flush(): void {
+    if (this.#held.latest.size === 0) return
+    this.#urgent = true
+    this.#schedule()
+  }
+
+  /** The next write, at its time (everyMs after the last began) or at once if urgent; none while one runs or a retry waits. */
+  #schedule(): void {
+    if (this.#writing || this.#retry || this.#held.latest.size === 0) return
+    const wait = this.#urgent ? 0 : this.#lastStart + this.everyMs - performance.now()
+    if (wait > 0) {
+      this.#next ??= setTimeout(() => {
+        this.#next = undefined
+        this.#schedule()
+      }, wait).unref()
+      return
+    }
+    clearTimeout(this.#next)
+    this.#next = undefined
+    void this.#run().catch(() => undefined)
   }
 
   /** The marks to append with the next entries (put them back if the append fails). */
@@ -108,39 +141,45 @@ export class WriteBehind {
 
   /** Until everything held is written; throws if a write of it fails. */
   async drain(): Promise<void> {
-    while (this.#writing || this.#held.latest.size > 0) await this.#run()
+    while (this.#writing || this.#held.latest.size > 0) {
+      this.#urgent = true
+      await this.#run()
+    }
   }
 
-  /** Writes what is held, until nothing is; a failed write is put back and tried again later (and rejects). */
+  /** One write of what is held (the next is scheduled when it ends); a failed write is put back and tried again later (and rejects). */
   #run(): Promise<void> {
     this.#writing ??= this.#writeHeld().finally(() => {
       this.#writing = undefined
+      this.#schedule()
     })
     return this.#writing
   }
 
   async #writeHeld(): Promise<void> {
-    while (this.#held.latest.size > 0) {
+    if (this.#held.latest.size > 0) {
       const taken = this.#held
       this.#held = held()
       this.#inWrite = taken.latest.size
+      this.#urgent = false
+      this.#lastStart = performance.now()
       try {
         await this.write(taken)
       } catch (err) {
         this.#inWrite = 0
         mergeUnder(this.#held, taken)
         this.#failed?.(err)
-        if (this.#retry === undefined)
-          this.#retry = setTimeout(() => {
-            this.#retry = undefined
-            void this.#run().catch(() => undefined)
-          }, this.#retryMs).unref()
+        this.#retry ??= setTimeout(() => {
+          this.#retry = undefined
+          void this.#run().catch(() => undefined)
+        }, this.#retryMs).unref()
         this.#retryMs = Math.min(2 * this.#retryMs, RETRY_MOST_MS)
         throw err
       }
       this.#inWrite = 0
       this.#retryMs = RETRY_MS
       for (const [feed, seq] of taken.covers) atLeast(this.#marks, feed, seq)
+      if (this.#held.latest.size > 0) return
     }
     // Idle: the marks go in now rather than with the next entries (if this fails, they go with them).
     const marks = this.takeMarks()
