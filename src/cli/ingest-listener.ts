@@ -28,6 +28,8 @@ export interface IngestListenerOptions {
   readonly limits?: Partial<HttpLimits>
   /** Quote pushes answered once logged in the store (MarketStore.ingestLog), their bars written behind. */
   readonly logged?: boolean
+  /** Logged pushes: a write behind at most this often while they keep coming (LiveIngest `writeEveryMs`). */
+  readonly writeEveryMs?: number
 }
 
 /**
@@ -50,7 +52,7 @@ export async function ingestApp(
     ? undefined
     : new LiveIngest(o.store, {
         gatherMs: o.store.capabilities.blockingReads ? 0 : GATHER_MS,
-        ...(ingestLog && { ingestLog }),
+        ...(ingestLog && { ingestLog, writeEveryMs: o.writeEveryMs ?? 0 }),
       })
   const writes = threaded ?? live!
   const ingest = countedIngest(publishingIngest(writes, o.feed), {

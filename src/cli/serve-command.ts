@@ -25,6 +25,16 @@ export function workerCount(value: string): number {
   return n
 }
 
+/** --ingest-write-every: whole milliseconds 0..60000. */
+function writeEveryMs(value: string): number {
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 60_000)
+    throw new InvalidArgumentError(
+      'must be a whole number of milliseconds 0..60000 (0 = as soon as the write before ends)',
+    )
+  return n
+}
+
 function megabytes(value: string): number {
   const n = Number(value)
   if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number of megabytes >= 0')
@@ -85,6 +95,15 @@ export function registerServe(program: Command): void {
           .default('written'),
       )
       .addOption(
+        new Option(
+          '--ingest-write-every <ms>',
+          'with --ingest-answer logged: write behind at most this often while pushes keep coming, at once when they pause (fewer, larger writes: more snapshots a second, readable up to that much later; 0 = as soon as the write before ends)',
+        )
+          .env('MDQ_INGEST_WRITE_EVERY_MS')
+          .default(0)
+          .argParser(writeEveryMs),
+      )
+      .addOption(
         new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)')
           .env('MDQ_WORKERS')
           .default(defaultWorkers(), 'one per core')
@@ -132,6 +151,7 @@ export function registerServe(program: Command): void {
     ingestPort?: number
     ingestHost: string
     ingestAnswer: 'written' | 'logged'
+    ingestWriteEvery: number
     streamConnectionsPerKey: number
     streamSubscriptionsPerKey: number
   }

@@ -40,6 +40,8 @@ export interface ServeConfig {
   readonly ingestHost: string
   /** When a quote push is answered: once written (default), or once logged in the store (IngestLog) and written behind. */
   readonly ingestAnswer?: 'written' | 'logged'
+  /** Logged pushes: a write behind at most this often (ms) while they keep coming; 0 or absent: as soon as the one before ends. */
+  readonly ingestWriteEvery?: number
   /** Stream connections one key may hold on this instance. */
   readonly streamConnectionsPerKey: number
   /** Stream subscriptions (channel and symbol) one key may hold on this instance. */
@@ -72,6 +74,11 @@ export const SHUTDOWN_GRACE_MS = 10_000
  * listening, with the ingest listener's address when there is one.
  */
 export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?: string }> {
+  if (config.ingestWriteEvery && config.ingestAnswer !== 'logged')
+    throw new MdqError(
+      'BAD_PARAM',
+      '--ingest-write-every applies to pushes answered once logged (--ingest-answer logged); pushes answered once written are written as they come',
+    )
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
   if (config.ingestAnswer === 'logged' && !store.ingestLog) {
     await Promise.all([store.close(), keys.close()])
@@ -141,6 +148,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
           metrics,
           logger,
           logged: config.ingestAnswer === 'logged',
+          writeEveryMs: config.ingestWriteEvery ?? 0,
         })
   const ingest = listener?.app
   const stopFolding = keepFoldingAppends(store, app.log, listener?.foldAppends)

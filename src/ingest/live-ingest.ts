@@ -96,12 +96,7 @@ interface WaitingQuotes {
   readonly reject: (err: unknown) => void
 }
 
-/**
- * Log mode: while quote pushes keep coming, a write behind begins at most this often (a fast feed's
- * pushes share writes: each symbol's forming minute, day and latest quote written once for many of
- * its quotes, and fewer parts on a server); once they pause for PAUSE_MS, what is held goes at once.
- */
-const WRITE_EVERY_MS = 500
+/** Log mode with `writeEveryMs`: once no quote push has come for this long, what is held is written at once. */
 const PAUSE_MS = 20
 
 /**
@@ -116,8 +111,9 @@ const PAUSE_MS = 20
  *
  * With an ingest log (`ingestLog`: a store whose every write costs the server parts, ClickHouse), a
  * group of quote pushes is answered once it is logged (one append); what it built is written behind
- * (WRITE_EVERY_MS), together with whatever else was logged meanwhile: fewer and larger writes, seen
- * by readers a write later. Before its first push it replays what earlier
+ * as soon as the write before ends (or, with `writeEveryMs`, at most that often while pushes keep
+ * coming), together with whatever else was logged meanwhile: fewer and larger writes, seen by readers
+ * a write later. Before its first push it replays what earlier
  * feeds logged and never wrote (a process killed, or an instance whose feed this one takes over).
  */
 export class LiveIngest implements IngestWrites {
@@ -150,18 +146,24 @@ export class LiveIngest implements IngestWrites {
    * `gatherMs`: how long a group waits for the pushers the write before it answered (each sends its
    * next push within a few ms) before it is written without them; 0 (default): not at all. One write
    * of all of them costs a server's round trips and parts once rather than twice. `ingestLog`: answer
-   * quote pushes once logged there and write behind (above).
+   * quote pushes once logged there and write behind (above). `writeEveryMs` (log mode): a write behind
+   * begins at most this often while pushes keep coming, at once when they pause (PAUSE_MS): a fast
+   * feed's pushes then share writes (each symbol's forming minute, day bar and latest quote written
+   * once for many of its quotes, and fewer parts on a server), readable up to that much later; 0
+   * (default): as soon as the write before ends.
    */
   constructor(
     private readonly store: MarketStore,
     private readonly options: {
       readonly gatherMs?: number
       readonly ingestLog?: IngestLog
+      readonly writeEveryMs?: number
     } = {},
   ) {
     const log = options.ingestLog
     this.#behind =
-      log && new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)), WRITE_EVERY_MS)
+      log &&
+      new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)), options.writeEveryMs)
   }
 
   /** Log mode: symbols whose logged pushes wait to be written (0 otherwise). */
@@ -272,7 +274,7 @@ export class LiveIngest implements IngestWrites {
       const pushed = await this.#commitQuotes(group.map((g) => g.quotes))
       this.#pushers = group.length + (this.#open?.length ?? 0)
       group.forEach((g, i) => g.resolve(pushed[i]))
-      if (this.#behind && !this.#open) this.#flushOnPause(this.#behind)
+      if (this.#behind && this.options.writeEveryMs && !this.#open) this.#flushOnPause(this.#behind)
     } catch (err) {
       const storeAway = err instanceof MdqError && err.code === 'STORE_UNAVAILABLE'
       if (group.length === 1 || storeAway) return group.forEach((g) => g.reject(err))

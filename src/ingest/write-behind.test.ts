@@ -1,7 +1,7 @@
 // Writing behind a logged ingest: what arrives while a write runs goes into the next; a failed write
 // is put back under what came since (the newer wins) and tried again; a log entry is marked only once
 // a write that covers it is in, and an entry that built nothing is marked only when nothing older waits;
-// while pushes keep coming a write waits for its time, unless flushed.
+// a write follows the one before at once, or with a cadence waits for its time unless flushed.
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import type { BarRow } from '../domain/bars.js'
@@ -78,31 +78,59 @@ it('an entry that built nothing is marked at once only when nothing older waits 
   assert.deepEqual(behind.takeMarks(), [{ feed: '7', seq: 3 }], 'idle: marked at once')
 })
 
-it('while pushes keep coming a write waits for its time; a flush (the pushes paused) writes what is held at once', async () => {
-  const log = memoryLog()
+/** A write behind whose writes record their closes and wait until `release()` lets the next one end. */
+function gatedWrites(everyMs?: number) {
   const written: number[][] = []
-  let wrote: () => void = () => undefined
-  const landed = () => new Promise<void>((r) => (wrote = r))
+  let release: () => void = () => undefined
+  let started: () => void = () => undefined
   const behind = new WriteBehind(
-    log,
+    memoryLog(),
     async (w) => {
       written.push([...w.minutes.get('600000.SH')!.values()].map((b) => b.close))
-      wrote()
+      started()
+      await new Promise<void>((r) => (release = r))
     },
-    60_000, // a write a minute at most
+    everyMs,
   )
-  let first = landed()
+  return {
+    behind,
+    written,
+    /** Resolves when the next write has begun. */
+    nextStart: () => new Promise<void>((r) => (started = r)),
+    release: () => release(),
+  }
+}
+
+it('a write begins as soon as the one before ends', async () => {
+  const { behind, written, nextStart, release } = gatedWrites()
+  let start = nextStart()
+  behind.add(writes(bar(60_000, 10)), [['7', 1]])
+  await start
+  behind.add(writes(bar(60_000, 11)), [['7', 2]])
+  start = nextStart()
+  release()
+  await start
+  assert.deepEqual(written, [[10], [11]])
+  release()
+  await behind.drain()
+})
+
+it('with a cadence a write waits for its time; a flush (the pushes paused) writes what is held at once', async () => {
+  const { behind, written, nextStart, release } = gatedWrites(60_000)
+  let start = nextStart()
   behind.add(writes(bar(60_000, 10)), [['7', 1]]) // nothing written before: at once
-  await first
+  await start
   behind.add(writes(bar(60_000, 11)), [['7', 2]])
   behind.add(writes(bar(120_000, 12)), [['7', 3]])
+  release()
   await new Promise((r) => setTimeout(r, 50))
   assert.deepEqual(written, [[10]], 'the second write waits for its minute')
   assert.equal(behind.unwrittenSymbols, 1)
-  first = landed()
+  start = nextStart()
   behind.flush()
-  await first
+  await start
   assert.deepEqual(written, [[10], [11, 12]], 'flushed: both pushes since in one write')
+  release()
   await behind.drain()
-  assert.deepEqual(log.marks.at(-1), { feed: '7', seq: 3 })
+  assert.equal(behind.unwrittenSymbols, 0)
 })

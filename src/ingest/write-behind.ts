@@ -1,8 +1,8 @@
 /**
  * @module Writing behind a logged ingest (LiveIngest `ingestLog`): what logged quote pushes built,
- * held and merged until the next write takes all of it (one write at a time, at most one every
- * `everyMs` while pushes keep coming, at once when they pause), a failed write put back and tried
- * again later, and the log entries each written one covered, to be marked in the log.
+ * held and merged until the next write takes all of it (one write at a time, the next as soon as the
+ * one before ends, or at most one every `everyMs` while pushes keep coming), a failed write put back
+ * and tried again later, and the log entries each written one covered, to be marked in the log.
  */
 import type { BarRow } from '../domain/bars.js'
 import type { IngestLog, LiveQuote, LogMark } from '../store/market-store.js'
@@ -73,8 +73,9 @@ export class WriteBehind {
     /** One store write of `writes`, all or nothing. */
     private readonly write: (writes: Writes) => Promise<void>,
     /**
-     * A write begins at least this long after the one before began, unless flushed: a fast feed's
-     * pushes then share writes (each symbol's forming minute written once for many of its quotes).
+     * A write begins at least this long after the one before began, unless flushed (the pushes
+     * paused): a fast feed's pushes then share writes (each symbol's forming minute written once for
+     * many of its quotes). 0: as soon as the one before ends.
      */
     private readonly everyMs = 0,
   ) {}

@@ -82,6 +82,19 @@ describe('ingest listener', () => {
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
   })
 
+  it('refuses a write-behind cadence for pushes answered once written, in one line', () => {
+    const r = runMdq(['--db', db, 'serve', '--port', '0', '--ingest-port', '0', '--ingest-write-every', '500'])
+    assert.equal(r.status, 1)
+    assert.match(
+      r.stderr,
+      /^mdq: --ingest-write-every applies to pushes answered once logged \(--ingest-answer logged\)/,
+    )
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
+    const bad = runMdq(['--db', db, 'serve', '--ingest-answer', 'logged', '--ingest-write-every', '2.5'])
+    assert.equal(bad.status, 1)
+    assert.match(bad.stderr, /--ingest-write-every.*must be a whole number of milliseconds 0\.\.60000/)
+  })
+
   it('takes keys of scope ingest or admin; a read key is a 403 naming the scope, no key a 401', async () => {
     const reader = await newKey(server.keys, 'reader')
     const admin = await newKey(server.keys, 'admin', {}, 'admin')
