@@ -7,7 +7,9 @@
 // B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0
 //    skips it, BENCH_LIVE_SQLITE=0 skips the others), beside the bare server and beside raw ClickHouse
 //    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push; then the same with the
-//    engine making their minute bars, a materialized view); then an hour of the day
+//    engine making their minute bars, a materialized view); the same minutes pushed to an instance
+//    answering once logged (`--ingest-answer logged`), then to one writing behind at most every 500 ms
+//    (`--ingest-write-every`); then an hour of the day
 //    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
@@ -55,6 +57,8 @@ const ANSWER = process.env.BENCH_LIVE_ANSWER === 'logged' ? 'logged' : 'written'
 
 /** A feed handler that keeps more pushes open (on ClickHouse the quote pushes waiting on a write go into the next one together). */
 const IN_FLIGHT_WIDE = 16
+/** B's third instance writes behind at most this often (`--ingest-write-every`). */
+const WRITE_EVERY_MS = 500
 const MEASURED_MINUTES = 5
 /** A market minute in the paced hour on ClickHouse: 12 times the market's pace, so the writer's once-a-minute removals of superseded live rows run as they do in a day. */
 const PACED_MINUTE_MS = 5000
@@ -765,21 +769,25 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const serverCores = serverMs / (performance.now() - wall0)
     const serverUs = (serverMs * 1000) / snapshots
     const wide = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
-    // The feed moves to an instance that answers once a push is logged, and writes behind.
-    const l = await startMdqWithIngest(['--store', store], ['--rate-limit', 'off', '--ingest-answer', 'logged'])
-    servers.push(l)
-    const loggedServer0 = cpuMs(ch.pid!)
-    const [loggedThreads0, loggedOwn0, loggedWall0] = [
-      threadsCpuMs(l.child.pid!),
-      process.cpuUsage(),
-      performance.now(),
-    ]
-    const logged = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, 1 + 6, 1 + 9)
-    const loggedSnapshots = minutesSnapshots(live, 1 + 6, 1 + 9)
-    const loggedCpu = cpuPerSnapshot(l.child.pid!, loggedThreads0, loggedOwn0, loggedWall0, loggedSnapshots)
-    const loggedServerUs = ((cpuMs(ch.pid!) - loggedServer0) * 1000) / loggedSnapshots
-    const loggedWide = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, 1 + 9, 1 + 12, IN_FLIGHT_WIDE)
-    await stopServer(l)
+    /** The feed moved to an instance answering once a push is logged (writing behind), for six minutes from `from`. */
+    const loggedRun = async (flags: readonly string[], from: number) => {
+      const l = await startMdqWithIngest(
+        ['--store', store],
+        ['--rate-limit', 'off', '--ingest-answer', 'logged', ...flags],
+      )
+      servers.push(l)
+      const server0 = cpuMs(ch.pid!)
+      const [threads0, own0, wall0] = [threadsCpuMs(l.child.pid!), process.cpuUsage(), performance.now()]
+      const four = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, from, from + 3)
+      const n = minutesSnapshots(live, from, from + 3)
+      const cpu = cpuPerSnapshot(l.child.pid!, threads0, own0, wall0, n)
+      const serverUs = ((cpuMs(ch.pid!) - server0) * 1000) / n
+      const wide = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, from + 3, from + 6, IN_FLIGHT_WIDE)
+      await stopServer(l)
+      return { four, wide, cpu, serverUs }
+    }
+    const logged = await loggedRun([], 1 + 6)
+    const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)], 1 + 12)
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
     const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
@@ -818,18 +826,22 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     )
     row('last answer on A -> readable on B', ms(median(measured.readableMs)), 'goal <= 200 ms (1 s across)')
     row('  baseline: the same read, uncached', ms(median(measured.readMs)))
-    row(
-      `answered once logged, written behind (--ingest-answer logged; ${IN_FLIGHT} / ${IN_FLIGHT_WIDE} in flight)`,
-      `${medianRate(logged.perS)} / ${medianRate(loggedWide.perS)}`,
-      `ratio ${(median(logged.perS) / median(measured.perS)).toFixed(2)} / ${(median(loggedWide.perS) / median(wide.perS)).toFixed(2)} of answered once written; server ${loggedServerUs.toFixed(1)} us a snapshot`,
-    )
-    row(
-      '  CPU per snapshot (us): its main thread, its other threads, the pusher',
-      [loggedCpu.main, loggedCpu.ingest + loggedCpu.other, loggedCpu.pusher].map((us) => us.toFixed(1)).join(', '),
-    )
-    row('  last answer -> readable on B', ms(median(logged.readableMs)), 'goal <= 200 ms (1 s across)')
+    const loggedRows = (what: string, r: typeof logged) => {
+      row(
+        `${what} (${IN_FLIGHT} / ${IN_FLIGHT_WIDE} in flight)`,
+        `${medianRate(r.four.perS)} / ${medianRate(r.wide.perS)}`,
+        `ratio ${(median(r.four.perS) / median(measured.perS)).toFixed(2)} / ${(median(r.wide.perS) / median(wide.perS)).toFixed(2)} of answered once written; server ${r.serverUs.toFixed(1)} us a snapshot`,
+      )
+      row(
+        '  CPU per snapshot (us): its main thread, its other threads, the pusher',
+        [r.cpu.main, r.cpu.ingest + r.cpu.other, r.cpu.pusher].map((us) => us.toFixed(1)).join(', '),
+      )
+      row('  last answer -> readable on B', ms(median(r.four.readableMs)), 'goal <= 200 ms (1 s across)')
+    }
+    loggedRows('answered once logged, written behind (--ingest-answer logged)', logged)
+    loggedRows(`the same, a write behind at most every ${WRITE_EVERY_MS} ms (--ingest-write-every)`, cadenced)
     const start = await dayCosts(ch, symbols)
-    for (let m = 1 + 12; m < 1 + 12 + 60; m++) {
+    for (let m = 1 + 18; m < 1 + 18 + 60; m++) {
       const t0 = performance.now()
       await pushAll(a.ingest, feedKey, minuteBodies(live, m, BATCH).bodies, IN_FLIGHT_WIDE)
       await sleep(Math.max(0, PACED_MINUTE_MS - (performance.now() - t0)))
