@@ -831,7 +831,7 @@ describe('clickhouse visibility by watermark on a two-shard cluster', () => {
   )
 })
 
-describe('clickhouse reads scan the granules of the bars they return', () => {
+describe("clickhouse queries in the server's log: reads scan the granules of the bars they return, a commit reads nothing back", () => {
   let server: ClickHouseServer
   before(async () => {
     if (!need.met) return
@@ -921,6 +921,58 @@ describe('clickhouse reads scan the granules of the bars they return', () => {
         assert.ok(reads[0] < stored / 3, `bytes read: ${reads[0]} of ${stored} stored in the blobs`)
       } finally {
         await Promise.all([store.keys.close(), store.market.close()])
+      }
+    },
+  )
+
+  need.it(
+    "a commit's own spans are known without reading them back; another process reads them, and both read the same",
+    async () => {
+      const url = server.storeUrl('own_spans')
+      const [a, b] = [await open(url), await open(url)]
+      try {
+        const { symbols, daily } = histories(600400)
+        const minutes = walkBars(
+          Array.from({ length: 300 }, (_, k) => Date.UTC(2024, 0, 2, 1, 30) + k * 60_000),
+          [0.3, 0.5],
+        )
+        const w = await a.market.beginWrite()
+        for (const [i, symbol] of symbols.slice(0, 4).entries()) await w.putBars(symbol, '1d', daily[i])
+        for (const symbol of symbols.slice(4, 8)) await w.putBars(symbol, '1m', minutes, { live: true })
+        await w.commit()
+        const id = (
+          await httpQuery(server.httpUrl, "SELECT max(import_id) FROM own_spans.imports WHERE state = 'committed'")
+        ).trim()
+        /** What a store reads of the first 8 symbols: whole series, and their newest 100 (through the spans' marks). */
+        const reads = (market: ClickHouseMarketStore) =>
+          Promise.all(
+            symbols.slice(0, 8).flatMap((symbol, i) => {
+              const period = i < 4 ? ('1d' as const) : ('1m' as const)
+              return [
+                market.readBars({ symbol, period, limit: 20_000 }),
+                market.readBars({ symbol, period, limit: 100 }),
+              ]
+            }),
+          )
+        const own = await reads(a.market)
+        assert.deepEqual([...own[0].close], [...daily[0].close], 'the writer reads its daily bars at once')
+        assert.deepEqual([...own[9].timestamp], [...minutes.timestamp.slice(-100)], 'and its newest 100 minutes')
+        const other = await poll('the other process sees the import', async () => {
+          const r = await reads(b.market)
+          return barCount(r[0]) > 0 ? r : undefined
+        })
+        assert.deepEqual(
+          other.map((bars) => [...bars.timestamp, ...bars.close]),
+          own.map((bars) => [...bars.timestamp, ...bars.close]),
+        )
+        await httpCommand(server.httpUrl, 'SYSTEM FLUSH LOGS')
+        const spanReads = await httpQuery(
+          server.httpUrl,
+          `SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE '%FROM series WHERE import_id IN (${id})%'`,
+        )
+        assert.equal(spanReads.trim(), '1', "the other process's poll, and none by the writer")
+      } finally {
+        await Promise.all([a, b].flatMap((s) => [s.keys.close(), s.market.close()]))
       }
     },
   )

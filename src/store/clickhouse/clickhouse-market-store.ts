@@ -20,7 +20,7 @@ import { BarReads } from './bar-reads.js'
 import { readDepth, readLiveQuotes } from './live-tables.js'
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
-import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot } from './snapshot.js'
+import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot, type WrittenSpans } from './snapshot.js'
 import { Poller } from './poller.js'
 import { ClickHouseWriter, type BegunImport, type WriterOptions } from './clickhouse-writer.js'
 import { compact, compactLive, type CompactionReport, type LiveMark } from './compaction.js'
@@ -44,6 +44,8 @@ export class ClickHouseMarketStore implements MarketStore {
   readonly capabilities: StoreCapabilities
   readonly #t: Topology
   readonly #snapshot: Poller<Snapshot>
+  /** The `series` rows of this process's commits the snapshot has yet to take (it need not read them back). */
+  readonly #written = new Map<bigint, WrittenSpans>()
   readonly #bars: BarReads
   readonly #writerOptions: WriterOptions
   readonly #background = new Set<Promise<unknown>>()
@@ -75,7 +77,7 @@ export class ClickHouseMarketStore implements MarketStore {
       blockingReads: false,
       symbolVersions: true,
     }
-    this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev), POLL_MS)
+    this.#snapshot = new Poller((prev) => loadSnapshot(t.meta, prev, this.#written), POLL_MS)
   }
 
   static async open(t: Topology, writerOptions: WriterOptions = {}): Promise<ClickHouseMarketStore> {
@@ -243,8 +245,12 @@ export class ClickHouseMarketStore implements MarketStore {
       this.#t,
       {
         ...(more && { nextBegun: (b: BegunImport) => this.#keepSpare(b) }),
-        committed: async () => {
-          await this.#snapshot.reload()
+        committed: async (own) => {
+          this.#written.set(own.importId, own)
+          const s = await this.#snapshot.reload()
+          // Spans of imports the snapshot has taken (or never will: given up) are not needed again.
+          for (const id of this.#written.keys())
+            if (id <= s.watermark && s.hidden.get(id) !== 'open') this.#written.delete(id)
           // A later import removes what dead ones left; at most every BACKGROUND_VACUUM_MS, as a live
           // feed commits several times a second and each vacuum reads the whole imports table.
           const now = Date.now()

@@ -34,7 +34,8 @@ import {
   SERIES_COLUMNS,
   type Topology,
 } from './schema.js'
-import { OPEN_FROM, OPEN_TO } from './snapshot.js'
+import { OPEN_FROM, OPEN_TO, seriesKey, type WrittenSpans } from './snapshot.js'
+import type { SpanRow } from './series-index.js'
 import { FIRST_PERIOD, LAST_PERIOD } from './financials-reads.js'
 
 /** Blob INSERTs under way at once, as for bar blocks: the next is gathered while the server takes them. */
@@ -55,8 +56,8 @@ export function newImportId(floor = 0n): bigint {
 }
 
 export interface WriterHooks {
-  /** After the commit row is in: refresh what this process reads. */
-  committed(): Promise<void>
+  /** After the commit row is in: refresh what this process reads (`own`: what this import put in `series`). */
+  committed(own: WrittenSpans): Promise<void>
   /** After a rollback or failed commit: remove the import's rows (best effort). */
   abandoned(id: string): void
   /**
@@ -93,6 +94,8 @@ export class ClickHouseWriter implements StoreWriter {
   /** Blob rows, one INSERT at the commit (or more, past the buffer's size). */
   readonly #blobs: MetaRows
   #seq = 0
+  /** Its `series` rows, as readers load them (snapshot.ts). */
+  readonly #spans: [string, SpanRow][] = []
   #open = true
   #heartbeat: NodeJS.Timeout | undefined
 
@@ -255,6 +258,10 @@ export class ClickHouseWriter implements StoreWriter {
     }
     const marks: number[] = []
     for (let k = MARK_EVERY; k < n; k += MARK_EVERY) marks.push(ts[k])
+    this.#spans.push([
+      seriesKey(symbol, period),
+      { first: ts[0], last: ts[n - 1], bars: n, marks, rollups: !unrolled, blobs: blobbed },
+    ])
     this.#meta.add(
       'series',
       SERIES_COLUMNS,
@@ -411,7 +418,7 @@ export class ClickHouseWriter implements StoreWriter {
         `import ${this.importId} was not committed: a vacuum took it for dead (no sign of life for longer than its grace) and removed its rows; nothing of it is visible, run it again`,
       )
     }
-    await this.#hooks.committed()
+    await this.#hooks.committed({ importId: this.#id, spans: this.#spans })
   }
 
   async rollback(): Promise<void> {

@@ -52,6 +52,12 @@ const withImport = (held: Imports, id: bigint): Imports => ({
 
 export const seriesKey = (symbol: string, period: StoredPeriod) => `${symbol}|${period}`
 
+/** The `series` rows an import of this process wrote, in the order it wrote them (ClickHouseWriter): known without reading them back. */
+export interface WrittenSpans {
+  readonly importId: bigint
+  readonly spans: readonly (readonly [key: string, span: SpanRow])[]
+}
+
 /**
  * The version of the answers about `symbol` (readVersions().of): `chs` with the count and newest id
  * of the visible imports that may have changed every symbol's answers, then of those that wrote its
@@ -87,8 +93,15 @@ interface Loaded {
   readonly everySymbol: Imports
 }
 
-/** Loads the state anew, or moves `previous` forward by the imports that became visible since. */
-export async function loadSnapshot(meta: Connection, previous: Snapshot | undefined): Promise<Snapshot> {
+/**
+ * Loads the state anew, or moves `previous` forward by the imports that became visible since (the
+ * spans of those in `written`, this process's own, taken from there rather than read back).
+ */
+export async function loadSnapshot(
+  meta: Connection,
+  previous: Snapshot | undefined,
+  written: ReadonlyMap<bigint, WrittenSpans> = new Map(),
+): Promise<Snapshot> {
   const { fresh, importCount, watermark, hidden, tables, everySymbol } = previous
     ? await polledImports(meta, previous)
     : await allImports(meta)
@@ -103,7 +116,12 @@ export async function loadSnapshot(meta: Connection, previous: Snapshot | undefi
   const bySymbol = new Map(previous?.bySymbol ?? [])
   /** The last import counted for each symbol: the rows come in import order, so each import is counted once. */
   const counted = new Map<string, bigint>()
-  for (const [key, span, importId] of wrote(tables, 'series') ? await loadSpans(meta, rowsOf) : []) {
+  const spans = !wrote(tables, 'series')
+    ? []
+    : previous
+      ? await freshSpans(meta, fresh, written)
+      : await loadSpans(meta, rowsOf)
+  for (const [key, span, importId] of spans) {
     const bar = key.indexOf('|')
     const period = key.slice(bar + 1) as StoredPeriod
     series.set(key, (series.get(key) ?? SeriesState.empty(period)).with(span, ++revisions))
@@ -298,6 +316,22 @@ async function loadRows(meta: Connection, where: string, tables: number): Promis
       seq: Number(seq),
     })),
   }
+}
+
+/** Spans of the puts of the imports `fresh`, in import and operation order: those in `written` as written, the others read. */
+async function freshSpans(
+  meta: Connection,
+  fresh: readonly bigint[],
+  written: ReadonlyMap<bigint, WrittenSpans>,
+): Promise<[string, SpanRow, bigint][]> {
+  const unknown = fresh.filter((id) => !written.has(id))
+  const read = unknown.length ? await loadSpans(meta, `import_id IN (${sql.list(unknown.map(String))})`) : []
+  if (unknown.length === fresh.length) return read
+  const own = fresh.flatMap(
+    (id) => written.get(id)?.spans.map(([key, span]): [string, SpanRow, bigint] => [key, span, id]) ?? [],
+  )
+  // Stable: each import's puts keep their order.
+  return [...read, ...own].sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0))
 }
 
 /** Spans of the puts of the matching imports, in import and operation order, each with its import. */
