@@ -836,7 +836,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
         '  CPU per snapshot (us): its main thread, its other threads, the pusher',
         [r.cpu.main, r.cpu.ingest + r.cpu.other, r.cpu.pusher].map((us) => us.toFixed(1)).join(', '),
       )
-      row('  last answer -> readable on B', ms(median(r.four.readableMs)), 'goal <= 200 ms (1 s across)')
+      row(
+        `  last answer -> readable on B (${IN_FLIGHT} / ${IN_FLIGHT_WIDE} in flight)`,
+        `${ms(median(r.four.readableMs))} / ${ms(median(r.wide.readableMs))}`,
+        'goal <= 200 ms (1 s across)',
+      )
     }
     loggedRows('answered once logged, written behind (--ingest-answer logged)', logged)
     loggedRows(`the same, a write behind at most every ${WRITE_EVERY_MS} ms (--ingest-write-every)`, cadenced)
