@@ -10,9 +10,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Connection } from '../../src/store/clickhouse/connection.js'
+import type { KeyStore } from '../../src/store/key-store.js'
+import type { MarketStore } from '../../src/store/market-store.js'
 import { repoRoot } from './shared-data.js'
 
 const BINARY = 'clickhouse-server'
+
+/** Closes stores as ClickHouseStores.open gives them (a market store and its key store); absent ones are skipped. */
+export function closeStores(...stores: ({ market: MarketStore; keys: KeyStore } | undefined)[]): Promise<unknown> {
+  return Promise.all(stores.flatMap((s) => [s?.keys.close(), s?.market.close()]))
+}
 
 /** A port free on every given loopback address (the cluster's servers share ports on 127.0.0.1 and 127.0.0.2). */
 export async function freePort(hosts: readonly string[], taken: Set<number>): Promise<number> {

@@ -19,7 +19,7 @@ import type { KeyStore } from '../../src/store/key-store.js'
 import { ClickHouseIngestLog, LOG_KEEP_DAYS } from '../../src/store/clickhouse/ingest-log.js'
 import type { MarketStore } from '../../src/store/market-store.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
-import { ClickHouseServer, clickhouseSql } from '../helpers/clickhouse.js'
+import { ClickHouseServer, clickhouseSql, closeStores } from '../helpers/clickhouse.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 
 const need = requires(clickhouseServer())
@@ -60,10 +60,7 @@ describe('quote pushes answered once logged on ClickHouse', () => {
     b = await ClickHouseStores.open(parseClickHouseUrl(server.storeUrl('logged')))
   })
   after(async () => {
-    for (const s of [a, b]) {
-      await s?.keys.close()
-      await s?.market.close()
-    }
+    await closeStores(a, b)
     await server?.destroy()
   })
 

@@ -19,7 +19,7 @@ import {
 import { MIN_GRACE_MS } from '../../src/store/clickhouse/import-states.js'
 import type { KeyStore } from '../../src/store/key-store.js'
 import { tradingDays, walkBars } from '../helpers/arbitraries.js'
-import { ClickHouseCluster } from '../helpers/clickhouse.js'
+import { ClickHouseCluster, closeStores } from '../helpers/clickhouse.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 import { runMdq, spawnMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 
@@ -31,7 +31,6 @@ type Stores = { market: ClickHouseMarketStore; keys: KeyStore }
 /** `blockRows`: bar rows per INSERT; small, so an import's rows are on disk before its commit. */
 const open = (url: string, blockRows?: number): Promise<Stores> =>
   ClickHouseStores.open({ ...parseClickHouseUrl(url), insertBlockRows: blockRows })
-const close = (s: Stores | undefined) => Promise.all([s?.keys.close(), s?.market.close()])
 
 async function query(base: string, sql: string): Promise<string> {
   const r = await fetch(`${base}/?query=${encodeURIComponent(sql)}`, { method: 'POST' })
@@ -60,7 +59,7 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
     b = await open(cluster.storeUrl('live'))
   })
   after(async () => {
-    await Promise.all([close(a), close(b)])
+    await closeStores(a, b)
     await cluster?.destroy()
     cleanup()
   })
@@ -91,7 +90,7 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
       )
       return { bars, instruments: (await fresh.market.readInstruments(list)).length }
     } finally {
-      await close(fresh)
+      await closeStores(fresh)
     }
   }
 
@@ -198,7 +197,7 @@ describe('clickhouse vacuum against running imports on a two-shard cluster', () 
       )
       assert.equal(await old.market.vacuum({ graceMs: 0 }), 1, 'the legacy open import is claimed and removed')
     } finally {
-      await close(old)
+      await closeStores(old)
     }
   })
 

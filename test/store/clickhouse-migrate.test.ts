@@ -14,7 +14,7 @@ import { ClickHouseStores, parseClickHouseUrl } from '../../src/store/clickhouse
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { MarketStore, WriteBatch } from '../../src/store/market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
-import { ClickHouseServer } from '../helpers/clickhouse.js'
+import { ClickHouseServer, closeStores } from '../helpers/clickhouse.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 
 const need = requires(clickhouseServer())
@@ -40,7 +40,6 @@ function assertBytesEqual(actual: Bars, expected: Bars, what: string): void {
 }
 
 type Stores = { market: MarketStore; keys: KeyStore }
-const close = (s: Stores | undefined) => Promise.all([s?.keys.close(), s?.market.close()])
 
 describe('clickhouse store of the earlier format', () => {
   let server: ClickHouseServer
@@ -181,8 +180,8 @@ describe('clickhouse store of the earlier format', () => {
         await compare('after new imports')
         await open.rollback()
       } finally {
-        await close(old)
-        await close(fresh)
+        await closeStores(old)
+        await closeStores(fresh)
       }
     },
   )
@@ -194,7 +193,7 @@ describe('clickhouse store of the earlier format', () => {
       for (const symbol of ['600000.SH', '600001.SH', '600002.SH'])
         await first.market.write({ bars: [{ symbol, period: '1d', bars: walkBars(days, [0.4]) }] })
     } finally {
-      await close(first)
+      await closeStores(first)
     }
     const spans = await sql('SELECT count() FROM half.series')
     // Stopped after the old table was renamed away and part of the copy made: no `series` at all.
@@ -216,7 +215,7 @@ describe('clickhouse store of the earlier format', () => {
     try {
       assert.equal(barCount(await reopened.market.readBars({ symbol: '600002.SH', period: '1d', limit: 1000 })), 40)
     } finally {
-      await close(reopened)
+      await closeStores(reopened)
     }
   })
 
@@ -231,7 +230,7 @@ describe('clickhouse store of the earlier format', () => {
       })
       before = await first.market.readBars({ symbol, period: '60m', limit: 100 })
     } finally {
-      await close(first)
+      await closeStores(first)
     }
     const spans = await sql('SELECT count() FROM prev.series')
     await sql('ALTER TABLE prev.series DROP COLUMN rollups')
@@ -245,7 +244,7 @@ describe('clickhouse store of the earlier format', () => {
       assert.equal(barCount(after), 8)
       for (const f of BAR_FIELDS) assert.deepEqual(after[f], before[f], f)
     } finally {
-      await close(reopened)
+      await closeStores(reopened)
     }
   })
 })

@@ -16,7 +16,7 @@ import {
 import type { KeyStore } from '../../src/store/key-store.js'
 import type { WriteBatch } from '../../src/store/market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
-import { ClickHouseCluster, ClickHouseServer } from '../helpers/clickhouse.js'
+import { ClickHouseCluster, ClickHouseServer, closeStores } from '../helpers/clickhouse.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 
 const need = requires(clickhouseServer())
@@ -77,7 +77,7 @@ describe('clickhouse vacuum compaction on a two-shard cluster', () => {
     b = await open(cluster.storeUrl('compaction'))
   })
   after(async () => {
-    for (const s of [a, b]) await Promise.all([s?.keys.close(), s?.market.close()])
+    await closeStores(a, b)
     await cluster?.destroy()
   })
 

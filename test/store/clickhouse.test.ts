@@ -20,7 +20,7 @@ import { beginImport } from '../../src/store/clickhouse/import-states.js'
 import { BARS_GRANULARITY } from '../../src/store/clickhouse/schema.js'
 import { walkBars } from '../helpers/arbitraries.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
-import { ClickHouseCluster, ClickHouseServer } from '../helpers/clickhouse.js'
+import { ClickHouseCluster, ClickHouseServer, closeStores } from '../helpers/clickhouse.js'
 import { KILL_BARS, KILL_SYMBOLS, generationBars, generationOf } from '../helpers/kill-data.js'
 
 const need = requires(clickhouseServer())
@@ -62,10 +62,7 @@ describe('clickhouse store on one server', () => {
     b = await open(server.storeUrl('mdq'))
   })
   after(async () => {
-    for (const s of [a, b]) {
-      await s?.keys.close()
-      await s?.market.close()
-    }
+    await closeStores(a, b)
     await server?.destroy()
   })
 
@@ -972,7 +969,7 @@ describe("clickhouse queries in the server's log: reads scan the granules of the
         )
         assert.equal(spanReads.trim(), '1', "the other process's poll, and none by the writer")
       } finally {
-        await Promise.all([a, b].flatMap((s) => [s.keys.close(), s.market.close()]))
+        await closeStores(a, b)
       }
     },
   )
