@@ -8,7 +8,7 @@ import { countedIngest, LiveIngest, publishingIngest } from '../ingest/live-inge
 import type { LiveFeed } from '../live/live-feed.js'
 import type { StoreLocation } from '../store/backends.js'
 import type { KeyStore } from '../store/key-store.js'
-import type { MarketStore } from '../store/market-store.js'
+import type { IngestLog, MarketStore } from '../store/market-store.js'
 
 /** Between upkeep steps while there is more to do, and when there was none. */
 const STEP_MS = 50
@@ -26,10 +26,12 @@ export interface IngestListenerOptions {
   readonly metrics: Metrics
   readonly logger: FastifyServerOptions['logger']
   readonly limits?: Partial<HttpLimits>
-  /** Quote pushes answered once logged in the store (MarketStore.ingestLog), their bars written behind. */
+  /** Quote pushes answered once logged (in `ingestLog`, else the store's: MarketStore.ingestLog), their bars written behind. */
   readonly logged?: boolean
   /** Logged pushes: a write behind at most this often while they keep coming (LiveIngest `writeEveryMs`). */
   readonly writeEveryMs?: number
+  /** Logged pushes: the log they go in, when not the store's. */
+  readonly ingestLog?: IngestLog
 }
 
 /**
@@ -46,7 +48,7 @@ const GATHER_MS = 5
 export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
-  const ingestLog = o.logged ? o.store.ingestLog : undefined // serve refuses `logged` without one
+  const ingestLog = o.logged ? (o.ingestLog ?? o.store.ingestLog) : undefined // serve refuses `logged` without one
   const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
   const live = threaded
     ? undefined

@@ -104,6 +104,12 @@ export function registerServe(program: Command): void {
           .argParser(writeEveryMs),
       )
       .addOption(
+        new Option(
+          '--ingest-log <dir>',
+          "with --ingest-answer logged: keep the log of answered pushes in files under dir on this host (fsync'd appends) instead of in the store (ClickHouse: an INSERT an append); replayed by an ingest that starts over the same dir",
+        ).env('MDQ_INGEST_LOG_DIR'),
+      )
+      .addOption(
         new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)')
           .env('MDQ_WORKERS')
           .default(defaultWorkers(), 'one per core')
@@ -152,6 +158,7 @@ export function registerServe(program: Command): void {
     ingestHost: string
     ingestAnswer: 'written' | 'logged'
     ingestWriteEvery: number
+    ingestLog?: string
     streamConnectionsPerKey: number
     streamSubscriptionsPerKey: number
   }

@@ -12,6 +12,7 @@ import { logDestination } from './log-destination.js'
 import type { LogFormat } from './log-format.js'
 import { StreamHub } from '../live/stream-hub.js'
 import { RedisFanout } from '../live/redis-fanout.js'
+import { FileIngestLog } from '../ingest/file-log.js'
 import { streamFeed } from '../live/feed-snapshots.js'
 
 export interface ServeConfig {
@@ -40,6 +41,8 @@ export interface ServeConfig {
   readonly ingestHost: string
   /** When a quote push is answered: once written (default), or once logged in the store (IngestLog) and written behind. */
   readonly ingestAnswer?: 'written' | 'logged'
+  /** Logged pushes: the directory of an ingest log in files (FileIngestLog) instead of the store's. */
+  readonly ingestLog?: string
   /** Logged pushes: a write behind at most this often (ms) while they keep coming; 0 or absent: as soon as the one before ends. */
   readonly ingestWriteEvery?: number
   /** Stream connections one key may hold on this instance. */
@@ -79,6 +82,15 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
       'BAD_PARAM',
       '--ingest-write-every applies to pushes answered once logged (--ingest-answer logged); pushes answered once written are written as they come',
     )
+  if (config.ingestLog !== undefined && config.ingestAnswer !== 'logged')
+    throw new MdqError(
+      'BAD_PARAM',
+      '--ingest-log keeps the log of pushes answered once logged (--ingest-answer logged); pushes answered once written need none',
+    )
+  const fileLog = config.ingestLog === undefined ? undefined : new FileIngestLog(config.ingestLog)
+  await fileLog?.open().catch((err: unknown) => {
+    throw new MdqError('BAD_PARAM', `--ingest-log ${config.ingestLog}: cannot be used (${(err as Error).message})`)
+  })
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
   if (config.ingestAnswer === 'logged' && !store.ingestLog) {
     await Promise.all([store.close(), keys.close()])
@@ -149,6 +161,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
           logger,
           logged: config.ingestAnswer === 'logged',
           writeEveryMs: config.ingestWriteEvery ?? 0,
+          ...(fileLog && { ingestLog: fileLog }),
         })
   const ingest = listener?.app
   const stopFolding = keepFoldingAppends(store, app.log, listener?.foldAppends)
@@ -165,7 +178,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
     await Promise.all(listeners.map((l) => l.close())) // the app's close also closes the limiter and every stream
     clearTimeout(hard)
     await stopFolding()
-    await Promise.all([store.close(), keys.close(), runner?.close(), fanout?.close()])
+    await Promise.all([store.close(), keys.close(), runner?.close(), fanout?.close(), fileLog?.close()])
     logStream.flushSync()
     process.exit(0)
   }

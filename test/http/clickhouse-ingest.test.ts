@@ -3,6 +3,9 @@
 // second, which continues each symbol's minute from the stored state; the day comes out exactly, and its
 // minute periods as SQLite answers them for the same pushes (no rollups stored for live puts).
 import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { barCount, type Bars } from '../../src/domain/bars.js'
@@ -18,6 +21,7 @@ import { SymbolContexts } from '../../src/query/symbol-context.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { ClickHouseCluster, clickhouseSql } from '../helpers/clickhouse.js'
 import { ClickHouseIngestLog } from '../../src/store/clickhouse/ingest-log.js'
+import { FileIngestLog } from '../../src/ingest/file-log.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
 import { getJson, type KlinesData } from '../helpers/server.js'
@@ -142,72 +146,90 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       }
     },
   )
+  /**
+   * Pushes answered once logged (in the store's log, or in files with `logDir`) to an instance killed
+   * right after the answers: the next instance over the same log writes every one of them.
+   */
+  const killedAfterAnswers = async (db: string, logDir?: string) => {
+    const logged = liveStore(cluster.storeUrl(db), servers)
+    const { push } = logged
+    const serve = (writeEveryMs: number) =>
+      logged.serve(
+        '--ingest-answer',
+        'logged',
+        '--ingest-write-every',
+        String(writeEveryMs),
+        ...(logDir ? ['--ingest-log', logDir] : []),
+      )
+    const intraday = async (at: ServeProcess, symbol: string) => {
+      const data = await logged.intraday(at, symbol)
+      return data && columns(data)
+    }
+    const sources = new Map(SYMBOLS.map((s, k) => [s, dayBars([0.45 + k * 0.1, 0.35])]))
+    const all = SYMBOLS.flatMap((s) => snapshotsOfDay(s, sources.get(s)!, MARKETS.SH, 50, 3)).sort(
+      (x, y) => x.timestamp - y.timestamp,
+    )
+    /** What the pushes `quotes` build, as SQLite answers once each push is written. */
+    const builtBy = async (quotes: readonly QuoteSnapshot[]) => {
+      const sqlite = SqliteMarketStore.open(':memory:')
+      try {
+        const ingest = new LiveIngest(sqlite)
+        for (let i = 0; i < quotes.length; i += 50)
+          await ingest.writeQuotes(quotes.slice(i, i + 50).map((snapshot) => ({ snapshot })))
+        const contexts = new SymbolContexts(sqlite)
+        return await Promise.all(
+          SYMBOLS.map(async (s) =>
+            columns(await readKlines(sqlite, contexts, { symbol: s, period: '1m', adjust: 'none', count: 1000 })),
+          ),
+        )
+      } finally {
+        await sqlite.close()
+      }
+    }
+    const until = async (at: ServeProcess, expected: number[][][], what: string) => {
+      const t0 = Date.now()
+      for (;;) {
+        const got = await Promise.all(SYMBOLS.map((s) => intraday(at, s)))
+        if (JSON.stringify(got) === JSON.stringify(expected)) return Date.now() - t0
+        assert.ok(Date.now() - t0 < 30_000, `${what}: ${JSON.stringify(got.map((g) => g?.[0].length))}`)
+        await sleep(20)
+      }
+    }
+    const cut = Math.floor(all.length * 0.6) + 1
+    // A writes behind at most once a minute while pushes keep coming: most of what it answers waits.
+    const a = await serve(60_000)
+    for (let i = 0; i < cut; i += 50) await push(a, all.slice(i, Math.min(cut, i + 50)))
+    await a.kill() // at once: the last pushes are logged, their bars perhaps not yet written
+    const c = await serve(200)
+    const ms = await until(c, await builtBy(all.slice(0, cut)), 'every push answered before the kill')
+    console.log(`what instance A answered was read on the next instance ${ms} ms after it listened`)
+    const metrics = await (await fetch(`${c.base}/metrics`)).text()
+    assert.match(metrics, /^mdq_ingest_unwritten_symbols 0$/m, 'nothing left to write')
+    assert.match(metrics, /^mdq_ingest_write_behind_failures_total 0$/m)
+    for (let i = cut; i < all.length; i += 50) await push(c, all.slice(i, i + 50))
+    await until(
+      c,
+      SYMBOLS.map((s) => columns(sources.get(s)!)),
+      'the whole day',
+    )
+    // A graceful stop writes what it logged before the store closes: nothing is left to replay.
+    await c.stop()
+    const meta = cluster.servers[0].connection(db)
+    try {
+      assert.deepEqual(await new ClickHouseIngestLog(meta).unwritten(), [])
+      if (logDir) {
+        assert.deepEqual(await new FileIngestLog(logDir).unwritten(), [])
+        assert.equal(await clickhouseSql(cluster.servers[0].httpUrl, `SELECT count() FROM ${db}.ingest_log`), '0')
+      }
+    } finally {
+      await meta.close()
+    }
+  }
   need.it(
     'answered once logged: a SIGKILL right after the answers loses none of them; the next instance writes them',
-    async () => {
-      const logged = liveStore(cluster.storeUrl('logged'), servers)
-      const { push } = logged
-      const serve = (writeEveryMs: number) =>
-        logged.serve('--ingest-answer', 'logged', '--ingest-write-every', String(writeEveryMs))
-      const intraday = async (at: ServeProcess, symbol: string) => {
-        const data = await logged.intraday(at, symbol)
-        return data && columns(data)
-      }
-      const sources = new Map(SYMBOLS.map((s, k) => [s, dayBars([0.45 + k * 0.1, 0.35])]))
-      const all = SYMBOLS.flatMap((s) => snapshotsOfDay(s, sources.get(s)!, MARKETS.SH, 50, 3)).sort(
-        (x, y) => x.timestamp - y.timestamp,
-      )
-      /** What the pushes `quotes` build, as SQLite answers once each push is written. */
-      const builtBy = async (quotes: readonly QuoteSnapshot[]) => {
-        const sqlite = SqliteMarketStore.open(':memory:')
-        try {
-          const ingest = new LiveIngest(sqlite)
-          for (let i = 0; i < quotes.length; i += 50)
-            await ingest.writeQuotes(quotes.slice(i, i + 50).map((snapshot) => ({ snapshot })))
-          const contexts = new SymbolContexts(sqlite)
-          return await Promise.all(
-            SYMBOLS.map(async (s) =>
-              columns(await readKlines(sqlite, contexts, { symbol: s, period: '1m', adjust: 'none', count: 1000 })),
-            ),
-          )
-        } finally {
-          await sqlite.close()
-        }
-      }
-      const until = async (at: ServeProcess, expected: number[][][], what: string) => {
-        const t0 = Date.now()
-        for (;;) {
-          const got = await Promise.all(SYMBOLS.map((s) => intraday(at, s)))
-          if (JSON.stringify(got) === JSON.stringify(expected)) return Date.now() - t0
-          assert.ok(Date.now() - t0 < 30_000, `${what}: ${JSON.stringify(got.map((g) => g?.[0].length))}`)
-          await sleep(20)
-        }
-      }
-      const cut = Math.floor(all.length * 0.6) + 1
-      // A writes behind at most once a minute while pushes keep coming: most of what it answers waits.
-      const a = await serve(60_000)
-      for (let i = 0; i < cut; i += 50) await push(a, all.slice(i, Math.min(cut, i + 50)))
-      await a.kill() // at once: the last pushes are logged, their bars perhaps not yet written
-      const c = await serve(200)
-      const ms = await until(c, await builtBy(all.slice(0, cut)), 'every push answered before the kill')
-      console.log(`what instance A answered was read on the next instance ${ms} ms after it listened`)
-      const metrics = await (await fetch(`${c.base}/metrics`)).text()
-      assert.match(metrics, /^mdq_ingest_unwritten_symbols 0$/m, 'nothing left to write')
-      assert.match(metrics, /^mdq_ingest_write_behind_failures_total 0$/m)
-      for (let i = cut; i < all.length; i += 50) await push(c, all.slice(i, i + 50))
-      await until(
-        c,
-        SYMBOLS.map((s) => columns(sources.get(s)!)),
-        'the whole day',
-      )
-      // A graceful stop writes what it logged before the store closes: nothing is left to replay.
-      await c.stop()
-      const meta = cluster.servers[0].connection('logged')
-      try {
-        assert.deepEqual(await new ClickHouseIngestLog(meta).unwritten(), [])
-      } finally {
-        await meta.close()
-      }
-    },
+    () => killedAfterAnswers('logged'),
+  )
+  need.it('the same with the log in files of its own (--ingest-log): the next instance over them writes them', () =>
+    killedAfterAnswers('logged_files', mkdtempSync(join(tmpdir(), 'mdq-ingest-log-'))),
   )
 })

@@ -2,7 +2,7 @@
 // and depth, the import's row rules and messages, stale and repeated snapshots, size limits, slow bodies.
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { barCount, sliceBars, type Bars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
@@ -93,6 +93,18 @@ describe('ingest listener', () => {
     const bad = runMdq(['--db', db, 'serve', '--ingest-answer', 'logged', '--ingest-write-every', '2.5'])
     assert.equal(bad.status, 1)
     assert.match(bad.stderr, /--ingest-write-every.*must be a whole number of milliseconds 0\.\.60000/)
+  })
+
+  it('refuses an ingest log in files for pushes answered once written, and a directory it cannot use, in one line', () => {
+    const r = runMdq(['--db', db, 'serve', '--port', '0', '--ingest-port', '0', '--ingest-log', dirname(db)])
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^mdq: --ingest-log keeps the log of pushes answered once logged \(--ingest-answer logged\)/)
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
+    const inFile = join(db, 'log') // under a file: no directory can be made there
+    const bad = runMdq(['--db', db, 'serve', '--port', '0', '--ingest-answer', 'logged', '--ingest-log', inFile])
+    assert.equal(bad.status, 1)
+    assert.match(bad.stderr, new RegExp(`^mdq: --ingest-log ${inFile}: cannot be used \\(.*ENOTDIR`))
+    assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr)
   })
 
   it('takes keys of scope ingest or admin; a read key is a 403 naming the scope, no key a 401', async () => {
