@@ -9,7 +9,8 @@
 //    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push; then the same with the
 //    engine making their minute bars, a materialized view); the same minutes pushed to an instance
 //    answering once logged (`--ingest-answer logged`), then to one writing behind at most every 500 ms
-//    (`--ingest-write-every`); then an hour of the day
+//    (`--ingest-write-every`), then to one answering once logged in files of its own (`--ingest-log`);
+//    then an hour of the day
 //    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
@@ -788,6 +789,7 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     }
     const logged = await loggedRun([], 1 + 6)
     const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)], 1 + 12)
+    const filed = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 18)
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
     const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
@@ -844,8 +846,9 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     }
     loggedRows('answered once logged, written behind (--ingest-answer logged)', logged)
     loggedRows(`the same, a write behind at most every ${WRITE_EVERY_MS} ms (--ingest-write-every)`, cadenced)
+    loggedRows('answered once logged in files of its own (--ingest-log), written behind', filed)
     const start = await dayCosts(ch, symbols)
-    for (let m = 1 + 18; m < 1 + 18 + 60; m++) {
+    for (let m = 1 + 24; m < 1 + 24 + 60; m++) {
       const t0 = performance.now()
       await pushAll(a.ingest, feedKey, minuteBodies(live, m, BATCH).bodies, IN_FLIGHT_WIDE)
       await sleep(Math.max(0, PACED_MINUTE_MS - (performance.now() - t0)))
