@@ -9,7 +9,8 @@
 //    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push; then the same with the
 //    engine making their minute bars, a materialized view); the same minutes pushed to an instance
 //    answering once logged (`--ingest-answer logged`), then to one writing behind at most every 500 ms
-//    (`--ingest-write-every`), then to one answering once logged in files of its own (`--ingest-log`);
+//    (`--ingest-write-every`), then to one answering once logged in files of its own (`--ingest-log`),
+//    then to the same with V8's young generation at 64 MB semi-spaces (NODE_OPTIONS);
 //    then an hour of the day
 //    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
@@ -60,6 +61,8 @@ const ANSWER = process.env.BENCH_LIVE_ANSWER === 'logged' ? 'logged' : 'written'
 const IN_FLIGHT_WIDE = 16
 /** B's third instance writes behind at most this often (`--ingest-write-every`). */
 const WRITE_EVERY_MS = 500
+/** The V8 flag of B's last logged instance: a young generation of 64 MB semi-spaces (the default is 16). */
+const YOUNG_GENERATION = '--max-semi-space-size=64'
 const MEASURED_MINUTES = 5
 /** A market minute in the paced hour on ClickHouse: 12 times the market's pace, so the writer's once-a-minute removals of superseded live rows run as they do in a day. */
 const PACED_MINUTE_MS = 5000
@@ -771,10 +774,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const serverUs = (serverMs * 1000) / snapshots
     const wide = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
     /** The feed moved to an instance answering once a push is logged (writing behind), for six minutes from `from`. */
-    const loggedRun = async (flags: readonly string[], from: number) => {
+    const loggedRun = async (flags: readonly string[], from: number, env: NodeJS.ProcessEnv = {}) => {
       const l = await startMdqWithIngest(
         ['--store', store],
         ['--rate-limit', 'off', '--ingest-answer', 'logged', ...flags],
+        env,
       )
       servers.push(l)
       const server0 = cpuMs(ch.pid!)
@@ -790,6 +794,10 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const logged = await loggedRun([], 1 + 6)
     const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)], 1 + 12)
     const filed = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 18)
+    // The same with V8's young generation at 64 MB a semi-space (NODE_OPTIONS): the garbage a push leaves is collected less often.
+    const young = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 24, {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${YOUNG_GENERATION}`.trim(),
+    })
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
     const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
@@ -847,8 +855,9 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     loggedRows('answered once logged, written behind (--ingest-answer logged)', logged)
     loggedRows(`the same, a write behind at most every ${WRITE_EVERY_MS} ms (--ingest-write-every)`, cadenced)
     loggedRows('answered once logged in files of its own (--ingest-log), written behind', filed)
+    loggedRows(`the same, NODE_OPTIONS=${YOUNG_GENERATION}`, young)
     const start = await dayCosts(ch, symbols)
-    for (let m = 1 + 24; m < 1 + 24 + 60; m++) {
+    for (let m = 1 + 30; m < 1 + 30 + 60; m++) {
       const t0 = performance.now()
       await pushAll(a.ingest, feedKey, minuteBodies(live, m, BATCH).bodies, IN_FLIGHT_WIDE)
       await sleep(Math.max(0, PACED_MINUTE_MS - (performance.now() - t0)))

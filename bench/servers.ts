@@ -66,16 +66,18 @@ export function getBody(url: string, key: string, accept = 'identity', agent?: A
   })
 }
 
-/** `mdq --db <db> serve --ingest-port 0` (or over `--store`), resolved once both listeners print their address. */
+/** `mdq --db <db> serve --ingest-port 0` (or over `--store`; `env` added to the environment), resolved once both listeners print their address. */
 export function startMdqWithIngest(
   storeArgs: readonly string[],
   flags: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<Server & { readonly ingest: string }> {
   const child = spawn(
     process.execPath,
     [mdqBin, ...storeArgs, 'serve', '--port', '0', '--ingest-port', '0', ...flags],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env },
     },
   )
   let out = ''
