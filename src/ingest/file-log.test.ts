@@ -1,9 +1,12 @@
 // The ingest log in files: what is appended is read back by the next process over the same directory,
 // less what is marked; a line cut short by a death mid-write is skipped and appends go on in a new
 // segment; segments roll at their size and go once all their entries are marked, a new one carrying
-// the marks the kept ones need; a directory that cannot be written refuses the append, naming it.
+// the marks the kept ones need; a directory is one process's at a time; a directory that cannot be
+// written refuses the append, naming it.
 import assert from 'node:assert/strict'
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, it } from 'node:test'
@@ -32,7 +35,10 @@ async function replayed(dir: string): Promise<LogEntry[]> {
   }
 }
 
-const segments = (dir: string) => readdirSync(dir).sort()
+const segments = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith('.log'))
+    .sort()
 
 it('what is appended is read back by the next log over the directory, less what is marked', async () => {
   const dir = newDir()
@@ -87,6 +93,24 @@ it('segments roll at their size and go once all their entries are marked; a new 
   await next.close()
   assert.equal(segments(dir).length, 1, 'only the segment written last stays: every entry is marked')
   assert.deepEqual(await replayed(dir), [])
+})
+
+it('a directory is one process at a time: refused while the process in its LOCK lives, taken over once it is gone', async () => {
+  const dir = newDir()
+  const other = spawn('sleep', ['60'], { stdio: 'ignore' })
+  try {
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'LOCK'), String(other.pid))
+    await assert.rejects(new FileIngestLog(dir).open(), new RegExp(`in use by process ${other.pid}`))
+  } finally {
+    other.kill('SIGKILL')
+    await once(other, 'exit')
+  }
+  const log = new FileIngestLog(dir)
+  await log.append([entry('7', 1)], [])
+  assert.equal(readFileSync(join(dir, 'LOCK'), 'utf8'), String(process.pid))
+  await log.close()
+  assert.deepEqual(segments(dir), ['000000000001.log'], 'a graceful close gives the directory up')
 })
 
 it('a directory that cannot be written refuses the append as the store being away, naming it', async () => {

@@ -9,9 +9,10 @@
  * Format: segments `000000000001.log` and up, each a sequence of lines `E <feed> <seq> <body>` (an
  * entry; its body JSON, so one line) and `M <feed> <seq>` (a mark). A line cut short by the process
  * dying in its write has no newline and was never acknowledged: it is skipped, and appends go on in a
- * new segment. A new segment begins with the marks of the feeds the segments kept still hold.
+ * new segment. A new segment begins with the marks of the feeds the segments kept still hold. `LOCK`
+ * holds the pid of the process appending there.
  */
-import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MdqError } from '../domain/errors.js'
 import type { IngestLog, LogEntry, LogMark } from '../store/market-store.js'
@@ -20,6 +21,17 @@ import type { IngestLog, LogEntry, LogMark } from '../store/market-store.js'
 export const SEGMENT_BYTES = 64 << 20
 
 const SEGMENT = /^(\d{12})\.log$/
+const LOCK = 'LOCK'
+
+/** Whether process `pid` exists (one of another user's counts). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
 const segmentName = (n: number) => `${String(n).padStart(12, '0')}.log`
 
 /** Per feed, the newest entry a segment holds. */
@@ -87,6 +99,7 @@ export class FileIngestLog implements IngestLog {
 
   async #load(): Promise<void> {
     await mkdir(this.dir, { recursive: true })
+    await this.#lock()
     for (const n of await this.#segments()) {
       const { entries, marks } = parseSegment(await readFile(join(this.dir, segmentName(n)), 'utf8'))
       const feeds: Feeds = new Map()
@@ -95,6 +108,29 @@ export class FileIngestLog implements IngestLog {
       this.#kept.set(n, feeds)
     }
     await this.#prune()
+  }
+
+  /**
+   * Takes the directory for this process (LOCK, its pid): another ingest appending there would have
+   * its segments removed under it once this one marks their entries. A LOCK left by a process that
+   * is gone (killed) is taken over.
+   */
+  async #lock(): Promise<void> {
+    const lock = join(this.dir, LOCK)
+    for (;;) {
+      try {
+        await writeFile(lock, String(process.pid), { flag: 'wx' })
+        return
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      }
+      const holder = Number(await readFile(lock, 'utf8').catch(() => ''))
+      if (holder > 0 && holder !== process.pid && alive(holder))
+        throw new Error(
+          `in use by process ${holder} (${lock}): one ingest a directory; remove the file if that process is not an mdq`,
+        )
+      await unlink(lock).catch(() => undefined)
+    }
   }
 
   async #segments(): Promise<number[]> {
@@ -195,9 +231,10 @@ export class FileIngestLog implements IngestLog {
     return out
   }
 
-  /** Closes the segment being written; the files stay. */
+  /** Closes the segment being written and gives the directory up; the segments stay. */
   async close(): Promise<void> {
     await this.#chain
     await this.#close()
+    if (this.#opened) await unlink(join(this.dir, LOCK)).catch(() => undefined)
   }
 }
