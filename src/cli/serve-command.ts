@@ -106,7 +106,7 @@ export function registerServe(program: Command): void {
       .addOption(
         new Option(
           '--ingest-log <dir>',
-          "with --ingest-answer logged: keep the log of answered pushes in files under dir on this host (fsync'd appends) instead of in the store (ClickHouse: an INSERT an append); replayed by an ingest that starts over the same dir",
+          "with --ingest-answer logged: keep the log of answered pushes in files under dir on this host (fsync'd appends) instead of in the store (on ClickHouse an INSERT each); replayed by the next ingest started over the same dir",
         ).env('MDQ_INGEST_LOG_DIR'),
       )
       .addOption(

@@ -93,7 +93,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
   })
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
   if (config.ingestAnswer === 'logged' && !store.ingestLog) {
-    await Promise.all([store.close(), keys.close()])
+    await Promise.all([store.close(), keys.close(), fileLog?.close()])
     throw new MdqError(
       'BAD_PARAM',
       '--ingest-answer logged needs a store that keeps an ingest log (ClickHouse); this store answers pushes once written, in one local transaction, as fast',
