@@ -45,6 +45,22 @@ const wire = pushedQuote
 const columns = (d: Record<'timestamp' | 'open' | 'high' | 'low' | 'close' | 'volume' | 'amount', ArrayLike<number>>) =>
   [d.timestamp, d.open, d.high, d.low, d.close, d.volume, d.amount].map((c) => Array.from(c))
 
+/** `read` of what the pushes `quotes` (50 a push) build on SQLite, each push written as it comes. */
+async function onSqlite<T>(
+  quotes: readonly QuoteSnapshot[],
+  read: (sqlite: SqliteMarketStore, contexts: SymbolContexts) => Promise<T>,
+): Promise<T> {
+  const sqlite = SqliteMarketStore.open(':memory:')
+  try {
+    const ingest = new LiveIngest(sqlite)
+    for (let i = 0; i < quotes.length; i += 50)
+      await ingest.writeQuotes(quotes.slice(i, i + 50).map((snapshot) => ({ snapshot })))
+    return await read(sqlite, new SymbolContexts(sqlite))
+  } finally {
+    await sqlite.close()
+  }
+}
+
 /** A new store at `url`, migrated, with a feed key and a read key; instances served on it, pushes and reads through those keys. */
 function liveStore(url: string, servers: ServeProcess[]) {
   const mdq = (...args: string[]) => {
@@ -124,12 +140,7 @@ describe('live data on a two-shard ClickHouse cluster', () => {
         "SELECT count() FROM live.bars WHERE period NOT IN ('1m', '1d')",
       )
       assert.equal(rollupRows.trim(), '0')
-      const sqlite = SqliteMarketStore.open(':memory:')
-      try {
-        const ingest = new LiveIngest(sqlite)
-        for (let i = 0; i < all.length; i += 50)
-          await ingest.writeQuotes(all.slice(i, i + 50).map((snapshot) => ({ snapshot })))
-        const contexts = new SymbolContexts(sqlite)
+      await onSqlite(all, async (sqlite, contexts) => {
         for (const period of ['5m', '30m', '60m'] as const)
           for (const s of SYMBOLS) {
             const r = await getJson<{ data: KlinesData }>(
@@ -141,9 +152,7 @@ describe('live data on a two-shard ClickHouse cluster', () => {
             assert.ok(expected.timestamp.length > 0)
             assert.deepEqual(columns(r.body.data), columns(expected), `${s} ${period}`)
           }
-      } finally {
-        await sqlite.close()
-      }
+      })
     },
   )
   /**
@@ -170,22 +179,14 @@ describe('live data on a two-shard ClickHouse cluster', () => {
       (x, y) => x.timestamp - y.timestamp,
     )
     /** What the pushes `quotes` build, as SQLite answers once each push is written. */
-    const builtBy = async (quotes: readonly QuoteSnapshot[]) => {
-      const sqlite = SqliteMarketStore.open(':memory:')
-      try {
-        const ingest = new LiveIngest(sqlite)
-        for (let i = 0; i < quotes.length; i += 50)
-          await ingest.writeQuotes(quotes.slice(i, i + 50).map((snapshot) => ({ snapshot })))
-        const contexts = new SymbolContexts(sqlite)
-        return await Promise.all(
+    const builtBy = (quotes: readonly QuoteSnapshot[]) =>
+      onSqlite(quotes, (sqlite, contexts) =>
+        Promise.all(
           SYMBOLS.map(async (s) =>
             columns(await readKlines(sqlite, contexts, { symbol: s, period: '1m', adjust: 'none', count: 1000 })),
           ),
-        )
-      } finally {
-        await sqlite.close()
-      }
-    }
+        ),
+      )
     const until = async (at: ServeProcess, expected: number[][][], what: string) => {
       const t0 = Date.now()
       for (;;) {
