@@ -16,11 +16,13 @@ import { mkdir, open, readdir, readFile, unlink, writeFile, type FileHandle } fr
 import { join } from 'node:path'
 import { MdqError } from '../domain/errors.js'
 import type { IngestLog, LogEntry, LogMark } from '../store/market-store.js'
+import { atLeast } from './write-behind.js'
 
 /** A segment past this size is closed and the next append begins a new one. */
 export const SEGMENT_BYTES = 64 << 20
 
 const SEGMENT = /^(\d{12})\.log$/
+const segmentName = (n: number) => `${String(n).padStart(12, '0')}.log`
 const LOCK = 'LOCK'
 
 /** Whether process `pid` exists (one of another user's counts). */
@@ -32,7 +34,6 @@ function alive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
-const segmentName = (n: number) => `${String(n).padStart(12, '0')}.log`
 
 /** Per feed, the newest entry a segment holds. */
 type Feeds = Map<string, number>
@@ -73,9 +74,6 @@ interface Segment {
   readonly feeds: Feeds
 }
 
-const markAtLeast = (into: Map<string, number>, feed: string, seq: number) =>
-  into.set(feed, Math.max(seq, into.get(feed) ?? 0))
-
 export class FileIngestLog implements IngestLog {
   /** Segments closed with an entry not yet marked, oldest first. */
   readonly #kept = new Map<number, Feeds>()
@@ -103,8 +101,8 @@ export class FileIngestLog implements IngestLog {
     for (const n of await this.#segments()) {
       const { entries, marks } = parseSegment(await readFile(join(this.dir, segmentName(n)), 'utf8'))
       const feeds: Feeds = new Map()
-      for (const e of entries) markAtLeast(feeds, e.feed, e.seq)
-      for (const m of marks) markAtLeast(this.#marked, m.feed, m.seq)
+      for (const e of entries) atLeast(feeds, e.feed, e.seq)
+      for (const m of marks) atLeast(this.#marked, m.feed, m.seq)
       this.#kept.set(n, feeds)
     }
     await this.#prune()
@@ -166,8 +164,8 @@ export class FileIngestLog implements IngestLog {
         await this.#close()
         throw err
       }
-      for (const e of entries) markAtLeast(current.feeds, e.feed, e.seq)
-      for (const m of marks) markAtLeast(this.#marked, m.feed, m.seq)
+      for (const e of entries) atLeast(current.feeds, e.feed, e.seq)
+      for (const m of marks) atLeast(this.#marked, m.feed, m.seq)
       if (marks.length) await this.#prune()
     } catch (err) {
       if (err instanceof MdqError) throw err

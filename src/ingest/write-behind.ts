@@ -21,7 +21,8 @@ interface Held extends Writes {
 
 const held = (): Held => ({ minutes: new Map(), days: new Map(), latest: new Map(), covers: new Map() })
 
-const atLeast = (into: Map<string, number>, key: string, seq: number) =>
+/** Raises `into`'s value at `key` to `seq` (per feed, the newest entry or mark). */
+export const atLeast = (into: Map<string, number>, key: string, seq: number) =>
   into.set(key, Math.max(seq, into.get(key) ?? 0))
 
 /** Merges `newer` over `into`. */
