@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { Worker } from 'node:worker_threads'
+import { threadId } from './thread-priority.js'
+
+/** A thread's nice value as the kernel reports it (/proc/<pid>/task/<tid>/stat, field 19). */
+const niceOf = (tid: number) =>
+  Number(readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])
+
+describe(
+  'lowerThreadPriority',
+  { skip: process.platform !== 'linux' && 'threads have no priority of their own here' },
+  () => {
+    it('lowers only the calling thread: a worker at nice 10, the main thread where it was', async () => {
+      const main = threadId()!
+      assert.equal(main, process.pid)
+      const before = niceOf(main)
+      const worker = new Worker(
+        `const { parentPort } = require('node:worker_threads')
+       import(${JSON.stringify(new URL('./thread-priority.js', import.meta.url).href)}).then((m) => {
+         parentPort.postMessage({ took: m.lowerThreadPriority(10), tid: m.threadId() })
+         parentPort.once('message', () => process.exit(0))
+       })`,
+        { eval: true },
+      )
+      const { took, tid } = await new Promise<{ took: boolean; tid: number }>((resolve, reject) => {
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+      try {
+        assert.equal(took, true)
+        assert.notEqual(tid, main)
+        assert.equal(niceOf(tid), 10)
+        assert.equal(niceOf(main), before)
+      } finally {
+        worker.postMessage('done')
+        await new Promise((r) => worker.once('exit', r))
+      }
+    })
+  },
+)
