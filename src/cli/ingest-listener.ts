@@ -32,6 +32,8 @@ export interface IngestListenerOptions {
   readonly writeEveryMs?: number
   /** Logged pushes: the log they go in, when not the store's. */
   readonly ingestLog?: IngestLog
+  /** The ingest thread's nice value (a store whose writes hold the thread: SQLite). */
+  readonly nice?: number
 }
 
 /**
@@ -49,7 +51,8 @@ export async function ingestApp(
   o: IngestListenerOptions,
 ): Promise<{ readonly app: FastifyInstance; readonly foldAppends?: () => Promise<boolean> }> {
   const ingestLog = o.logged ? (o.ingestLog ?? o.store.ingestLog) : undefined // serve refuses `logged` without one
-  const threaded = o.at && o.store.capabilities.blockingReads ? new ThreadedIngest(o.at) : undefined
+  const threaded =
+    o.at && o.store.capabilities.blockingReads ? new ThreadedIngest({ ...o.at, nice: o.nice }) : undefined
   const live = threaded
     ? undefined
     : new LiveIngest(o.store, {

@@ -25,6 +25,14 @@ export function workerCount(value: string): number {
   return n
 }
 
+/** --ingest-nice: a nice value 0..19. */
+function niceValue(value: string): number {
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 19)
+    throw new InvalidArgumentError('must be a whole number 0..19 (0 = the priority of the rest of the process)')
+  return n
+}
+
 /** --ingest-write-every: whole milliseconds 0..60000. */
 function writeEveryMs(value: string): number {
   const n = Number(value)
@@ -110,6 +118,15 @@ export function registerServe(program: Command): void {
         ).env('MDQ_INGEST_LOG_DIR'),
       )
       .addOption(
+        new Option(
+          '--ingest-nice <n>',
+          "on SQLite (Linux): the ingest thread's nice value, 0..19; higher yields the CPU to the reads, and to every other process at normal priority in mdq's session, so on a busy machine a feed may fall behind",
+        )
+          .env('MDQ_INGEST_NICE')
+          .default(0)
+          .argParser(niceValue),
+      )
+      .addOption(
         new Option('--workers <n>', 'worker threads for uncached klines queries (0 = in the main thread)')
           .env('MDQ_WORKERS')
           .default(defaultWorkers(), 'one per core')
@@ -159,6 +176,7 @@ export function registerServe(program: Command): void {
     ingestAnswer: 'written' | 'logged'
     ingestWriteEvery: number
     ingestLog?: string
+    ingestNice: number
     streamConnectionsPerKey: number
     streamSubscriptionsPerKey: number
   }

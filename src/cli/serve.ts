@@ -45,6 +45,8 @@ export interface ServeConfig {
   readonly ingestLog?: string
   /** Logged pushes: a write behind at most this often (ms) while they keep coming; 0 or absent: as soon as the one before ends. */
   readonly ingestWriteEvery?: number
+  /** The ingest thread's nice value (SQLite, Linux); 0 or absent: the process's. */
+  readonly ingestNice?: number
   /** Stream connections one key may hold on this instance. */
   readonly streamConnectionsPerKey: number
   /** Stream subscriptions (channel and symbol) one key may hold on this instance. */
@@ -97,6 +99,13 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
     throw new MdqError(
       'BAD_PARAM',
       '--ingest-answer logged needs a store that keeps an ingest log (ClickHouse); this store answers pushes once written, in one local transaction, as fast',
+    )
+  }
+  if (config.ingestNice && !store.capabilities.blockingReads) {
+    await Promise.all([store.close(), keys.close(), fileLog?.close()])
+    throw new MdqError(
+      'BAD_PARAM',
+      '--ingest-nice sets the priority of the ingest thread of a store whose writes hold a thread (SQLite); on this store pushes are taken on the main thread',
     )
   }
   const limiter = config.redisUrl
@@ -162,6 +171,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
           logged: config.ingestAnswer === 'logged',
           writeEveryMs: config.ingestWriteEvery ?? 0,
           ...(fileLog && { ingestLog: fileLog }),
+          ...(config.ingestNice && { nice: config.ingestNice }),
         })
   const ingest = listener?.app
   const stopFolding = keepFoldingAppends(store, app.log, listener?.foldAppends)

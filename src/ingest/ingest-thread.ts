@@ -17,6 +17,8 @@ import type { PushedBar } from './pushed-rows.js'
 export interface IngestThreadConfig {
   readonly store: StoreLocation
   readonly keys?: StoreLocation
+  /** The thread's nice value (0..19, where the system keeps one per thread: Linux); 0 or absent: the process's. */
+  readonly nice?: number
 }
 
 export type IngestTask =

@@ -8,14 +8,9 @@ import { openMarketInWorker } from '../store/backends.js'
 import { quotesPushed, type IngestReply, type IngestTask, type IngestThreadConfig } from './ingest-thread.js'
 import { LiveIngest } from './live-ingest.js'
 
-/**
- * The ingest thread's nice value: when reads want both cores, its writes wait (a waking query or
- * request thread takes the CPU from it at once), so a feed lengthens answers less; with the CPU to
- * spare it runs as fast as before. At nice 10 it still gets about a tenth of a core against two busy
- * threads: thousands of snapshots a second, many times a whole market's level-1 cadence.
- */
-const INGEST_NICE = 10
-lowerThreadPriority(INGEST_NICE)
+// A lower priority (serve --ingest-nice): reads that want the CPU take it from the ingest at once.
+const { nice } = workerData as IngestThreadConfig
+if (nice) lowerThreadPriority(nice)
 
 let opened: Promise<LiveIngest> | undefined
 async function open({ store, keys }: IngestThreadConfig) {

@@ -109,6 +109,17 @@ describe('live data on a two-shard ClickHouse cluster', () => {
     await cluster?.destroy()
   })
 
+  need.it('refuses --ingest-nice in one line: pushes to ClickHouse are taken on the main thread', () => {
+    assert.equal(runMdq(['--store', store, 'migrate']).status, 0)
+    const r = runMdq(['--store', store, 'serve', '--port', '0', '--ingest-port', '0', '--ingest-nice', '10'])
+    assert.equal(r.status, 1)
+    assert.match(
+      r.stderr,
+      /^mdq: --ingest-nice sets the priority of the ingest thread of a store whose writes hold a thread \(SQLite\)/,
+    )
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
+  })
+
   need.it(
     'a push to one instance is read on another; after a SIGKILL the other takes the feed over exactly',
     async () => {

@@ -1,6 +1,7 @@
 // The ingest listener over real HTTP: scopes, quotes into minute bars visible before they close, bars
 // and depth, the import's row rules and messages, stale and repeated snapshots, size limits, slow bodies.
 import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -12,6 +13,7 @@ import { daysFromCivil } from '../../src/domain/time-zone.js'
 import { MAX_PUSH_ROWS } from '../../src/ingest/pushed-rows.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
 import { pushedQuote, startIngest, type TestIngest } from '../helpers/ingest-server.js'
+import { spawnServe } from '../helpers/serve-process.js'
 import { demoDb, getJson, newKey, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { dumpStore, runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 
@@ -106,6 +108,39 @@ describe('ingest listener', () => {
     assert.match(bad.stderr, new RegExp(`^mdq: --ingest-log ${inFile}: cannot be used \\(.*ENOTDIR`))
     assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr)
   })
+
+  it(
+    '--ingest-nice lowers the ingest thread alone, which still takes pushes; a value outside 0..19 is refused',
+    { skip: process.platform !== 'linux' && 'threads have no priority of their own here' },
+    async () => {
+      const s = await spawnServe(['--db', db], ['--ingest-port', '0', '--ingest-nice', '10'])
+      try {
+        const r = await getJson<PushAnswer>(`${s.ingest}/v1/ingest/quotes`, {
+          method: 'POST',
+          headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json' },
+          // A symbol no other test reads.
+          body: JSON.stringify([wire({ ...base(), symbol: '601988.SH', timestamp: at(9, 31) })]),
+        })
+        assert.equal(r.status, 200, JSON.stringify(r.body))
+        assert.equal(r.body.data.accepted, 1)
+        // Every thread's nice value from the kernel (/proc/<pid>/task/<tid>/stat, field 19), once the
+        // push has gone through the ingest thread.
+        const nices = readdirSync(`/proc/${s.child.pid}/task`).map((tid) =>
+          Number(readFileSync(`/proc/${s.child.pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
+        )
+        assert.deepEqual(
+          nices.filter((n) => n !== 0),
+          [10],
+          `one thread (the ingest's) at nice 10: ${nices.join(' ')}`,
+        )
+      } finally {
+        await s.stop()
+      }
+      const bad = runMdq(['--db', db, 'serve', '--port', '0', '--ingest-port', '0', '--ingest-nice', '20'])
+      assert.equal(bad.status, 1)
+      assert.match(bad.stderr, /--ingest-nice.*must be a whole number 0\.\.19/)
+    },
+  )
 
   it('takes keys of scope ingest or admin; a read key is a 403 naming the scope, no key a 401', async () => {
     const reader = await newKey(server.keys, 'reader')
