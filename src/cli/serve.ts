@@ -108,6 +108,13 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
       '--ingest-nice sets the priority of the ingest thread of a store whose writes hold a thread (SQLite); on this store pushes are taken on the main thread',
     )
   }
+  if (config.ingestNice && process.platform !== 'linux') {
+    await Promise.all([store.close(), keys.close(), fileLog?.close()])
+    throw new MdqError(
+      'BAD_PARAM',
+      `--ingest-nice needs Linux, which keeps a priority per thread (this is ${process.platform})`,
+    )
+  }
   const limiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
     : new MemoryRateLimiter()

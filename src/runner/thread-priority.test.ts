@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
+import { threadNice } from '../../test/helpers/thread-nice.js'
 import { threadId } from './thread-priority.js'
 
-/** A thread's nice value as the kernel reports it (/proc/<pid>/task/<tid>/stat, field 19). */
-const niceOf = (tid: number) =>
-  Number(readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])
+const niceOf = (tid: number) => threadNice(process.pid, tid)
 
 describe(
   'lowerThreadPriority',

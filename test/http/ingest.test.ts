@@ -1,7 +1,6 @@
 // The ingest listener over real HTTP: scopes, quotes into minute bars visible before they close, bars
 // and depth, the import's row rules and messages, stale and repeated snapshots, size limits, slow bodies.
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -14,6 +13,7 @@ import { MAX_PUSH_ROWS } from '../../src/ingest/pushed-rows.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
 import { pushedQuote, startIngest, type TestIngest } from '../helpers/ingest-server.js'
 import { spawnServe } from '../helpers/serve-process.js'
+import { threadNices } from '../helpers/thread-nice.js'
 import { demoDb, getJson, newKey, startServer, type KlinesData, type TestServer } from '../helpers/server.js'
 import { dumpStore, runMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 
@@ -123,11 +123,8 @@ describe('ingest listener', () => {
         })
         assert.equal(r.status, 200, JSON.stringify(r.body))
         assert.equal(r.body.data.accepted, 1)
-        // Every thread's nice value from the kernel (/proc/<pid>/task/<tid>/stat, field 19), once the
-        // push has gone through the ingest thread.
-        const nices = readdirSync(`/proc/${s.child.pid}/task`).map((tid) =>
-          Number(readFileSync(`/proc/${s.child.pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
-        )
+        // Every thread's nice value, once the push has gone through the ingest thread.
+        const nices = threadNices(s.child.pid!)
         assert.deepEqual(
           nices.filter((n) => n !== 0),
           [10],
