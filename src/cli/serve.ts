@@ -89,31 +89,26 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
       'BAD_PARAM',
       '--ingest-log keeps the log of pushes answered once logged (--ingest-answer logged); pushes answered once written need none',
     )
+  if (config.ingestNice && process.platform !== 'linux')
+    throw new MdqError(
+      'BAD_PARAM',
+      `--ingest-nice needs Linux, which keeps a priority per thread (this is ${process.platform})`,
+    )
   const fileLog = config.ingestLog === undefined ? undefined : new FileIngestLog(config.ingestLog)
   await fileLog?.open().catch((err: unknown) => {
     throw new MdqError('BAD_PARAM', `--ingest-log ${config.ingestLog}: cannot be used (${(err as Error).message})`)
   })
   const { market: store, keys } = await openStores({ store: config.store, keys: config.keys, create: false })
-  if (config.ingestAnswer === 'logged' && !store.ingestLog) {
+  // Flags this store cannot take: refused in one line, with nothing left open.
+  const refused =
+    config.ingestAnswer === 'logged' && !store.ingestLog
+      ? '--ingest-answer logged needs a store that keeps an ingest log (ClickHouse); this store answers pushes once written, in one local transaction, as fast'
+      : config.ingestNice && !store.capabilities.blockingReads
+        ? '--ingest-nice sets the priority of the ingest thread of a store whose writes hold a thread (SQLite); on this store pushes are taken on the main thread'
+        : undefined
+  if (refused) {
     await Promise.all([store.close(), keys.close(), fileLog?.close()])
-    throw new MdqError(
-      'BAD_PARAM',
-      '--ingest-answer logged needs a store that keeps an ingest log (ClickHouse); this store answers pushes once written, in one local transaction, as fast',
-    )
-  }
-  if (config.ingestNice && !store.capabilities.blockingReads) {
-    await Promise.all([store.close(), keys.close(), fileLog?.close()])
-    throw new MdqError(
-      'BAD_PARAM',
-      '--ingest-nice sets the priority of the ingest thread of a store whose writes hold a thread (SQLite); on this store pushes are taken on the main thread',
-    )
-  }
-  if (config.ingestNice && process.platform !== 'linux') {
-    await Promise.all([store.close(), keys.close(), fileLog?.close()])
-    throw new MdqError(
-      'BAD_PARAM',
-      `--ingest-nice needs Linux, which keeps a priority per thread (this is ${process.platform})`,
-    )
+    throw new MdqError('BAD_PARAM', refused)
   }
   const limiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, undefined, config.redisTimeout)
