@@ -7,7 +7,8 @@
 // B. the same minute on ClickHouse, pushed to one instance and read on another (BENCH_LIVE_CLICKHOUSE=0
 //    skips it, BENCH_LIVE_SQLITE=0 skips the others), beside the bare server and beside raw ClickHouse
 //    (the snapshots inserted as rows of a plain MergeTree, an INSERT a push; then the same with the
-//    engine making their minute bars, a materialized view); the same minutes pushed to an instance
+//    engine making their minute bars, a materialized view; then that behind the bare server relaying
+//    the pushes, one INSERT at a time: the least a service in front of ClickHouse does); the same minutes pushed to an instance
 //    answering once logged (`--ingest-answer logged`), then to one writing behind at most every 500 ms
 //    (`--ingest-write-every`), then to one answering once logged in files of its own (`--ingest-log`),
 //    then to the same with V8's young generation at 64 MB semi-spaces (NODE_OPTIONS);
@@ -15,7 +16,8 @@
 //    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
-//    times the market's cadence (default 10), beside the same reads with no feed; then the rest of the
+//    times the market's cadence (default 10), beside the same reads with no feed, and beside the same
+//    feed pushed to the bare server instead (what a feed on the same cores costs reads at least); then the rest of the
 //    day at full speed, and store bytes per 1m bar (after the background fold) beside the same bars
 //    imported in one file.
 // D. end of day: one daily bar for each of the 5,000 symbols through `mdq import bars --period 1d`,
@@ -267,15 +269,25 @@ function rewritingChunks(
   }
 }
 
-/** Snapshots/s of minutes `from`..`to` (exclusive) pushed as to mdq, to a bare server that only parses them. */
-async function bareRates(key: string, live: LiveDay, from: number, to: number): Promise<number[]> {
-  const bare = await startServer([join(here, 'bare-ingest-server.js')])
+/**
+ * Snapshots/s of minutes `from`..`to` (exclusive) pushed as to mdq, to a bare server that only parses
+ * them, or with `insertUrl` also relays them to ClickHouse (bare-ingest-server.ts).
+ */
+async function bareRates(
+  key: string,
+  live: LiveDay,
+  from: number,
+  to: number,
+  inFlight = IN_FLIGHT,
+  insertUrl?: string,
+): Promise<number[]> {
+  const bare = await startServer([join(here, 'bare-ingest-server.js'), ...(insertUrl === undefined ? [] : [insertUrl])])
   try {
     const rates: number[] = []
     for (let m = from; m < to; m++) {
       const { bodies, snapshots } = minuteBodies(live, m, BATCH)
       const t0 = performance.now()
-      await pushAll(bare.url, key, bodies)
+      await pushAll(bare.url, key, bodies, inFlight)
       rates.push((snapshots / (performance.now() - t0)) * 1000)
     }
     return rates
@@ -284,22 +296,8 @@ async function bareRates(key: string, live: LiveDay, from: number, to: number): 
   }
 }
 
-/**
- * The route mdq replaces on ClickHouse: a feed handler that inserts each push's snapshots as rows of
- * a plain `MergeTree ORDER BY (symbol, timestamp)` (one INSERT a push, `inFlight` at once, JSON rows
- * as pushed). `minuteBars`: the engine makes minute bars of them as they go in (a materialized view
- * into an `AggregatingMergeTree` by symbol and minute: open, high, low and close of the last price,
- * the day's volume and amount at the minute's last snapshot), the least a desk needs for what mdq
- * serves; otherwise no bars. Per minute its snapshots/s, and the server's CPU per snapshot overall.
- */
-async function rawClickHouseRates(
-  ch: ClickHouseServer,
-  live: LiveDay,
-  from: number,
-  to: number,
-  inFlight: number,
-  minuteBars = false,
-): Promise<{ perS: number[]; serverUs: number }> {
+/** Creates the raw baseline's table (and with `minuteBars` its materialized view of minute bars); its name. */
+async function rawTables(ch: ClickHouseServer, minuteBars: boolean): Promise<string> {
   const table = minuteBars ? 'live.raw_quotes_barred' : 'live.raw_quotes'
   await clickhouseSql(
     ch.httpUrl,
@@ -325,6 +323,26 @@ async function rawClickHouseRates(
        FROM ${table} GROUP BY symbol, minute`,
     )
   }
+  return table
+}
+
+/**
+ * The route mdq replaces on ClickHouse: a feed handler that inserts each push's snapshots as rows of
+ * a plain `MergeTree ORDER BY (symbol, timestamp)` (one INSERT a push, `inFlight` at once, JSON rows
+ * as pushed). `minuteBars`: the engine makes minute bars of them as they go in (a materialized view
+ * into an `AggregatingMergeTree` by symbol and minute: open, high, low and close of the last price,
+ * the day's volume and amount at the minute's last snapshot), the least a desk needs for what mdq
+ * serves; otherwise no bars. Per minute its snapshots/s, and the server's CPU per snapshot overall.
+ */
+async function rawClickHouseRates(
+  ch: ClickHouseServer,
+  live: LiveDay,
+  from: number,
+  to: number,
+  inFlight: number,
+  minuteBars = false,
+): Promise<{ perS: number[]; serverUs: number }> {
+  const table = await rawTables(ch, minuteBars)
   const rates: number[] = []
   let snapshotsAll = 0
   const server0 = cpuMs(ch.pid!)
@@ -470,11 +488,15 @@ try {
     }
     const pacedQuiet = { cached: pacedQuietCpu.cached.result, uncached: pacedQuietCpu.uncached.result }
     let m = WIDE_TO
-    const feeding = (stop: () => boolean, shape: 'burst' | 'spread') =>
-      feedAtPace(mdq.ingest, feedKey, live, () => (m < live.minuteMs.length ? m++ : undefined), stop, shape)
-    const during = async (files: WrkFiles, perS?: number, shape: 'burst' | 'spread' = 'burst') => {
+    // A bare server's feed takes the same minutes from the same place without using them up.
+    let bareM = WIDE_TO
+    const feeding = (stop: () => boolean, shape: 'burst' | 'spread', bare?: Server) =>
+      bare === undefined
+        ? feedAtPace(mdq.ingest, feedKey, live, () => (m < live.minuteMs.length ? m++ : undefined), stop, shape)
+        : feedAtPace(bare.url, feedKey, live, () => bareM++ % live.minuteMs.length, stop, shape)
+    const during = async (files: WrkFiles, perS?: number, shape: 'burst' | 'spread' = 'burst', bare?: Server) => {
       let done = false
-      const feed = feeding(() => done, shape)
+      const feed = feeding(() => done, shape, bare)
       const l = await wrkLoad(mdq.url, fm.key, files, SECONDS, 32, perS === undefined ? {} : { perS })
       done = true
       await feed
@@ -504,6 +526,21 @@ try {
       }
     }
     const hog = { cached: await hogged('cached'), uncached: await hogged('uncached') }
+    // The floor of a feed on this machine: the same paced reads while the same feed goes to a bare
+    // server that only parses it (bare-ingest-server.ts), so only the pusher's and the parsing's CPU
+    // share the cores with the reads.
+    const bareServer = await startServer([join(here, 'bare-ingest-server.js')])
+    const bareFed = {
+      burst: {
+        cached: await during(cached, pace.cached, 'burst', bareServer),
+        uncached: await during(uncached, pace.uncached, 'burst', bareServer),
+      },
+      spread: {
+        cached: await during(cached, pace.cached, 'spread', bareServer),
+        uncached: await during(uncached, pace.uncached, 'spread', bareServer),
+      },
+    }
+    await stopServer(bareServer)
     const full0 = performance.now()
     const fullFrom = m
     for (; m < live.minuteMs.length; m++) await pushAll(mdq.ingest, feedKey, minuteBodies(live, m, BATCH).bodies)
@@ -562,6 +599,8 @@ try {
       { cached: hog.cached.load, uncached: hog.uncached.load },
       pacedQuiet,
     )
+    readRows('  paced, the feed in bursts to a bare server instead (parse only): the floor', bareFed.burst, pacedQuiet)
+    readRows('  paced, the feed spread, to a bare server instead: the floor', bareFed.spread, pacedQuiet)
     row(
       `the rest (${live.minuteMs.length - fullFrom} minutes) at full speed`,
       perS(fullSnapshots, fullMs),
@@ -803,6 +842,13 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
     const barred = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT, true)
     const barredWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE, true)
+    // The least a service in front of ClickHouse does: the pushes parsed by a bare relay and inserted as the
+    // baseline above inserts them, one INSERT at a time of all that came while the one before ran.
+    const insertUrl = `${ch.httpUrl}/?query=${encodeURIComponent(`INSERT INTO ${await rawTables(ch, true)} FORMAT JSONEachRow`)}`
+    const relayServer0 = cpuMs(ch.pid!)
+    const relayed = await bareRates(feedKey, live, 1, 1 + 3, IN_FLIGHT, insertUrl)
+    const relayedUs = ((cpuMs(ch.pid!) - relayServer0) * 1000) / minutesSnapshots(live, 1, 1 + 3)
+    const relayedWide = await bareRates(feedKey, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE, insertUrl)
     const minutesMade = Number(
       await clickhouseSql(
         ch.httpUrl,
@@ -828,6 +874,11 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       `  baseline: the same, the engine making minute bars of them (a materialized view; ${minutesMade.toLocaleString('en-US')} bars)`,
       `${medianRate(barred.perS)} / ${medianRate(barredWide.perS)}`,
       `ratio ${(median(measured.perS) / median(barred.perS)).toFixed(2)} / ${(median(wide.perS) / median(barredWide.perS)).toFixed(2)}; server ${barred.serverUs.toFixed(1)} / ${barredWide.serverUs.toFixed(1)} us a snapshot`,
+    )
+    row(
+      '  baseline: the same behind a bare node:http relay (parse; one INSERT at a time of the pushes that came meanwhile): the floor',
+      `${medianRate(relayed)} / ${medianRate(relayedWide)}`,
+      `ratio ${(median(measured.perS) / median(relayed)).toFixed(2)} / ${(median(wide.perS) / median(relayedWide)).toFixed(2)}; server ${relayedUs.toFixed(1)} us a snapshot`,
     )
     row(
       '  CPU per snapshot (us): A main thread, its other threads, ClickHouse, the pusher',
