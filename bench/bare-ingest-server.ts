@@ -18,14 +18,14 @@ interface Held {
 let held: Held[] = []
 let inserting = false
 
-async function insertHeld(): Promise<void> {
+async function insertHeld(url: string): Promise<void> {
   inserting = true
   while (held.length > 0) {
     const group = held
     held = []
     let failed: unknown
     try {
-      const r = await fetch(insertUrl!, { method: 'POST', body: group.map((h) => h.rows).join('\n') })
+      const r = await fetch(url, { method: 'POST', body: group.map((h) => h.rows).join('\n') })
       const text = await r.text()
       if (!r.ok) failed = new Error(`insert: ${r.status} ${text.slice(0, 300)}`)
     } catch (err) {
@@ -41,7 +41,7 @@ function relay(body: string): Promise<void> {
   if (insertUrl === undefined) return Promise.resolve()
   return new Promise((resolve, reject) => {
     held.push({ rows: eachRow(body), done: (err) => (err === undefined ? resolve() : reject(err)) })
-    if (!inserting) void insertHeld()
+    if (!inserting) void insertHeld(insertUrl)
   })
 }
 
