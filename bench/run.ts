@@ -11,6 +11,7 @@ for (const name of [
   'http.bench.js',
   'batch.bench.js',
   'store.bench.js',
+  'read-mapping.bench.js',
   'uncached.bench.js',
   'bulk.bench.js',
   'deflate.bench.js',

@@ -38,6 +38,7 @@ import { KnownTails, readBarsLive } from './tail.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { keepReserve, orDiskFullThrown, sayingDiskFull, withReserve } from './disk-room.js'
 import { ChunkScrubber } from './scrub.js'
+import { ReadMapping } from './read-mapping.js'
 
 type Statements = StoreStatements
 
@@ -131,12 +132,15 @@ export class SqliteMarketStore implements MarketStore {
   readonly #db: Db
   readonly #st: Statements
   readonly #path: string
+  /** Whether this connection reads the file mapped: not while a feed commits (read-mapping.ts). */
+  readonly #mapping: ReadMapping
   #writing = false
 
   private constructor(path: string, db: Db) {
     this.#path = path
     this.#db = db
     this.#st = storeStatements(db)
+    this.#mapping = new ReadMapping(db)
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
@@ -201,7 +205,10 @@ export class SqliteMarketStore implements MarketStore {
 
   async withSnapshot<T>(read: () => Promise<T>): Promise<T> {
     if (this.#db.inTransaction) return read() // an outer snapshot (or this connection's own write)
-    guarded(() => this.#st.begin.run())
+    guarded(() => {
+      this.#mapping.apply()
+      this.#st.begin.run()
+    })
     const snapshot = (this.#snapshot = { version: undefined })
     try {
       return await read()
@@ -362,6 +369,7 @@ export class SqliteMarketStore implements MarketStore {
    */
   #currentVersion(): string {
     const counter = this.#st.changeCounter.get() as number
+    this.#mapping.observe(counter)
     if (counter !== this.#seenCounter || this.#version === undefined) {
       const liveSeq = this.#st.meta.get('live_seq')!
       this.#version = `${this.#st.meta.get('store_id')}.${this.#st.meta.get('generation')}.${liveSeq}`

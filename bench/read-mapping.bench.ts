@@ -1,0 +1,103 @@
+// A SQLite reader's mapping of the store file under another connection's commits: the latest 101
+// daily bars of each of 200 symbols read through the store's own chunk read, quiet and with another
+// connection committing before each read (a live feed's ingest commits many times a second), by a
+// connection that always maps the file, one that never does (both baselines, same run), and one as the
+// store reads (src/store/sqlite/read-mapping.ts: unmapped while commits come close together).
+// Run: npm run bench -- read-mapping
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { allocBars, type Bars } from '../src/domain/bars.js'
+import { bareInstrument } from '../src/domain/instrument.js'
+import { MARKETS } from '../src/domain/market.js'
+import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
+import { readBarsWith } from '../src/store/sqlite/chunks.js'
+import { ReadMapping } from '../src/store/sqlite/read-mapping.js'
+import { openDb, type Db } from '../src/store/sqlite/sqlite-db.js'
+import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
+import { storeStatements } from '../src/store/sqlite/sqlite-statements.js'
+import { loadAverage, median, row } from './measure.js'
+
+const SYMBOLS = Array.from({ length: 200 }, (_, i) => `${600000 + i}.SH`)
+const DAYS = 3000
+const ROUNDS = 5
+
+/** DAYS daily bars from 2010 (weekdays), a walk of its own per symbol. */
+function dailySeries(seed: number): Bars {
+  const bars = allocBars(DAYS)
+  let price = 10 + seed / 10
+  for (let d = daysFromCivil(2010, 1, 4), k = 0; k < DAYS; d++) {
+    if (isoWeekday(d) >= 5) continue
+    const open = price
+    price = Math.max(1, Math.round(price * (1 + ((((k + seed) * 7919) % 11) - 5) / 500) * 100) / 100)
+    bars.timestamp[k] = MARKETS.SH.zone.midnightUtc(d)
+    bars.open[k] = open
+    bars.close[k] = price
+    bars.high[k] = Math.max(open, price) + 0.05
+    bars.low[k] = Math.min(open, price) - 0.05
+    bars.volume[k] = 1e6 + k
+    bars.amount[k] = Math.round(bars.volume[k] * price * 100) / 100
+    bars.prevClose[k] = NaN
+    k++
+  }
+  return bars
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mdq-read-mapping-bench-'))
+const path = join(dir, 'store.db')
+const store = SqliteMarketStore.open(path)
+await store.write({
+  instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
+  bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d', bars: dailySeries(i) })),
+})
+await store.close()
+
+// The feed's stand-in: a commit of one row to a table of the bench's own (any commit moves
+// PRAGMA data_version and the readers' view of the file alike).
+const writer = openDb(path)
+writer.exec('CREATE TABLE bench_commits (n INTEGER)')
+const commit = writer.prepare('INSERT INTO bench_commits VALUES (?)')
+
+type Mode = 'mapped' | 'page by page' | 'as the store reads'
+/** Microseconds a read, the median of ROUNDS passes over the symbols; `fed`: another connection commits before each read. */
+function perRead(mode: Mode, fed: boolean): number {
+  const db: Db = openDb(path, { readonly: true })
+  if (mode === 'page by page') db.pragma('mmap_size = 0')
+  const mapping = mode === 'as the store reads' ? new ReadMapping(db) : undefined
+  const st = storeStatements(db)
+  const rounds: number[] = []
+  let n = 0
+  for (let r = 0; r <= ROUNDS; r++) {
+    let us = 0
+    for (const symbol of SYMBOLS) {
+      if (fed) commit.run(n++)
+      const t0 = performance.now()
+      // The store reads the data version before each answer (SqliteMarketStore.dataVersion).
+      const version = st.changeCounter.get() as number
+      mapping?.observe(version)
+      const bars = readBarsWith(st, { symbol, period: '1d', limit: 101 })
+      us += (performance.now() - t0) * 1000
+      if (bars.timestamp.length !== 101) throw new Error(`${symbol}: ${bars.timestamp.length} bars`)
+    }
+    if (r > 0) rounds.push(us / SYMBOLS.length) // the first pass warms the page cache
+  }
+  db.close()
+  return median(rounds)
+}
+
+console.log(`read mapping (SQLite): ${SYMBOLS.length} symbols x ${DAYS} daily bars, load ${loadAverage()}`)
+row('latest 101 daily bars, us a read', 'mapped', 'page by page', 'as the store')
+for (const fed of [false, true]) {
+  const [mapped, paged, adaptive] = (['mapped', 'page by page', 'as the store reads'] as const).map((m) =>
+    perRead(m, fed),
+  )
+  row(
+    fed ? '  another connection commits each time' : '  quiet',
+    mapped.toFixed(1),
+    paged.toFixed(1),
+    `${adaptive.toFixed(1)} (${(adaptive / Math.min(mapped, paged)).toFixed(2)}x the better)`,
+  )
+}
+writer.close()
+rmSync(dir, { recursive: true, force: true })
