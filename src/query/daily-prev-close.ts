@@ -1,7 +1,8 @@
 /**
  * @module A symbol's daily prev_close, filled once per data version for its whole daily history: a
  * minute window's day-first bars take theirs from it, where each window read and decoded its days'
- * daily bars again (about 50 us of a 1,000-bar window's 400).
+ * daily bars again (about 50 us of a 1,000-bar window's 400). A version's first window still reads its
+ * days (SymbolContext.dailyPrevCloses): the history is loaded for a version asked for again.
  */
 import { barCount, lowerBound } from '../domain/bars.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'

@@ -159,7 +159,7 @@ async function fillPrevClose(
   events: readonly ExFactorEvent[],
   market: Market,
   known?: { timestamp: number; close: number },
-  daily?: () => Promise<DailyPrevCloses>,
+  daily?: () => Promise<DailyPrevCloses | undefined>,
   dailyCutoff = Infinity,
 ): Promise<Bars> {
   const n = barCount(raw)
@@ -188,7 +188,8 @@ async function fillPrevClose(
   const days = zone.localDay(raw.timestamp[n - 1]) - firstDay + 1
   const lastDaily = Math.min(raw.timestamp[n - 1], dailyCutoff)
   const dayPrevClose = async (): Promise<Map<number, number>> => {
-    if (daily) return dayPrevCloses(await daily(), zone, lastDaily, days + 1)
+    const whole = await daily?.()
+    if (whole) return dayPrevCloses(whole, zone, lastDaily, days + 1)
     const dailyBars = await store.readBars({ symbol, period: '1d', toMs: lastDaily, limit: days + 1 })
     const closes = new Map<number, number>()
     if (barCount(dailyBars)) {

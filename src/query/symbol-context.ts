@@ -8,8 +8,13 @@ export interface SymbolContext {
   readonly events: readonly ExFactorEvent[]
   /** Additive gap per event: P_e from the last daily close before the ex-date (else the last 1m close). */
   gaps(): Promise<Float64Array>
-  /** The daily prev_close of the whole daily history (for minute bars' day-first bars), held in a bounded cache. */
-  dailyPrevCloses(): Promise<DailyPrevCloses>
+  /**
+   * The daily prev_close of the whole daily history (for minute bars' day-first bars), held in a bounded
+   * cache; undefined at a version's first ask when not held yet, for the query to read just its days:
+   * a symbol a feed pushes to moves version between most reads, and loading its whole history for
+   * each answered none faster (docs/benchmarks.md, "live").
+   */
+  dailyPrevCloses(): Promise<DailyPrevCloses | undefined>
 }
 
 /**
@@ -71,10 +76,15 @@ export class SymbolContexts {
     if (!events) return undefined
     let gaps: Promise<Float64Array> | undefined
     const dailyKey = `${version} ${symbol}`
+    let asked = false
     return {
       events,
       gaps: () => (gaps ??= this.#gaps(symbol, events)),
-      dailyPrevCloses: async () => (await this.#daily.fetch(dailyKey, { context: { symbol, events } }))!,
+      dailyPrevCloses: async () => {
+        const first = !asked && !this.#daily.has(dailyKey)
+        asked = true
+        return first ? undefined : (await this.#daily.fetch(dailyKey, { context: { symbol, events } }))!
+      },
     }
   }
 
