@@ -1,7 +1,7 @@
 /** @module The benchmark store: the demo data set plus 624,000 1m bars of one symbol (W2-W4). */
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { buildDemo } from '../src/cli/demo-command.js'
-import { allocBars } from '../src/domain/bars.js'
+import { allocBars, type Bars } from '../src/domain/bars.js'
 import { bareInstrument } from '../src/domain/instrument.js'
 import { MARKETS } from '../src/domain/market.js'
 import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
@@ -44,4 +44,25 @@ export async function buildBenchStore(db: string): Promise<{ key: string; firstM
   await keys.createKey({ name: 'bench', hash: hashKey(key), ratePerMin: 1e12, burst: 1e12 })
   await Promise.all([store.close(), keys.close()])
   return { key, firstMinute: ts[0], lastMinute: ts[ts.length - 1] }
+}
+
+/** `days` daily bars of an SH symbol from 2010 (weekdays), a price walk of its own per `seed`. */
+export function dailyWalk(days: number, seed = 0): Bars {
+  const bars = allocBars(days)
+  let price = 20 + seed / 10
+  for (let d = daysFromCivil(2010, 1, 4), k = 0; k < days; d++) {
+    if (isoWeekday(d) >= 5) continue
+    const open = price
+    price = Math.max(1, Math.round(price * (1 + ((((k + seed) * 7919) % 11) - 5) / 500) * 100) / 100)
+    bars.timestamp[k] = MARKETS.SH.zone.midnightUtc(d)
+    bars.open[k] = open
+    bars.close[k] = price
+    bars.high[k] = Math.max(open, price) + 0.05
+    bars.low[k] = Math.min(open, price) - 0.05
+    bars.volume[k] = 1e6 + k
+    bars.amount[k] = Math.round(bars.volume[k] * price * 100) / 100
+    bars.prevClose[k] = NaN
+    k++
+  }
+  return bars
 }

@@ -8,48 +8,25 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { allocBars, type Bars } from '../src/domain/bars.js'
 import { bareInstrument } from '../src/domain/instrument.js'
-import { MARKETS } from '../src/domain/market.js'
-import { daysFromCivil, isoWeekday } from '../src/domain/time-zone.js'
 import { readBarsWith } from '../src/store/sqlite/chunks.js'
 import { ReadMapping } from '../src/store/sqlite/read-mapping.js'
 import { openDb, type Db } from '../src/store/sqlite/sqlite-db.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { storeStatements } from '../src/store/sqlite/sqlite-statements.js'
+import { dailyWalk } from './bench-store.js'
 import { loadAverage, median, row } from './measure.js'
 
 const SYMBOLS = Array.from({ length: 200 }, (_, i) => `${600000 + i}.SH`)
 const DAYS = 3000
 const ROUNDS = 5
 
-/** DAYS daily bars from 2010 (weekdays), a walk of its own per symbol. */
-function dailySeries(seed: number): Bars {
-  const bars = allocBars(DAYS)
-  let price = 10 + seed / 10
-  for (let d = daysFromCivil(2010, 1, 4), k = 0; k < DAYS; d++) {
-    if (isoWeekday(d) >= 5) continue
-    const open = price
-    price = Math.max(1, Math.round(price * (1 + ((((k + seed) * 7919) % 11) - 5) / 500) * 100) / 100)
-    bars.timestamp[k] = MARKETS.SH.zone.midnightUtc(d)
-    bars.open[k] = open
-    bars.close[k] = price
-    bars.high[k] = Math.max(open, price) + 0.05
-    bars.low[k] = Math.min(open, price) - 0.05
-    bars.volume[k] = 1e6 + k
-    bars.amount[k] = Math.round(bars.volume[k] * price * 100) / 100
-    bars.prevClose[k] = NaN
-    k++
-  }
-  return bars
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'mdq-read-mapping-bench-'))
 const path = join(dir, 'store.db')
 const store = SqliteMarketStore.open(path)
 await store.write({
   instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
-  bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d', bars: dailySeries(i) })),
+  bars: SYMBOLS.map((symbol, i) => ({ symbol, period: '1d', bars: dailyWalk(DAYS, i) })),
 })
 await store.close()
 

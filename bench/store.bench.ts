@@ -19,6 +19,7 @@ import { ClickHouseStores, parseClickHouseUrl } from '../src/store/clickhouse/cl
 import type { MarketStore } from '../src/store/market-store.js'
 import { SqliteMarketStore } from '../src/store/sqlite/sqlite-market-store.js'
 import { ClickHouseServer } from '../test/helpers/clickhouse.js'
+import { dailyWalk } from './bench-store.js'
 import { loadAverage, rate, row } from './measure.js'
 
 const ROWS = Number(process.env.MDQ_BENCH_STORE_ROWS ?? 10_000_000)
@@ -57,32 +58,11 @@ function* minuteSeries(): Generator<[string, Bars]> {
   }
 }
 
-function dailySeries(): Bars {
-  const sh = MARKETS.SH
-  const bars = allocBars(DAILY)
-  let price = 20
-  for (let d = daysFromCivil(2010, 1, 4), k = 0; k < DAILY; d++) {
-    if (isoWeekday(d) >= 5) continue
-    const open = price
-    price = Math.max(1, Math.round(price * (1 + (((k * 7919) % 11) - 5) / 500) * 100) / 100)
-    bars.timestamp[k] = sh.zone.midnightUtc(d)
-    bars.open[k] = open
-    bars.close[k] = price
-    bars.high[k] = Math.max(open, price) + 0.05
-    bars.low[k] = Math.min(open, price) - 0.05
-    bars.volume[k] = 1e6 + k
-    bars.amount[k] = Math.round(bars.volume[k] * price * 100) / 100
-    bars.prevClose[k] = NaN
-    k++
-  }
-  return bars
-}
-
 /** Imports everything through one write transaction; returns ms spent in the store (generation excluded). */
 async function importAll(store: MarketStore): Promise<number> {
   await store.write({
     instruments: SYMBOLS.map((s) => bareInstrument(s, { type: 'stock' })),
-    bars: SYMBOLS.map((symbol) => ({ symbol, period: '1d', bars: dailySeries() })),
+    bars: SYMBOLS.map((symbol) => ({ symbol, period: '1d', bars: dailyWalk(DAILY) })),
   })
   const w = await store.beginWrite()
   let ms = 0
