@@ -11,8 +11,8 @@ export interface SymbolContext {
   /**
    * The daily prev_close of the whole daily history (for minute bars' day-first bars), held in a bounded
    * cache; undefined at a version's first ask when not held yet, for the query to read just its days:
-   * a symbol a feed pushes to moves version between most reads, and loading its whole history for
-   * each answered none faster (docs/benchmarks.md, "live").
+   * a symbol a feed pushes to moves version between most reads, and loading its whole history at
+   * each cost those reads more than the rest of their work (docs/benchmarks.md, "live").
    */
   dailyPrevCloses(): Promise<DailyPrevCloses | undefined>
 }

@@ -1,11 +1,11 @@
 /**
  * @module Whether a reading connection maps the store file (mmap) or reads it page by page. Mapped,
- * a chunk's overflow pages cost no system call each (FORMAT.md "Connections"); but at the first read
- * after another connection commits, SQLite drops the whole mapping (a WAL reader cannot trust what it
- * mapped), and the next reads fault every page they touch in again. Under a live feed, committing
- * many times a second, that made a read of one symbol's daily bars several times slower than reading
- * its pages (docs/benchmarks.md, "live"). So a connection stops mapping while other connections'
- * commits come close together, and maps again once the store has rested.
+ * a chunk's overflow pages cost no system call each (FORMAT.md "Connections"); but when a read
+ * transaction finds that another connection has committed, SQLite resets its pager and drops the
+ * whole mapping, and the next reads fault every page they touch in again. Under a live feed,
+ * committing many times a second, that made a read of one symbol's daily bars several times slower
+ * than reading its pages (docs/benchmarks.md, "read-mapping"). So a connection stops mapping while
+ * other connections' commits come close together, and maps again once the store has rested.
  */
 import { MAP_BYTES, type Db } from './sqlite-db.js'
 
