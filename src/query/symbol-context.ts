@@ -12,7 +12,7 @@ export interface SymbolContext {
    * The daily prev_close of the whole daily history (for minute bars' day-first bars), held in a bounded
    * cache; undefined at a version's first ask when not held yet, for the query to read just its days:
    * a symbol a feed pushes to moves version between most reads, and loading its whole history at
-   * each cost those reads more than the rest of their work (docs/benchmarks.md, "live").
+   * each added about a third to those reads' CPU (docs/benchmarks.md, "live").
    */
   dailyPrevCloses(): Promise<DailyPrevCloses | undefined>
 }
