@@ -1,4 +1,4 @@
-/** @module The benchmark store: the demo data set plus 624,000 1m bars of one symbol (W2-W4). */
+/** @module The benchmark store (the demo data set plus 624,000 1m bars of one symbol, W2-W4), and the daily price walk the store benches write. */
 import { generateKey, hashKey } from '../src/auth/api-keys.js'
 import { buildDemo } from '../src/cli/demo-command.js'
 import { allocBars, type Bars } from '../src/domain/bars.js'
