@@ -12,6 +12,7 @@ for (const name of [
   'batch.bench.js',
   'store.bench.js',
   'read-mapping.bench.js',
+  'series-index.bench.js',
   'uncached.bench.js',
   'bulk.bench.js',
   'deflate.bench.js',

@@ -95,6 +95,35 @@ describe('SeriesState.with (a series as puts arrive)', () => {
     assert.equal(s.spans.length, 1)
     assert.equal(s.spans[0].bars, 1000 + 240)
   })
+
+  it('live puts of a minute with the one it closed (two bars, the first the newest again): one span a day, each bar counted once', () => {
+    const MIN = 60_000
+    const history = put(1000)
+    let s = SeriesState.empty('1m').with(history, 1)
+    const t0 = history.last + DAY
+    let rev = 1
+    s = s.with({ first: t0, last: t0, bars: 1, marks: [], rollups: false }, ++rev)
+    for (let m = 1; m < 240; m++) {
+      s = s.with({ first: t0 + (m - 1) * MIN, last: t0 + m * MIN, bars: 2, marks: [], rollups: false }, ++rev)
+      s = s.with({ first: t0 + m * MIN, last: t0 + m * MIN, bars: 1, marks: [], rollups: false }, ++rev)
+    }
+    assert.equal(s.spans.length, 1, 'a span a put would grow every reader by 240 spans a series a day')
+    assert.equal(s.spans[0].bars, 1000 + 240)
+    assert.equal(s.bars, 1000 + 240)
+    assert.deepEqual(s.overlaps, [[t0, t0 + 239 * MIN]])
+  })
+
+  it('a put starting at the newest bar joins its span: that bar counted once, each checkpoint at its position, the bar read as the newest of its rows', () => {
+    const first = put(100) // days 0..99
+    const second = put(MARK_EVERY * 2 + 5, 99) // days 99.., its first bar day 99 again
+    const s = SeriesState.empty('1d').with(first, 1).with(second, 2)
+    assert.equal(s.spans.length, 1)
+    assert.equal(s.bars, 100 + MARK_EVERY * 2 + 4)
+    const [span] = s.spans
+    assert.ok(span.ts.length > 2, 'checkpoints of both puts')
+    span.ts.forEach((t, k) => assert.equal(span.at[k], t / DAY, `checkpoint ${k}: bar i is day i`))
+    assert.deepEqual(s.overlaps, [[99 * DAY, 99 * DAY]], 'the shared bar is read as the newest of its rows')
+  })
 })
 
 describe('SeriesState.unblobbedFrom (where the blobs stop holding every bar)', () => {

@@ -101,19 +101,23 @@ export class SeriesState {
       tail &&
       tail.bars > 0 &&
       row.bars > 0 &&
-      row.first > tail.last &&
+      row.first >= tail.last &&
       row.first - tail.last <= JOIN_GAP_MS[this.period]
     ) {
-      // Joined, its checkpoints thinned to one per MARK_EVERY bars: a day of appends is one span, not 240.
+      // Joined, its checkpoints thinned to one per MARK_EVERY bars: a day of appends is one span, not
+      // 240. A put that starts at the newest bar (a live minute put again with the next, which closed
+      // it) holds that bar once more: the span counts it once.
+      const shared = row.first === tail.last ? 1 : 0
       const joined = { ts: [...tail.ts], at: [...tail.at] }
       for (let k = 0; k < ts.length; k++) {
-        const offset = tail.bars + at[k]
+        const offset = tail.bars - shared + at[k]
         if (offset - joined.at[joined.at.length - 1] >= MARK_EVERY) {
           joined.ts.push(ts[k])
           joined.at.push(offset)
         }
       }
-      spans[spans.length - 1] = { first: tail.first, last: row.last, bars: tail.bars + row.bars, ...joined }
+      const bars = tail.bars + row.bars - shared
+      spans[spans.length - 1] = { first: tail.first, last: row.last, bars, ...joined }
     } else {
       let i = spans.length
       while (i > 0 && spans[i - 1].first > row.first) i--
@@ -211,11 +215,12 @@ export class SeriesState {
 type Range = readonly [number, number]
 
 /**
- * Sorted, merged `ranges` with `added` merged in; `ranges` itself when nothing changes (the same bar
- * put again). One range added after them all (the next live minute put twice) joins the last when it
- * follows within `joinGap`: a live feed's minutes are one range a run of days, not one a minute (each
- * reader's index would grow by 240 ranges a series a day). Wider ranges only make reads group by
- * timestamp where one row would do: the same answers.
+ * Sorted, merged `ranges` with `added` merged in; `ranges` itself when nothing changes (the same
+ * bar put again). One range added that starts within the last or after it (the next live minute put
+ * twice, or the forming minute with the one it closed) joins the last when it follows within
+ * `joinGap`: a live feed's minutes are one range a run of days, not one a minute (each reader's
+ * index would grow by 240 ranges a series a day). Wider ranges only make reads group by timestamp
+ * where one row would do: the same answers.
  */
 function withRanges(ranges: readonly Range[], added: readonly Range[], joinGap: number): readonly Range[] {
   if (added.length === 0) return ranges
@@ -223,7 +228,7 @@ function withRanges(ranges: readonly Range[], added: readonly Range[], joinGap: 
   if (added.length === 1 && last) {
     const [a, b] = added[0]
     if (a >= last[0] && b <= last[1]) return ranges
-    if (a > last[1] && a - last[1] <= joinGap) return [...ranges.slice(0, -1), [last[0], b]]
+    if (a >= last[0] && a - last[1] <= joinGap) return [...ranges.slice(0, -1), [last[0], b]]
     if (a > last[1]) return [...ranges, added[0]]
   }
   return merged([...ranges, ...added])
