@@ -93,8 +93,11 @@ export function exactExponent(
  * that are no such decimals are subtracted as doubles.
  */
 export function exactDifference(a: number, b: number): number {
-  const pair = new Float64Array([a, b])
-  const scaled = new Float64Array(2)
-  const e = exactExponent(pair, 0, 9, MAX_SCALED, scaled)
-  return e === undefined ? a - b : unscale(scaled[0] - scaled[1], e)
+  PAIR[0] = a
+  PAIR[1] = b
+  const e = exactExponent(PAIR, 0, 9, MAX_SCALED, PAIR_SCALED)
+  return e === undefined ? a - b : unscale(PAIR_SCALED[0] - PAIR_SCALED[1], e)
 }
+/** exactDifference's operands and their integers, reused: it runs twice for every pushed quote. */
+const PAIR = new Float64Array(2)
+const PAIR_SCALED = new Float64Array(2)

@@ -6,39 +6,61 @@
 import { MARKETS, parseSymbol } from '../domain/market.js'
 import { quoteOfSnapshot } from '../domain/quote.js'
 import { depthJson, quoteJson } from '../encode/live-wire.js'
+import type { MarketDepth } from '../domain/depth.js'
 import type { LiveEvent, LiveFeed } from './live-feed.js'
 import type { Channel, Snapshot, StreamHub } from './stream-hub.js'
 
 export function snapshotsOf(events: readonly LiveEvent[]): Snapshot[] {
-  const out: Snapshot[] = []
-  for (const e of events) {
-    if (e.kind === 'quote') {
-      const { snapshot, ext } = e.quote
-      const market = MARKETS[parseSymbol(snapshot.symbol).exchange]
-      // Its session as of its own time: a subscriber sees the quote as the feed sent it; its name and
-      // ext as GET /v1/quotes answers them for the same snapshot.
-      const json = () => quoteJson(quoteOfSnapshot(snapshot, market, e.name, snapshot.timestamp, ext))
-      out.push(writtenWhenRead('quotes', snapshot.symbol, snapshot.timestamp, json))
-    } else if (e.kind === 'depth')
-      out.push(writtenWhenRead('depth', e.depth.symbol, e.depth.timestamp, () => depthJson(e.depth)))
-  }
-  return out
+  return events.map((e) => (e.kind === 'quote' ? new QuoteOut(e) : new DepthOut(e.depth)))
 }
 
 /**
  * A snapshot whose JSON is written when first read, then kept: most of a market's snapshots reach no
- * subscriber and, on one instance, no fan-out, and writing each one's JSON regardless cost the
- * main thread more than taking the push in.
+ * subscriber and, on one instance, no fan-out, and writing each one's JSON regardless cost the main
+ * thread more than taking the push in. Classes rather than closures: a push makes thousands.
  */
-function writtenWhenRead(channel: Channel, symbol: string, timestamp: number, write: () => string): Snapshot {
-  let json: string | undefined
-  return {
-    channel,
-    symbol,
-    timestamp,
-    get json() {
-      return (json ??= write())
-    },
+abstract class WrittenWhenRead implements Snapshot {
+  abstract readonly channel: Channel
+  #json: string | undefined
+
+  constructor(
+    readonly symbol: string,
+    readonly timestamp: number,
+  ) {}
+
+  get json(): string {
+    return (this.#json ??= this.write())
+  }
+
+  protected abstract write(): string
+}
+
+class QuoteOut extends WrittenWhenRead {
+  readonly channel = 'quotes'
+
+  constructor(private readonly event: Extract<LiveEvent, { kind: 'quote' }>) {
+    super(event.quote.snapshot.symbol, event.quote.snapshot.timestamp)
+  }
+
+  // Its session as of its own time: a subscriber sees the quote as the feed sent it; its name and ext
+  // as GET /v1/quotes answers them for the same snapshot.
+  protected write(): string {
+    const { quote, name } = this.event
+    const { snapshot, ext } = quote
+    const market = MARKETS[parseSymbol(snapshot.symbol).exchange]
+    return quoteJson(quoteOfSnapshot(snapshot, market, name, snapshot.timestamp, ext))
+  }
+}
+
+class DepthOut extends WrittenWhenRead {
+  readonly channel = 'depth'
+
+  constructor(private readonly depth: MarketDepth) {
+    super(depth.symbol, depth.timestamp)
+  }
+
+  protected write(): string {
+    return depthJson(this.depth)
   }
 }
 
