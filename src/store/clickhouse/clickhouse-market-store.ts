@@ -245,10 +245,11 @@ export class ClickHouseMarketStore implements MarketStore {
       this.#t,
       {
         ...(more && { nextBegun: (b: BegunImport) => this.#keepSpare(b) }),
-        committed: async (own) => {
-          this.#written.set(own.importId, own)
+        committing: (own) => void this.#written.set(own.importId, own),
+        committed: async () => {
           const s = await this.#snapshot.reload()
-          // Spans of imports the snapshot has taken (or never will: given up) are not needed again.
+          // Spans of imports the snapshot has taken (or never will: given up, or not committed after
+          // all) are not needed again.
           for (const id of this.#written.keys())
             if (id <= s.watermark && s.hidden.get(id) !== 'open') this.#written.delete(id)
           // A later import removes what dead ones left; at most every BACKGROUND_VACUUM_MS, as a live

@@ -56,8 +56,14 @@ export function newImportId(floor = 0n): bigint {
 }
 
 export interface WriterHooks {
-  /** After the commit row is in: refresh what this process reads (`own`: what this import put in `series`). */
-  committed(own: WrittenSpans): Promise<void>
+  /**
+   * Just before the commit row goes in: what this import put in `series`, so that a poll of this
+   * process that finds the import visible (even one under way as the row lands) takes its spans from
+   * here rather than reading them back.
+   */
+  committing(own: WrittenSpans): void
+  /** After the commit row is in: refresh what this process reads. */
+  committed(): Promise<void>
   /** After a rollback or failed commit: remove the import's rows (best effort). */
   abandoned(id: string): void
   /**
@@ -409,6 +415,7 @@ export class ClickHouseWriter implements StoreWriter {
       throw failed.reason
     }
     this.#stopBeats()
+    this.#hooks.committing({ importId: this.#id, spans: this.#spans })
     // If this fails it is unknown whether the row landed; either way readers see all of the import or none.
     if (!(await commitImport(this.#t.metaWriter, this.#id, tablesMask(this.#meta.written)))) {
       await this.#state('aborted').catch(() => undefined)
@@ -418,7 +425,7 @@ export class ClickHouseWriter implements StoreWriter {
         `import ${this.importId} was not committed: a vacuum took it for dead (no sign of life for longer than its grace) and removed its rows; nothing of it is visible, run it again`,
       )
     }
-    await this.#hooks.committed({ importId: this.#id, spans: this.#spans })
+    await this.#hooks.committed()
   }
 
   async rollback(): Promise<void> {
