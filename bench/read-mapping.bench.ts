@@ -1,14 +1,17 @@
 // A SQLite reader's mapping of the store file under another connection's commits: the latest 101
 // daily bars of each of 200 symbols read through the store's own chunk read, quiet and with another
 // connection committing before each read (a live feed's ingest commits many times a second), by a
-// connection that always maps the file, one that never does (both baselines, same run), and one as the
-// store reads (src/store/sqlite/read-mapping.ts: unmapped while commits come close together).
+// connection that always maps the file, one that never does (both baselines, same run), one unmapped
+// while commits come close together (src/store/sqlite/read-mapping.ts) reading the chunks table
+// itself, and one as the store reads: that mapping, with the chunk_spans index and the decoded daily
+// chunks a reading connection keeps (chunk-cache.ts), against the one before it.
 // Run: npm run bench -- read-mapping
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { bareInstrument } from '../src/domain/instrument.js'
+import { ChunkCache } from '../src/store/sqlite/chunk-cache.js'
 import { readBarsWith } from '../src/store/sqlite/chunks.js'
 import { ReadMapping } from '../src/store/sqlite/read-mapping.js'
 import { openDb, type Db } from '../src/store/sqlite/sqlite-db.js'
@@ -36,12 +39,13 @@ const writer = openDb(path)
 writer.exec('CREATE TABLE bench_commits (n INTEGER)')
 const commit = writer.prepare('INSERT INTO bench_commits VALUES (?)')
 
-type Mode = 'mapped' | 'page by page' | 'as the store reads'
+type Mode = 'mapped' | 'page by page' | 'unmapped when fed' | 'as the store reads'
 /** Microseconds a read, the median of ROUNDS passes over the symbols; `fed`: another connection commits before each read. */
 function perRead(mode: Mode, fed: boolean): number {
   const db: Db = openDb(path, { readonly: true })
   if (mode === 'page by page') db.pragma('mmap_size = 0')
-  const mapping = mode === 'as the store reads' ? new ReadMapping(db) : undefined
+  const mapping = mode === 'unmapped when fed' || mode === 'as the store reads' ? new ReadMapping(db) : undefined
+  const cache = mode === 'as the store reads' ? new ChunkCache() : undefined
   const st = storeStatements(db)
   const rounds: number[] = []
   let n = 0
@@ -53,7 +57,7 @@ function perRead(mode: Mode, fed: boolean): number {
       // The store reads the data version before each answer (SqliteMarketStore.dataVersion).
       const version = st.changeCounter.get() as number
       mapping?.observe(version)
-      const bars = readBarsWith(st, { symbol, period: '1d', limit: 101 })
+      const bars = readBarsWith(st, { symbol, period: '1d', limit: 101 }, cache)
       us += (performance.now() - t0) * 1000
       if (bars.timestamp.length !== 101) throw new Error(`${symbol}: ${bars.timestamp.length} bars`)
     }
@@ -64,16 +68,17 @@ function perRead(mode: Mode, fed: boolean): number {
 }
 
 console.log(`read mapping (SQLite): ${SYMBOLS.length} symbols x ${DAYS} daily bars, load ${loadAverage()}`)
-row('latest 101 daily bars, us a read', 'mapped', 'page by page', 'as the store')
+row('latest 101 daily bars, us a read', 'mapped', 'page by page', 'unmapped when fed', 'as the store reads')
 for (const fed of [false, true]) {
-  const [mapped, paged, adaptive] = (['mapped', 'page by page', 'as the store reads'] as const).map((m) =>
-    perRead(m, fed),
-  )
+  const [mapped, paged, adaptive, kept] = (
+    ['mapped', 'page by page', 'unmapped when fed', 'as the store reads'] as const
+  ).map((m) => perRead(m, fed))
   row(
     fed ? '  another connection commits each time' : '  quiet',
     mapped.toFixed(1),
     paged.toFixed(1),
     `${adaptive.toFixed(1)} (${(adaptive / Math.min(mapped, paged)).toFixed(2)}x the better)`,
+    `${kept.toFixed(1)} (${(kept / adaptive).toFixed(2)}x of that)`,
   )
 }
 writer.close()

@@ -1,4 +1,5 @@
 /** @module The prepared statements over the chunks table of one connection (chunks.ts reads and writes through them). */
+import type { ChunkSpan } from './chunk-cache.js'
 import type { Db } from './sqlite-db.js'
 
 export interface ChunkRow {
@@ -19,6 +20,10 @@ export function chunkStatements(db: Db) {
     // The chunks of a range without their BLOBs (their overflow pages are not read).
     chunkSpans: db.prepare<[string, string, number, number, number], Omit<ChunkRow, 'data'>>(
       'SELECT start_ms, first_ms, last_ms, count FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms',
+    ),
+    // Newest first, from the index of spans (no BLOB read), each with the store's generation as of the same read (chunk-cache.ts).
+    chunkSpansDesc: db.prepare<[string, string, number, number, number], ChunkSpan>(
+      "SELECT start_ms, first_ms, last_ms, count, (SELECT value FROM meta WHERE key = 'generation') AS generation FROM chunks INDEXED BY chunk_spans WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC",
     ),
     chunkAt: db.prepare<[string, string, number], ChunkRow>(
       'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',

@@ -1,21 +1,39 @@
 /** @module Bars as chunk rows: the range read, the merge-on-write and the range delete over (symbol, period, start_ms). */
-import { allocBars, barCount, lowerBound, mergeBars, sliceBars, withoutRange, type Bars } from '../../domain/bars.js'
+import {
+  allocBars,
+  barCount,
+  copyBars,
+  lowerBound,
+  mergeBars,
+  sliceBars,
+  withoutRange,
+  type Bars,
+} from '../../domain/bars.js'
 import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
 import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from '../chunk-codec.js'
+import { keptPeriod, type ChunkCache } from './chunk-cache.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 import type { ChunkStatements } from './chunk-statements.js'
 import type { WrittenChunks } from './written-chunks.js'
 
 export const MAX_MS = 8.64e15
 
+/** A read of more bars than this (a pull, an export) goes past the chunk cache: it would only churn it. */
+export const CACHED_READ_MAX_BARS = 10_000
+
 /**
  * Plans newest-first until `limit` bars are covered (chunk counts need no decoding; a chunk cut by
  * the range decodes its timestamps only, to count), then decodes each chunk's wanted bars straight
- * into one allocation, oldest first.
+ * into one allocation, oldest first. With `cache` (a reading connection's), a windowed read of 1m or
+ * 1d bars takes decoded chunks from it instead.
  */
-export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
+export function readBarsWith(st: ChunkStatements, q: BarQuery, cache?: ChunkCache): Bars {
   const from = q.fromMs ?? -MAX_MS
   const to = q.toMs ?? MAX_MS
+  if (cache && keptPeriod(q.period) && q.limit <= CACHED_READ_MAX_BARS && q.limit > 0 && from <= to) {
+    const read = readKeptBars(st, q, from, to, cache)
+    if (read) return read
+  }
   // Bars [lo, lo + count) of each chunk's `total`.
   const parts: { blob: Uint8Array; total: number; lo: number; count: number; ts?: Float64Array }[] = []
   let have = 0
@@ -42,6 +60,43 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery): Bars {
     const s = Math.min(skip, count)
     decodeChunkInto(blob, out, at, lo + s, total, lo + count, ts)
     at += count - s
+    skip -= s
+  }
+  return out
+}
+
+/**
+ * readBarsWith through the chunk cache: the chunks' spans newest first (no BLOB read), each chunk's
+ * bars kept or decoded whole, the wanted ones copied out (the answer never shares the cache's
+ * arrays). Undefined when a chunk changed between its span and its BLOB (a read outside a snapshot
+ * meeting a commit): read again the plain way, in one statement.
+ */
+function readKeptBars(st: ChunkStatements, q: BarQuery, from: number, to: number, cache: ChunkCache): Bars | undefined {
+  const parts: Bars[] = []
+  let have = 0
+  for (const span of st.chunkSpansDesc.iterate(q.symbol, q.period, to, from - CHUNK_SPAN_MS[q.period], from)) {
+    let bars = cache.get(q.symbol, q.period, span)
+    if (bars === undefined) {
+      const row = st.chunkAt.get(q.symbol, q.period, span.start_ms)
+      if (row === undefined || row.count !== span.count || row.last_ms !== span.last_ms) return undefined
+      bars = decodeChunk(row.data)
+      cache.set(q.symbol, q.period, span, bars)
+    }
+    const ts = bars.timestamp
+    const lo = span.first_ms < from ? lowerBound(ts, from) : 0
+    const hi = span.last_ms > to ? lowerBound(ts, to + 1) : ts.length
+    parts.push(sliceBars(bars, lo, hi))
+    have += hi - lo
+    if (have >= q.limit) break
+  }
+  const out = allocBars(Math.min(have, q.limit))
+  let skip = have - barCount(out) // leading bars of the oldest part that fall outside `limit`
+  let at = 0
+  for (let k = parts.length - 1; k >= 0; k--) {
+    const n = barCount(parts[k])
+    const s = Math.min(skip, n)
+    copyBars(parts[k], s, n, out, at)
+    at += n - s
     skip -= s
   }
   return out

@@ -51,6 +51,9 @@ export const MIGRATIONS: readonly string[] = [
   // are read as they are. Nothing to change here: the version keeps an older mdq, which cannot read
   // the arrays, from opening the store (one that has it open already must be stopped first).
   `SELECT 1;`,
+  // 9: the chunks' spans without their BLOBs (FORMAT.md "Chunks"): a seek in the chunks table itself
+  // reads the whole BLOB of every row it compares on the way, overflow pages and all.
+  `CREATE INDEX chunk_spans ON chunks (symbol, period, start_ms, first_ms, last_ms, count);`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */

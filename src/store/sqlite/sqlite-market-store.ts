@@ -35,6 +35,7 @@ import {
   type WriterConnection,
 } from './sqlite-writer.js'
 import { KnownTails, readBarsLive } from './tail.js'
+import { ChunkCache } from './chunk-cache.js'
 import { guarded, migrate, openDb, schemaVersion, tableExists, type Db, type OpenOptions } from './sqlite-db.js'
 import { keepReserve, orDiskFullThrown, sayingDiskFull, withReserve } from './disk-room.js'
 import { ChunkScrubber } from './scrub.js'
@@ -134,6 +135,8 @@ export class SqliteMarketStore implements MarketStore {
   readonly #path: string
   /** Whether this connection reads the file mapped: not while a feed commits (read-mapping.ts). */
   readonly #mapping: ReadMapping
+  /** Decoded chunks this connection read (chunk-cache.ts); none for :memory:, whose reads share the writer's transaction. */
+  readonly #chunks: ChunkCache | undefined
   #writing = false
 
   private constructor(path: string, db: Db) {
@@ -144,6 +147,7 @@ export class SqliteMarketStore implements MarketStore {
     // A :memory: store has one connection: its readers share the writer's transaction, and no
     // other process can import into it.
     const file = path !== ':memory:'
+    this.#chunks = file ? new ChunkCache() : undefined
     this.capabilities = {
       liveImport: file,
       distributed: false,
@@ -222,7 +226,7 @@ export class SqliteMarketStore implements MarketStore {
   #snapshot: { version: string | undefined } | undefined
 
   async readBars(q: BarQuery): Promise<Bars> {
-    return this.#read(() => readBarsLive(this.#st, q))
+    return this.#read(() => readBarsLive(this.#st, q, this.#chunks))
   }
 
   async readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>> {

@@ -8,6 +8,7 @@ import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { STORED_PERIODS, type StoredPeriod } from '../../domain/period.js'
 import { buildRollups, isRollupPeriod, type RollupPeriod } from '../../domain/rollups.js'
 import type { BarQuery } from '../market-store.js'
+import type { ChunkCache } from './chunk-cache.js'
 import type { ChunkStatements } from './chunk-statements.js'
 import { MAX_MS, readBarsWith } from './chunks.js'
 import type { Db } from './sqlite-db.js'
@@ -83,18 +84,19 @@ export function readTail(st: TailStatements, symbol: string, period: StoredPerio
  * readBarsWith over chunks and tail: every tail row of a series is later than every chunked bar of
  * it (appends go to the tail only past the last chunk; anything else folds the tail first), so the
  * answer is the chunks' bars before the tail's. A rollup period adds the rollups of the tail's days
- * from the 1m bars (rollup chunks are rebuilt only when the tail is folded).
+ * from the 1m bars (rollup chunks are rebuilt only when the tail is folded). `cache`: the reading
+ * connection's decoded chunks.
  */
-export function readBarsLive(st: Statements, q: BarQuery): Bars {
+export function readBarsLive(st: Statements, q: BarQuery, cache?: ChunkCache): Bars {
   const from = q.fromMs ?? -MAX_MS
   const to = q.toMs ?? MAX_MS
   if (q.limit <= 0 || from > to) return readBarsWith(st, q)
-  if (isRollupPeriod(q.period)) return readRollupsLive(st, q, q.period, from, to)
+  if (isRollupPeriod(q.period)) return readRollupsLive(st, q, q.period, from, to, cache)
   const tail = readTail(st, q.symbol, q.period as StoredPeriod, from, to)
   const k = barCount(tail)
-  if (k === 0) return readBarsWith(st, q)
+  if (k === 0) return readBarsWith(st, q, cache)
   if (k >= q.limit) return sliceBars(tail, k - q.limit, k)
-  const chunked = readBarsWith(st, { ...q, toMs: Math.min(to, tail.timestamp[0] - 1), limit: q.limit - k })
+  const chunked = readBarsWith(st, { ...q, toMs: Math.min(to, tail.timestamp[0] - 1), limit: q.limit - k }, cache)
   return concatBars([chunked, tail])
 }
 
@@ -104,12 +106,23 @@ export function readBarsLive(st: Statements, q: BarQuery): Bars {
  * are whole there; from that bucket on, rollups of the 1m bars (chunked and tail), stamped as stored
  * rollups are (with their first 1m bar).
  */
-function readRollupsLive(st: Statements, q: BarQuery, period: RollupPeriod, from: number, to: number): Bars {
+function readRollupsLive(
+  st: Statements,
+  q: BarQuery,
+  period: RollupPeriod,
+  from: number,
+  to: number,
+  cache?: ChunkCache,
+): Bars {
   const first = st.tailFirst.get(q.symbol, '1m')
   if (first === undefined) return readBarsWith(st, q)
   const market = MARKETS[parseSymbol(q.symbol).exchange]
   const hour = minuteBucketStarts(new Float64Array([first]), 60, market)[0]
-  const minutes = readBarsLive(st, { symbol: q.symbol, period: '1m', fromMs: hour, limit: Number.MAX_SAFE_INTEGER })
+  const minutes = readBarsLive(
+    st,
+    { symbol: q.symbol, period: '1m', fromMs: hour, limit: Number.MAX_SAFE_INTEGER },
+    cache,
+  )
   const built = buildRollups(minutes, period, market)
   const derived = sliceBars(built, lowerBound(built.timestamp, from), lowerBound(built.timestamp, to + 1))
   const chunked = from < hour ? readBarsWith(st, { ...q, toMs: Math.min(to, hour - 1) }) : allocBars(0)

@@ -1,0 +1,100 @@
+// Kept chunks answer exactly as their BLOBs do: a second read takes them from the cache, a fold's
+// appended bars and a bar rewritten in place (same span, new figures) are read as written.
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { allocBars, copyBars, rowsOfBars, type Bars } from '../../domain/bars.js'
+import { daysFromCivil } from '../../domain/time-zone.js'
+import { tempDir } from '../../../test/helpers/store-files.js'
+import { tradingDays, walkBars } from '../../../test/helpers/arbitraries.js'
+import type { BarQuery } from '../market-store.js'
+import { ChunkCache } from './chunk-cache.js'
+import { readBarsWith } from './chunks.js'
+import { storeStatements } from './sqlite-statements.js'
+import { openDb } from './sqlite-db.js'
+import { SqliteMarketStore } from './sqlite-market-store.js'
+
+const { dir, cleanup } = tempDir('mdq-chunk-cache-')
+after(cleanup)
+
+const SYMBOL = '600000.SH'
+const DAYS = tradingDays('SH', daysFromCivil(2021, 1, 4), 900) // a span of more than one 1,024-day chunk
+
+async function put(store: SqliteMarketStore, bars: Bars): Promise<void> {
+  const w = await store.beginWrite()
+  await w.putBars(SYMBOL, '1d', bars)
+  await w.commit()
+}
+
+/** A store of DAYS' daily bars but the last `held`, and a reading connection of its own. */
+async function fixture(name: string, held = 0) {
+  const path = join(dir, name)
+  const store = SqliteMarketStore.open(path)
+  const all = walkBars(DAYS, [0.3, 0.7, 0.1, 0.9])
+  const stored = allocBars(DAYS.length - held)
+  copyBars(all, 0, DAYS.length - held, stored, 0)
+  await put(store, stored)
+  const db = openDb(path)
+  const st = storeStatements(db)
+  return { store, all, st, close: () => (db.close(), store.close()) }
+}
+
+const QUERIES: BarQuery[] = [
+  { symbol: SYMBOL, period: '1d', limit: 100 },
+  { symbol: SYMBOL, period: '1d', limit: 10_000 },
+  { symbol: SYMBOL, period: '1d', fromMs: DAYS[100], toMs: DAYS[700], limit: 1_000 },
+  { symbol: SYMBOL, period: '1d', toMs: DAYS[400] - 1, limit: 30 },
+]
+
+describe('SQLite chunk cache', () => {
+  it('answers as the BLOBs do, and a second read takes the chunks from it', async () => {
+    const { st, close } = await fixture('kept.db')
+    const cache = new ChunkCache()
+    for (const q of QUERIES) assert.deepEqual(rowsOfBars(readBarsWith(st, q, cache)), rowsOfBars(readBarsWith(st, q)))
+    const misses = cache.misses
+    const again = QUERIES.map((q) => readBarsWith(st, q, cache))
+    assert.equal(cache.misses, misses, 'every chunk read again was kept')
+    assert.ok(cache.hits >= QUERIES.length)
+    // An answer is the caller's own: changing it leaves the kept chunk as it was.
+    again[0].close.fill(-1)
+    assert.deepEqual(rowsOfBars(readBarsWith(st, QUERIES[0], cache)), rowsOfBars(readBarsWith(st, QUERIES[0])))
+    await close()
+  })
+
+  it('reads the bars a fold appended to a kept chunk', async () => {
+    const { store, all, st, close } = await fixture('fold.db', 40)
+    const cache = new ChunkCache()
+    const q: BarQuery = { symbol: SYMBOL, period: '1d', limit: 200 }
+    readBarsWith(st, q, cache)
+    // A day at a time: each an append to the tail, then folded into the last chunk (no generation moves).
+    for (let i = DAYS.length - 40; i < DAYS.length; i++) {
+      const day = allocBars(1)
+      copyBars(all, i, i + 1, day, 0)
+      await put(store, day)
+    }
+    while (await store.foldAppends());
+    const chunked = readBarsWith(st, q, cache)
+    assert.deepEqual(rowsOfBars(chunked), rowsOfBars(readBarsWith(st, q)))
+    assert.equal(
+      chunked.timestamp.at(-1),
+      DAYS.at(-2),
+      'the folded days (all but the newest, left in the tail) are in the chunks',
+    )
+    await close()
+  })
+
+  it('reads a bar rewritten in place (same span and count, new figures) as written', async () => {
+    const { store, all, st, close } = await fixture('rewrite.db')
+    const cache = new ChunkCache()
+    const q: BarQuery = { symbol: SYMBOL, period: '1d', limit: 100 }
+    readBarsWith(st, q, cache)
+    const fixed = allocBars(3)
+    copyBars(all, DAYS.length - 10, DAYS.length - 7, fixed, 0)
+    fixed.close.set([11.11, 12.12, 13.13])
+    await put(store, fixed)
+    const read = readBarsWith(st, q, cache)
+    assert.deepEqual(Array.from(read.close.subarray(90, 93)), [11.11, 12.12, 13.13])
+    assert.deepEqual(rowsOfBars(read), rowsOfBars(readBarsWith(st, q)))
+    await close()
+  })
+})
