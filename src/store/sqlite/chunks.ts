@@ -24,8 +24,8 @@ export const CACHED_READ_MAX_BARS = 10_000
 /**
  * Plans newest-first until `limit` bars are covered (chunk counts need no decoding; a chunk cut by
  * the range decodes its timestamps only, to count), then decodes each chunk's wanted bars straight
- * into one allocation, oldest first. With `cache` (a reading connection's), a windowed read of 1m or
- * 1d bars takes decoded chunks from it instead.
+ * into one allocation, oldest first. With `cache` (a reading connection's), a windowed read of a
+ * period it keeps (daily bars) takes decoded chunks from it instead.
  */
 export function readBarsWith(st: ChunkStatements, q: BarQuery, cache?: ChunkCache): Bars {
   const from = q.fromMs ?? -MAX_MS
