@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { cpSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { demoDb } from '../helpers/server.js'
@@ -54,7 +54,27 @@ async function npmStart(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   } finally {
     if (!ended) process.kill(-child.pid!, 'SIGTERM')
     await exited
+    // npm may exit before the server it started has closed its store: the group must be gone before
+    // the next start (or the directory's removal) meets its files.
+    await until(() => !groupAlive(child.pid!), "npm start's processes to end")
   }
+}
+
+/** Whether any process of the group `pgid` is still running (a zombie, exited and not yet reaped, is not). */
+function groupAlive(pgid: number): boolean {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    } catch {
+      continue // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its closing parenthesis.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (Number(pgrp) === pgid && state !== 'Z') return true
+  }
+  return false
 }
 
 describe('npm start', () => {

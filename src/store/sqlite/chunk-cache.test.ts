@@ -47,17 +47,33 @@ const QUERIES: BarQuery[] = [
 ]
 
 describe('SQLite chunk cache', () => {
-  it('answers as the BLOBs do, and a second read takes the chunks from it', async () => {
+  it('answers as the BLOBs do; a chunk missed twice is kept, and a read after that takes it from the cache', async () => {
     const { st, close } = await fixture('kept.db')
     const cache = new ChunkCache()
-    for (const q of QUERIES) assert.deepEqual(rowsOfBars(readBarsWith(st, q, cache)), rowsOfBars(readBarsWith(st, q)))
+    const plain = QUERIES.map((q) => rowsOfBars(readBarsWith(st, q)))
+    // First reads: each chunk missed once, read the plain way; second: missed again, read and kept.
+    for (let pass = 0; pass < 2; pass++)
+      QUERIES.forEach((q, i) => assert.deepEqual(rowsOfBars(readBarsWith(st, q, cache)), plain[i]))
+    assert.equal(cache.hits > 0, true, 'the second pass found the chunks its own earlier reads kept')
     const misses = cache.misses
     const again = QUERIES.map((q) => readBarsWith(st, q, cache))
-    assert.equal(cache.misses, misses, 'every chunk read again was kept')
-    assert.ok(cache.hits >= QUERIES.length)
+    assert.equal(cache.misses, misses, 'every chunk read a third time was kept')
+    again.forEach((bars, i) => assert.deepEqual(rowsOfBars(bars), plain[i]))
     // An answer is the caller's own: changing it leaves the kept chunk as it was.
     again[0].close.fill(-1)
-    assert.deepEqual(rowsOfBars(readBarsWith(st, QUERIES[0], cache)), rowsOfBars(readBarsWith(st, QUERIES[0])))
+    assert.deepEqual(rowsOfBars(readBarsWith(st, QUERIES[0], cache)), plain[0])
+    await close()
+  })
+
+  it('keeps nothing a read meets once (a sweep over the market churns nothing)', async () => {
+    const { st, close } = await fixture('sweep.db')
+    const cache = new ChunkCache()
+    const q: BarQuery = { symbol: SYMBOL, period: '1d', limit: 1 }
+    assert.deepEqual(rowsOfBars(readBarsWith(st, q, cache)), rowsOfBars(readBarsWith(st, q)))
+    readBarsWith(st, q, cache)
+    assert.equal(cache.hits, 0, 'the first read kept nothing; the second keeps the chunk')
+    readBarsWith(st, q, cache)
+    assert.equal(cache.hits, 1)
     await close()
   })
 
@@ -66,14 +82,19 @@ describe('SQLite chunk cache', () => {
     const cache = new ChunkCache()
     const q: BarQuery = { symbol: SYMBOL, period: '1d', limit: 200 }
     readBarsWith(st, q, cache)
-    // A day at a time: each an append to the tail, then folded into the last chunk (no generation moves).
+    readBarsWith(st, q, cache) // kept at its second miss
+    const generation = st.meta.get('generation')
+    // A day at a time: each an append to the tail, then folded into the last chunk.
     for (let i = DAYS.length - 40; i < DAYS.length; i++) {
       const day = allocBars(1)
       copyBars(all, i, i + 1, day, 0)
       await put(store, day)
     }
     while (await store.foldAppends());
+    assert.equal(st.meta.get('generation'), generation, 'appends and folds move no generation: the span tells')
+    const misses = cache.misses
     const chunked = readBarsWith(st, q, cache)
+    assert.ok(cache.misses > misses, 'the grown chunk was read again, not taken from the cache')
     assert.deepEqual(rowsOfBars(chunked), rowsOfBars(readBarsWith(st, q)))
     assert.equal(
       chunked.timestamp.at(-1),
@@ -88,6 +109,8 @@ describe('SQLite chunk cache', () => {
     const cache = new ChunkCache()
     const q: BarQuery = { symbol: SYMBOL, period: '1d', limit: 100 }
     readBarsWith(st, q, cache)
+    readBarsWith(st, q, cache) // kept at its second miss
+    // Bars at or before the last chunked one go into the chunk itself, and the write moves the generation.
     const fixed = allocBars(3)
     copyBars(all, DAYS.length - 10, DAYS.length - 7, fixed, 0)
     fixed.close.set([11.11, 12.12, 13.13])

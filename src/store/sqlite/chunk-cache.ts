@@ -14,6 +14,11 @@ import type { ChunkPeriod } from '../market-store.js'
 
 /** Decoded bars a connection keeps: about 700 daily chunks (a symbol's 1,024 days each). */
 export const CHUNK_CACHE_BYTES = 32 << 20
+/**
+ * Chunks missed once that a connection remembers: a chunk is kept at its second miss, so a sweep
+ * over the market (every symbol's latest bar, once) reads as it did and churns nothing.
+ */
+export const CHUNK_SEEN_KEYS = 20_000
 
 /** A chunk row without its BLOB, with the store's generation read by the same statement. */
 export interface ChunkSpan {
@@ -43,6 +48,7 @@ export const keptPeriod = (period: ChunkPeriod): boolean => period === '1d'
 
 export class ChunkCache {
   readonly #lru: LRUCache<string, Held>
+  readonly #seen = new LRUCache<string, true>({ max: CHUNK_SEEN_KEYS })
   #generation = -1
   hits = 0
   misses = 0
@@ -67,6 +73,14 @@ export class ChunkCache {
     }
     this.misses++
     return undefined
+  }
+
+  /** Whether a chunk just missed is to be kept: it was missed before (else it is remembered as missed once). */
+  admits(symbol: string, period: ChunkPeriod, span: ChunkSpan): boolean {
+    const key = keyOf(symbol, period, span)
+    if (this.#seen.has(key)) return true
+    this.#seen.set(key, true)
+    return false
   }
 
   /** Keeps `bars`, the whole chunk `span` of (symbol, period) as decoded from its BLOB. */

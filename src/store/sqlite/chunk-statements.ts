@@ -1,6 +1,6 @@
 /** @module The prepared statements over the chunks table of one connection (chunks.ts reads and writes through them). */
 import type { ChunkSpan } from './chunk-cache.js'
-import type { Db } from './sqlite-db.js'
+import { indexExists, type Db } from './sqlite-db.js'
 
 export interface ChunkRow {
   start_ms: number
@@ -21,9 +21,10 @@ export function chunkStatements(db: Db) {
     chunkSpans: db.prepare<[string, string, number, number, number], Omit<ChunkRow, 'data'>>(
       'SELECT start_ms, first_ms, last_ms, count FROM chunks WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms',
     ),
-    // Newest first, from the index of spans (no BLOB read), each with the store's generation as of the same read (chunk-cache.ts).
+    // Newest first, from the index of spans (no BLOB read), each with the store's generation as of
+    // the same read (chunk-cache.ts); a store opened read-only before migration 9 has no such index.
     chunkSpansDesc: db.prepare<[string, string, number, number, number], ChunkSpan>(
-      "SELECT start_ms, first_ms, last_ms, count, (SELECT value FROM meta WHERE key = 'generation') AS generation FROM chunks INDEXED BY chunk_spans WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC",
+      `SELECT start_ms, first_ms, last_ms, count, (SELECT value FROM meta WHERE key = 'generation') AS generation FROM chunks ${indexExists(db, 'chunk_spans') ? 'INDEXED BY chunk_spans' : ''} WHERE symbol = ? AND period = ? AND start_ms <= ? AND start_ms > ? AND last_ms >= ? ORDER BY start_ms DESC`,
     ),
     chunkAt: db.prepare<[string, string, number], ChunkRow>(
       'SELECT start_ms, first_ms, last_ms, count, data FROM chunks WHERE symbol = ? AND period = ? AND start_ms = ?',

@@ -10,7 +10,7 @@ import {
   type Bars,
 } from '../../domain/bars.js'
 import type { BarQuery, BarRange, ChunkPeriod } from '../market-store.js'
-import { chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from '../chunk-codec.js'
+import { ChunkCorruptError, chunkTimestamps, decodeChunk, decodeChunkInto, encodeChunk } from '../chunk-codec.js'
 import { keptPeriod, type ChunkCache } from './chunk-cache.js'
 import { CHUNK_SPAN_MS } from './schema.js'
 import type { ChunkStatements } from './chunk-statements.js'
@@ -67,9 +67,9 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery, cache?: ChunkCach
 
 /**
  * readBarsWith through the chunk cache: the chunks' spans newest first (no BLOB read), each chunk's
- * bars kept or decoded whole, the wanted ones copied out (the answer never shares the cache's
- * arrays). Undefined when a chunk changed between its span and its BLOB (a read outside a snapshot
- * meeting a commit): read again the plain way, in one statement.
+ * bars kept, or read and decoded whole and kept when the cache admits it, the wanted ones copied out
+ * (the answer never shares the cache's arrays). Undefined when a chunk is not kept and not admitted
+ * (its first miss): the read is done the plain way.
  */
 function readKeptBars(st: ChunkStatements, q: BarQuery, from: number, to: number, cache: ChunkCache): Bars | undefined {
   const parts: Bars[] = []
@@ -77,9 +77,15 @@ function readKeptBars(st: ChunkStatements, q: BarQuery, from: number, to: number
   for (const span of st.chunkSpansDesc.iterate(q.symbol, q.period, to, from - CHUNK_SPAN_MS[q.period], from)) {
     let bars = cache.get(q.symbol, q.period, span)
     if (bars === undefined) {
+      if (!cache.admits(q.symbol, q.period, span)) return undefined
+      // The same read transaction as the spans' (the iteration holds it): the row is there as listed.
       const row = st.chunkAt.get(q.symbol, q.period, span.start_ms)
-      if (row === undefined || row.count !== span.count || row.last_ms !== span.last_ms) return undefined
+      if (row === undefined) return undefined
       bars = decodeChunk(row.data)
+      if (barCount(bars) !== span.count)
+        throw new ChunkCorruptError(
+          `chunk ${q.symbol} ${q.period} ${span.start_ms}: ${barCount(bars)} bars, the row says ${span.count}`,
+        )
       cache.set(q.symbol, q.period, span, bars)
     }
     const ts = bars.timestamp

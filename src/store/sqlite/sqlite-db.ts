@@ -63,6 +63,8 @@ export function guarded<T>(read: () => T, what = 'store'): T {
   }
 }
 
-export function tableExists(db: Db, name: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined
+function schemaHas(db: Db, type: 'table' | 'index', name: string): boolean {
+  return db.prepare('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?').get(type, name) !== undefined
 }
+export const tableExists = (db: Db, name: string): boolean => schemaHas(db, 'table', name)
+export const indexExists = (db: Db, name: string): boolean => schemaHas(db, 'index', name)
