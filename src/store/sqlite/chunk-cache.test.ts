@@ -120,4 +120,18 @@ describe('SQLite chunk cache', () => {
     assert.deepEqual(rowsOfBars(read), rowsOfBars(readBarsWith(st, q)))
     await close()
   })
+
+  it('a store made before the index, opened read-only (not migrated), reads as it did', async () => {
+    const { store, st, close } = await fixture('old.db')
+    const q: BarQuery = { symbol: SYMBOL, period: '1d', limit: 100 }
+    const expected = rowsOfBars(readBarsWith(st, q))
+    const path = store.path
+    await close()
+    const raw = openDb(path)
+    raw.exec('DROP INDEX chunk_spans; PRAGMA user_version = 8;')
+    raw.close()
+    const old = SqliteMarketStore.open(path, { readonly: true })
+    for (let i = 0; i < 3; i++) assert.deepEqual(rowsOfBars(await old.readBars(q)), expected)
+    await old.close()
+  })
 })
