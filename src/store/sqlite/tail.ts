@@ -91,7 +91,7 @@ export function readBarsLive(st: Statements, q: BarQuery, cache?: ChunkCache): B
   const from = q.fromMs ?? -MAX_MS
   const to = q.toMs ?? MAX_MS
   if (q.limit <= 0 || from > to) return readBarsWith(st, q)
-  if (isRollupPeriod(q.period)) return readRollupsLive(st, q, q.period, from, to, cache)
+  if (isRollupPeriod(q.period)) return readRollupsLive(st, q, q.period, from, to)
   const tail = readTail(st, q.symbol, q.period as StoredPeriod, from, to)
   const k = barCount(tail)
   if (k === 0) return readBarsWith(st, q, cache)
@@ -106,23 +106,12 @@ export function readBarsLive(st: Statements, q: BarQuery, cache?: ChunkCache): B
  * are whole there; from that bucket on, rollups of the 1m bars (chunked and tail), stamped as stored
  * rollups are (with their first 1m bar).
  */
-function readRollupsLive(
-  st: Statements,
-  q: BarQuery,
-  period: RollupPeriod,
-  from: number,
-  to: number,
-  cache?: ChunkCache,
-): Bars {
+function readRollupsLive(st: Statements, q: BarQuery, period: RollupPeriod, from: number, to: number): Bars {
   const first = st.tailFirst.get(q.symbol, '1m')
   if (first === undefined) return readBarsWith(st, q)
   const market = MARKETS[parseSymbol(q.symbol).exchange]
   const hour = minuteBucketStarts(new Float64Array([first]), 60, market)[0]
-  const minutes = readBarsLive(
-    st,
-    { symbol: q.symbol, period: '1m', fromMs: hour, limit: Number.MAX_SAFE_INTEGER },
-    cache,
-  )
+  const minutes = readBarsLive(st, { symbol: q.symbol, period: '1m', fromMs: hour, limit: Number.MAX_SAFE_INTEGER })
   const built = buildRollups(minutes, period, market)
   const derived = sliceBars(built, lowerBound(built.timestamp, from), lowerBound(built.timestamp, to + 1))
   const chunked = from < hour ? readBarsWith(st, { ...q, toMs: Math.min(to, hour - 1) }) : allocBars(0)
