@@ -100,11 +100,16 @@ function quoteJson(f: SymbolFeed, i: number): string {
   return `{"symbol":"${f.symbol}","timestamp":${f.ts[i]},"last_price":${f.last[i]},"open":${f.open[i]},"high":${f.high[i]},"low":${f.low[i]},"prev_close":${f.prevClose},"volume":${f.volume[i]},"amount":${f.amount[i]},"region":"CN"}`
 }
 
-/** Minute m's snapshots of every symbol, by time, as JSON array bodies of at most `batch` rows. */
-export function minuteBodies(live: LiveDay, m: number, batch: number): { bodies: string[]; snapshots: number } {
+/** Minute m's snapshots of every symbol (those `keep` keeps), by time, as JSON array bodies of at most `batch` rows. */
+export function minuteBodies(
+  live: LiveDay,
+  m: number,
+  batch: number,
+  keep: (symbol: string) => boolean = () => true,
+): { bodies: string[]; snapshots: number } {
   const picks: [number, number][] = []
   for (const [k, f] of live.feeds.entries())
-    for (let i = f.minuteStarts[m]; i < f.minuteStarts[m + 1]; i++) picks.push([k, i])
+    if (keep(f.symbol)) for (let i = f.minuteStarts[m]; i < f.minuteStarts[m + 1]; i++) picks.push([k, i])
   picks.sort((a, b) => live.feeds[a[0]].ts[a[1]] - live.feeds[b[0]].ts[b[1]])
   const bodies: string[] = []
   for (let at = 0; at < picks.length; at += batch)
