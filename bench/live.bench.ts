@@ -16,7 +16,8 @@
 //    pushed at 12 times the market's pace: the server's CPU for the reads that run all day (each reader's poll of the spans, the latest
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
-//    times the market's cadence (default 10), beside the same reads with no feed, and beside the same
+//    times the market's cadence (default 10), beside the same reads with no feed, beside the same feed
+//    leaving out the cached reads' own symbols (none of their answers computed again), and beside the same
 //    feed pushed to the bare server instead (what a feed on the same cores costs reads at least); then the rest of the
 //    day at full speed, and store bytes per 1m bar (after the background fold) beside the same bars
 //    imported in one file.
