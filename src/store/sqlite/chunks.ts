@@ -68,8 +68,8 @@ export function readBarsWith(st: ChunkStatements, q: BarQuery, cache?: ChunkCach
 /**
  * readBarsWith through the chunk cache: the chunks' spans newest first (no BLOB read), each chunk's
  * bars kept, or read and decoded whole and kept when the cache admits it, the wanted ones copied out
- * (the answer never shares the cache's arrays). Undefined when a chunk is not kept and not admitted
- * (its first miss): the read is done the plain way.
+ * (the answer never shares the cache's arrays). Undefined when a chunk is neither kept nor admitted
+ * (its first miss), or its row is not found: the read is then done the plain way.
  */
 function readKeptBars(st: ChunkStatements, q: BarQuery, from: number, to: number, cache: ChunkCache): Bars | undefined {
   const parts: Bars[] = []
