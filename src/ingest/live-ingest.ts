@@ -447,10 +447,13 @@ export class LiveIngest implements IngestWrites {
 
 /** What quote pushes built, as a write puts it: each symbol's minute bars and day bar (live puts), and its latest quote. */
 async function putBuilt(w: StoreWriter, b: Writes): Promise<void> {
-  for (const [symbol, held] of b.minutes)
-    await w.putBars(symbol, '1m', barsOfRows([...held.values()].sort((x, y) => x.timestamp - y.timestamp)), {
-      live: true,
-    })
-  for (const [symbol, day] of b.days) await w.putBars(symbol, '1d', barsOfRows([day]), { live: true })
+  for (const [symbol, held] of b.minutes) {
+    const rows = [...held.values()]
+    if (rows.length > 1) rows.sort((x, y) => x.timestamp - y.timestamp)
+    await w.putBars(symbol, '1m', barsOfRows(rows), LIVE)
+  }
+  for (const [symbol, day] of b.days) await w.putBars(symbol, '1d', barsOfRows([day]), LIVE)
   await w.putLiveQuotes([...b.latest.values()])
 }
+
+const LIVE = { live: true } as const

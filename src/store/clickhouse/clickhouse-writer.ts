@@ -18,7 +18,7 @@ import type {
   StatementRange,
   StoreWriter,
 } from '../market-store.js'
-import { depthRow, liveQuoteRow } from './live-tables.js'
+import { depthRow, liveColumns, liveQuoteRow } from './live-tables.js'
 import { MdqError } from '../../domain/errors.js'
 import { tsv } from './connection.js'
 import { partialRollups } from './clickhouse-rollups.js'
@@ -352,12 +352,13 @@ export class ClickHouseWriter implements StoreWriter {
     )
   }
 
+  /** In RowBinary: a push's JSON text goes in as it is, not escaped for TabSeparated. */
   async putLiveQuotes(list: readonly LiveQuote[]): Promise<void> {
-    this.#insertMeta('live_quotes', ['symbol', 'ts', 'quote'], list.map(liveQuoteRow))
+    this.#insertBinary('live_quotes', liveColumns('quote'), list.map(liveQuoteRow))
   }
 
   async putDepth(list: readonly MarketDepth[]): Promise<void> {
-    this.#insertMeta('live_depth', ['symbol', 'ts', 'depth'], list.map(depthRow))
+    this.#insertBinary('live_depth', liveColumns('depth'), list.map(depthRow))
   }
 
   async #tombstone(

@@ -3,6 +3,7 @@ import type { MarketDepth } from '../../domain/depth.js'
 import { depthJson, depthOf, liveQuoteJson, liveQuoteOf } from '../live-json.js'
 import type { LiveQuote } from '../market-store.js'
 import { sql, type Connection } from './connection.js'
+import type { ColumnType } from './row-binary.js'
 import type { Snapshot } from './snapshot.js'
 
 /** On the metadata server; JSON text (no float is parsed by the server, so nothing changes on the way). */
@@ -13,6 +14,13 @@ export const LIVE_TABLES: readonly string[] = [
    ENGINE = MergeTree ORDER BY (symbol, ts)`,
 ]
 export const LIVE_VERSIONED_TABLES = ['live_quotes', 'live_depth'] as const
+
+/** The columns a live row is written with (RowBinary), `json` naming its JSON text. */
+export const liveColumns = (json: 'quote' | 'depth'): [string, ColumnType][] => [
+  ['symbol', 'String'],
+  ['ts', 'Int64'],
+  [json, 'String'],
+]
 
 export const liveQuoteRow = (q: LiveQuote): (string | number)[] => [q.symbol, q.state.last.timestamp, liveQuoteJson(q)]
 

@@ -83,6 +83,24 @@ class Writer {
     this.#dv.setUint32(this.at, v, true)
     this.at += 4
   }
+  bigInt64(v: bigint): void {
+    this.#dv.setBigInt64(this.at, v, true)
+    this.at += 8
+  }
+  double(v: number): void {
+    this.#dv.setFloat64(this.at, v, true)
+    this.at += 8
+  }
+  /** A String: its UTF-8 length as a varint, then its bytes (room made here). */
+  string(s: string): void {
+    const n = Buffer.byteLength(s, 'utf8')
+    this.room(5 + n)
+    for (let left = n; ; left >>>= 7) {
+      this.buf[this.at++] = left >= 128 ? (left & 127) | 128 : left
+      if (left < 128) break
+    }
+    this.at += this.buf.write(s, this.at, n, 'utf8')
+  }
   scaled(v: number, k: number): void {
     if (k === RAW_SCALE) {
       this.#dv.setFloat64(this.at, v, true)
@@ -300,30 +318,45 @@ export type ColumnType =
   'String' | 'Nullable(String)' | 'Float64' | 'Nullable(Float64)' | 'Int64' | 'Nullable(Int64)' | 'UInt64' | 'UInt32'
 export type Cell = string | number | bigint | null
 
-/** RowBinary of rows whose cells match `types` column by column. */
+/** A cell as a whole number (a bigint past 2^53), as BigInt would take it: anything else is refused. */
+function whole(v: Cell): number | bigint {
+  if (typeof v === 'bigint') return v
+  const n = Number(v)
+  if (Number.isSafeInteger(n)) return n
+  return BigInt(n) // throws for a fraction, NaN or infinity
+}
+
+/** RowBinary of rows whose cells match `types` column by column, written in place into one buffer. */
 export function encodeRows(types: readonly ColumnType[], rows: readonly (readonly Cell[])[]): Buffer {
-  const parts: Buffer[] = []
-  const fixed = (n: number, write: (b: Buffer) => void) => {
-    const b = Buffer.allocUnsafe(n)
-    write(b)
-    parts.push(b)
-  }
+  const columns = types.map((type) => {
+    const nullable = type.startsWith('Nullable(')
+    return { nullable, type: (nullable ? type.slice(9, -1) : type) as ColumnType }
+  })
+  const w = new Writer(1 << 12)
   for (const row of rows) {
-    types.forEach((type, k) => {
+    for (let k = 0; k < columns.length; k++) {
+      const { nullable, type } = columns[k]
       const v = row[k]
-      if (type.startsWith('Nullable(')) {
-        parts.push(Buffer.from([v === null ? 1 : 0]))
-        if (v === null) return
-        type = type.slice(9, -1) as ColumnType
-      } else if (v === null) throw new Error(`column ${k} (${type}) cannot be null`)
-      if (type === 'String') {
-        const s = Buffer.from(String(v), 'utf8')
-        parts.push(stringHead(s.length), s)
-      } else if (type === 'Float64') fixed(8, (b) => b.writeDoubleLE(Number(v)))
-      else if (type === 'Int64') fixed(8, (b) => b.writeBigInt64LE(BigInt(v as number)))
-      else if (type === 'UInt64') fixed(8, (b) => b.writeBigUInt64LE(BigInt(v as number)))
-      else fixed(4, (b) => b.writeUInt32LE(Number(v)))
-    })
+      w.room(9)
+      if (nullable) {
+        w.byte(v === null ? 1 : 0)
+        if (v === null) continue
+      } else if (v === null) throw new Error(`column ${k} (${types[k]}) cannot be null`)
+      if (type === 'String') w.string(String(v))
+      else if (type === 'Float64') w.double(Number(v))
+      else if (type === 'Int64' || type === 'UInt64') {
+        const n = whole(v)
+        if (type === 'UInt64' && n < 0) throw new RangeError(`column ${k} (UInt64): ${n} is negative`)
+        if (typeof n === 'number') w.int64(n)
+        else if (type === 'Int64') w.bigInt64(n)
+        else w.uint64(n)
+      } else {
+        const n = Number(v)
+        if (!(Number.isInteger(n) && n >= 0 && n < 2 ** 32))
+          throw new RangeError(`column ${k} (UInt32): ${n} is out of range`)
+        w.uint32(n)
+      }
+    }
   }
-  return Buffer.concat(parts)
+  return w.buf.subarray(0, w.at)
 }

@@ -327,11 +327,20 @@ async function freshSpans(
   const unknown = fresh.filter((id) => !written.has(id))
   const read = unknown.length ? await loadSpans(meta, `import_id IN (${sql.list(unknown.map(String))})`) : []
   if (unknown.length === fresh.length) return read
-  const own = fresh.flatMap(
-    (id) => written.get(id)?.spans.map(([key, span]): [string, SpanRow, bigint] => [key, span, id]) ?? [],
-  )
-  // Stable: each import's puts keep their order.
-  return [...read, ...own].sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0))
+  // In import order, each import's puts in their order: those read come so, grouped by import.
+  const readOf = new Map<bigint, [string, SpanRow, bigint][]>()
+  for (const row of read) {
+    const held = readOf.get(row[2])
+    if (held) held.push(row)
+    else readOf.set(row[2], [row])
+  }
+  const out: [string, SpanRow, bigint][] = []
+  for (const id of [...fresh].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const own = written.get(id)
+    if (own) for (const [key, span] of own.spans) out.push([key, span, id])
+    else for (const row of readOf.get(id) ?? []) out.push(row)
+  }
+  return out
 }
 
 /** Spans of the puts of the matching imports, in import and operation order, each with its import. */
