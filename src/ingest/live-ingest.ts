@@ -164,6 +164,8 @@ export class LiveIngest implements IngestWrites {
     this.#behind =
       log &&
       new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)), options.writeEveryMs)
+    // What a push answered once logged is readable here at once, before its write.
+    if (this.#behind) store.showUnwritten?.(this.#behind)
   }
 
   /** Log mode: symbols whose logged pushes wait to be written (0 otherwise). */

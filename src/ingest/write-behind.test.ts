@@ -134,3 +134,40 @@ it('with a cadence a write waits for its time; a flush (the pushes paused) write
   await behind.drain()
   assert.equal(behind.unwrittenSymbols, 0)
 })
+
+it('shows what it holds and what is being written until the write is in, with a revision per change', async () => {
+  let release: () => void = () => undefined
+  const behind = new WriteBehind(memoryLog(), () => new Promise<void>((r) => (release = r)))
+  assert.equal(behind.revisionAll, undefined, 'nothing unwritten')
+  behind.add(writes(bar(60_000, 10), bar(120_000, 11)), [['7', 1]]) // taken by a write at once, which waits
+  const first = behind.revision('600000.SH')
+  assert.notEqual(first, undefined)
+  behind.add(writes(bar(120_000, 12), bar(180_000, 13)), [['7', 2]]) // held for the next write
+  const second = behind.revision('600000.SH')!
+  assert.ok(second > first!, 'a change moves the revision')
+  assert.equal(behind.revisionAll, second)
+  // The write under way's minute under the held one at the same time: the newer wins.
+  assert.deepEqual(
+    behind.bars('600000.SH', '1m').map((b) => [b.timestamp, b.close]),
+    [
+      [60_000, 10],
+      [120_000, 12],
+      [180_000, 13],
+    ],
+  )
+  assert.deepEqual(behind.bars('600519.SH', '1m'), [])
+  release() // the first write is in: what it took leaves, what is held stays
+  await new Promise((r) => setImmediate(r))
+  assert.deepEqual(
+    behind.bars('600000.SH', '1m').map((b) => b.close),
+    [12, 13],
+  )
+  assert.equal(behind.revision('600000.SH'), second, 'still held')
+  release() // the second write, begun once the first ended
+  await behind.drain()
+  assert.deepEqual(behind.bars('600000.SH', '1m'), [])
+  assert.equal(behind.quote('600000.SH'), undefined)
+  // Written: its revision stays a while, for a reader that took the store's state before the write.
+  assert.equal(behind.revision('600000.SH'), second)
+  assert.equal(behind.revision('600519.SH'), undefined)
+})

@@ -5,7 +5,8 @@
  * and tried again later, and the log entries each written one covered, to be marked in the log.
  */
 import type { BarRow } from '../domain/bars.js'
-import type { IngestLog, LiveQuote, LogMark } from '../store/market-store.js'
+import type { StoredPeriod } from '../domain/period.js'
+import type { IngestLog, LiveQuote, LogMark, UnwrittenLive } from '../store/market-store.js'
 
 /** What a write puts: per symbol its minute bars by timestamp, its day's bar and its latest quote. */
 export interface Writes {
@@ -47,12 +48,26 @@ function mergeUnder(into: Held, older: Held): void {
   for (const [k, v] of older.covers) atLeast(into.covers, k, v)
 }
 
+/** How long the revisions of a write's symbols outlive it (longer than any read takes its versions for). */
+const WRITTEN_REVISIONS_MS = 1000
+
 /** After a failed write, the next try waits this long, doubling to the most. */
 const RETRY_MS = 100
 const RETRY_MOST_MS = 5_000
 
-export class WriteBehind {
+export class WriteBehind implements UnwrittenLive {
   #held = held()
+  /** The writes of the write under way: reads show them until the store does (its commit). */
+  #taken: Held | undefined
+  /** Per symbol held or being written, the revision of its last change. */
+  readonly #revisions = new Map<string, number>()
+  #revision = 0
+  /**
+   * The revisions of the last write's symbols, kept for a while after it (WRITTEN_REVISIONS_MS): a
+   * reader that took the store's state before that write still finds the version it read the data at.
+   */
+  #written = new Map<string, number>()
+  #forget: NodeJS.Timeout | undefined
   /** The write of what was held under way, if any. */
   #writing: Promise<void> | undefined
   /** When the last write began (performance.now()), and the timer of the next one. */
@@ -98,8 +113,34 @@ export class WriteBehind {
       return
     }
     mergeOver(this.#held, writes)
+    for (const symbol of writes.latest.keys()) this.#revisions.set(symbol, ++this.#revision)
     for (const [feed, seq] of covers) atLeast(this.#held.covers, feed, seq)
     this.#schedule()
+  }
+
+  bars(symbol: string, period: StoredPeriod): readonly BarRow[] {
+    if (period === '1d') {
+      const day = this.#held.days.get(symbol) ?? this.#taken?.days.get(symbol)
+      return day ? [day] : []
+    }
+    const writing = this.#taken?.minutes.get(symbol)
+    const held = this.#held.minutes.get(symbol)
+    if (!writing && !held) return []
+    const minutes = new Map(writing)
+    for (const [ts, bar] of held ?? []) minutes.set(ts, bar)
+    return [...minutes.values()].sort((a, b) => a.timestamp - b.timestamp)
+  }
+
+  quote(symbol: string): LiveQuote | undefined {
+    return this.#held.latest.get(symbol) ?? this.#taken?.latest.get(symbol)
+  }
+
+  revision(symbol: string): number | undefined {
+    return this.#revisions.get(symbol) ?? this.#written.get(symbol)
+  }
+
+  get revisionAll(): number | undefined {
+    return this.#revisions.size > 0 || this.#written.size > 0 ? this.#revision : undefined
   }
 
   /** What is held goes in at once, or as soon as the write under way ends (the pushes paused). */
@@ -123,6 +164,19 @@ export class WriteBehind {
     clearTimeout(this.#next)
     this.#next = undefined
     void this.#run().catch(() => undefined)
+  }
+
+  /** The symbols of `taken`, just written, leave the unwritten (their revisions kept a while). */
+  #wasWritten(taken: Held): void {
+    const written = new Map<string, number>()
+    for (const symbol of taken.latest.keys()) {
+      if (this.#held.latest.has(symbol)) continue
+      written.set(symbol, this.#revisions.get(symbol)!)
+      this.#revisions.delete(symbol)
+    }
+    this.#written = written
+    clearTimeout(this.#forget)
+    this.#forget = setTimeout(() => (this.#written = new Map()), WRITTEN_REVISIONS_MS).unref()
   }
 
   /** The marks to append with the next entries (put them back if the append fails). */
@@ -162,6 +216,7 @@ export class WriteBehind {
     if (this.#held.latest.size > 0) {
       const taken = this.#held
       this.#held = held()
+      this.#taken = taken
       this.#inWrite = taken.latest.size
       this.#urgent = false
       this.#lastStart = performance.now()
@@ -169,6 +224,7 @@ export class WriteBehind {
         await this.write(taken)
       } catch (err) {
         this.#inWrite = 0
+        this.#taken = undefined
         mergeUnder(this.#held, taken)
         this.#failed?.(err)
         this.#retry ??= setTimeout(() => {
@@ -179,6 +235,9 @@ export class WriteBehind {
         throw err
       }
       this.#inWrite = 0
+      // Written: reads now find them in the store (the commit reloaded its state before returning).
+      this.#taken = undefined
+      this.#wasWritten(taken)
       this.#retryMs = RETRY_MS
       for (const [feed, seq] of taken.covers) atLeast(this.#marks, feed, seq)
       if (this.#held.latest.size > 0) return

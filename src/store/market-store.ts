@@ -1,5 +1,5 @@
 /** @module The MarketStore interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
-import type { Bars } from '../domain/bars.js'
+import type { BarRow, Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { PeriodRange, Statement, StatementRecord } from '../domain/financials.js'
@@ -101,6 +101,21 @@ export interface LiveQuote {
 }
 
 /**
+ * Live data this process has taken and not yet written (a logged ingest's write behind), for its own
+ * reads to show as written: what a push answered once logged is readable at once where it was pushed.
+ */
+export interface UnwrittenLive {
+  /** The symbol's unwritten 1m bars (ascending) or day bar: none when it has none. */
+  bars(symbol: string, period: StoredPeriod): readonly BarRow[]
+  /** The symbol's latest unwritten quote, if any. */
+  quote(symbol: string): LiveQuote | undefined
+  /** Moves with each change of the symbol's unwritten data; undefined while it has none. */
+  revision(symbol: string): number | undefined
+  /** Moves with each change of any unwritten data; undefined while there is none. */
+  readonly revisionAll: number | undefined
+}
+
+/**
  * Versions read together: the data version (dataVersion) and, per symbol, the version of answers
  * about that symbol alone, which other symbols' live appends leave as it is.
  */
@@ -163,7 +178,10 @@ export interface MarketStore {
    * backend (poll or cache it, at most 1 s stale).
    */
   dataVersion(): Promise<string>
-  /** dataVersion and the per-symbol versions as of now, read as cheaply (a backend without per-symbol ones answers `data` for each). */
+  /**
+   * dataVersion and the per-symbol versions as of now, read as cheaply (a backend without per-symbol
+   * ones answers `data` for each); both also move with what reads show unwritten (showUnwritten).
+   */
   readVersions(): Promise<DataVersions>
   /** The latest pushed quote and builder state of each of `symbols` that has one. */
   readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>>
@@ -196,6 +214,12 @@ export interface MarketStore {
    * costs parts: ClickHouse). Absent: pushes are answered once written.
    */
   readonly ingestLog?: IngestLog
+  /**
+   * Reads show `live` as if written (this process's write behind of pushes answered once logged); its
+   * data must leave `live` only after reads of the store show it (the write's commit). Absent: a
+   * store that writes pushes before answering them.
+   */
+  showUnwritten?(live: UnwrittenLive): void
   close(): Promise<void>
 }
 

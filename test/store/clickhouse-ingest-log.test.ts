@@ -43,6 +43,7 @@ function unwritable(store: MarketStore): MarketStore {
   return new Proxy(store, {
     get(target, key) {
       if (key === 'beginWrite') return () => Promise.reject(new Error('killed before its write'))
+      if (key === 'showUnwritten') return undefined // its process is gone: no read there shows what it held
       const value: unknown = Reflect.get(target, key)
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
     },

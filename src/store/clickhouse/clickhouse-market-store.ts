@@ -1,8 +1,10 @@
 /** @module MarketStore on ClickHouse: versioned rows, visible once their import's commit row exists; metadata and series bounds held in memory (FORMAT.md). */
-import type { Bars } from '../../domain/bars.js'
+import { barsOfRows, lowerBound, mergeBars, sliceBars, type BarRow, type Bars } from '../../domain/bars.js'
 import type { ExFactorEvent } from '../../domain/ex-factors.js'
 import type { Instrument } from '../../domain/instrument.js'
-import { isRollupPeriod } from '../../domain/rollups.js'
+import { MARKETS, parseSymbol } from '../../domain/market.js'
+import { buildRollups, isRollupPeriod, type RollupPeriod } from '../../domain/rollups.js'
+import { newest } from './bar-window.js'
 import type { PeriodRange, Statement, StatementRecord } from '../../domain/financials.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import type { MarketDepth } from '../../domain/depth.js'
@@ -13,6 +15,7 @@ import type {
   LiveQuote,
   MarketStore,
   StoreCapabilities,
+  UnwrittenLive,
   WriteBatch,
 } from '../market-store.js'
 import { writeBatchWith } from '../market-store.js'
@@ -62,6 +65,8 @@ export class ClickHouseMarketStore implements MarketStore {
   #spare: BegunImport | undefined
   #closed = false
   readonly ingestLog: ClickHouseIngestLog
+  /** What this process's logged ingest holds unwritten (showUnwritten): reads show it. */
+  #unwritten: UnwrittenLive | undefined
 
   private constructor(t: Topology, writerOptions: WriterOptions) {
     this.#t = t
@@ -93,9 +98,48 @@ export class ClickHouseMarketStore implements MarketStore {
     return this.#snapshot.current()
   }
 
+  /**
+   * The newest committed state, taken at once after #snap: with what this process holds unwritten
+   * (#unwritten) read in the same synchronous step, a read sees a write either in the state or still
+   * unwritten (its data leaves the unwritten only once the state shows it).
+   */
+  async #now(): Promise<Snapshot> {
+    await this.#snap()
+    return this.#snapshot.peek()!
+  }
+
   async readBars(q: BarQuery): Promise<Bars> {
-    const s = await this.#snap()
-    return isRollupPeriod(q.period) ? this.#bars.rollups(s, q.period, q) : this.#bars.series(s, q.period, q)
+    const s = await this.#now()
+    const unwritten = this.#unwritten
+    if (isRollupPeriod(q.period)) {
+      const minutes = unwritten?.bars(q.symbol, '1m') ?? []
+      const stored = await this.#bars.rollups(s, q.period, q)
+      return minutes.length ? this.#rolledWith(s, q, q.period, stored, minutes) : stored
+    }
+    const rows = unwritten?.bars(q.symbol, q.period) ?? []
+    const stored = await this.#bars.series(s, q.period, q)
+    return rows.length ? withBars(stored, barsOfRows(rows), q) : stored
+  }
+
+  /** `stored` rollups with those of each day the unwritten `minutes` fall on made again from its 1m bars and them. */
+  async #rolledWith(
+    s: Snapshot,
+    q: BarQuery,
+    period: RollupPeriod,
+    stored: Bars,
+    minutes: readonly BarRow[],
+  ): Promise<Bars> {
+    const market = MARKETS[parseSymbol(q.symbol).exchange]
+    const { zone } = market
+    let out = stored
+    for (const day of new Set(minutes.map((m) => zone.localDay(m.timestamp)))) {
+      const lo = zone.midnightUtc(day)
+      const hi = zone.midnightUtc(day + 1) - 1
+      const own = minutes.filter((m) => m.timestamp >= lo && m.timestamp <= hi)
+      const dayMinutes = mergeBars(await this.#bars.range(s, q.symbol, '1m', lo, hi, Infinity), barsOfRows(own))
+      out = withBars(out, buildRollups(dayMinutes, period, market), q)
+    }
+    return out
   }
 
   async readInstruments(symbols: readonly string[]): Promise<Instrument[]> {
@@ -159,18 +203,41 @@ export class ClickHouseMarketStore implements MarketStore {
     return read()
   }
 
+  /** The committed state's version: what this process holds unwritten leaves it (readVersions counts that). */
   async dataVersion(): Promise<string> {
-    return (await this.#snap()).version
+    return (await this.#now()).version
   }
 
-  /** The data version, and each symbol's (snapshot.ts symbolVersion): other symbols' bars and live pushes leave it. */
+  /**
+   * The data version, and each symbol's (snapshot.ts symbolVersion): other symbols' bars and live
+   * pushes leave it. Both move with what this process holds unwritten too (a written symbol's
+   * revision outlives its write a while, so `of` called after it still names the state it was read with).
+   */
   async readVersions(): Promise<DataVersions> {
-    const s = await this.#snap()
-    return { data: s.version, of: (symbol) => symbolVersion(s, symbol) }
+    const s = await this.#now()
+    const unwritten = this.#unwritten
+    return {
+      data: withRevision(s.version, unwritten?.revisionAll),
+      of: (symbol) => withRevision(symbolVersion(s, symbol), unwritten?.revision(symbol)),
+    }
   }
 
   async readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>> {
-    return readLiveQuotes(this.#t.meta, await this.#snap(), symbols)
+    const s = await this.#now()
+    const held = new Map<string, LiveQuote>()
+    for (const symbol of symbols) {
+      const quote = this.#unwritten?.quote(symbol)
+      if (quote) held.set(symbol, quote)
+    }
+    const quotes = await readLiveQuotes(this.#t.meta, s, symbols)
+    for (const [symbol, quote] of held)
+      if (!((quotes.get(symbol)?.state.last.timestamp ?? -Infinity) > quote.state.last.timestamp))
+        quotes.set(symbol, quote)
+    return quotes
+  }
+
+  showUnwritten(live: UnwrittenLive): void {
+    this.#unwritten = live
   }
 
   async readDepth(symbol: string): Promise<MarketDepth | undefined> {
@@ -342,4 +409,15 @@ export class ClickHouseMarketStore implements MarketStore {
     await Promise.allSettled([...this.#background])
     await closeTopology(this.#t)
   }
+}
+
+/** A version with the revision of what this process holds unwritten, when it holds any. */
+const withRevision = (version: string, revision: number | undefined) =>
+  revision === undefined ? version : `${version}.u${revision}`
+
+/** The newest `q.limit` of `bars` with those of `over` in [q.fromMs, q.toMs] over them (one wins at its time). */
+function withBars(bars: Bars, over: Bars, q: BarQuery): Bars {
+  const lo = lowerBound(over.timestamp, q.fromMs ?? -Infinity)
+  const hi = lowerBound(over.timestamp, (q.toMs ?? Infinity) + 1)
+  return hi > lo ? newest(mergeBars(bars, sliceBars(over, lo, hi)), q.limit) : bars
 }

@@ -49,6 +49,11 @@ export class Poller<T> {
     return this.#value ?? this.refresh()
   }
 
+  /** The last value loaded, at once (undefined before the first load). */
+  peek(): T | undefined {
+    return this.#value
+  }
+
   stop(): void {
     clearInterval(this.#timer)
   }
