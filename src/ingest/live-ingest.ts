@@ -5,6 +5,7 @@
  * are then published to the LiveFeed.
  */
 import { randomBytes } from 'node:crypto'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { barsOfRows, mergeBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import { MdqError } from '../domain/errors.js'
@@ -449,13 +450,25 @@ export class LiveIngest implements IngestWrites {
 
 /** What quote pushes built, as a write puts it: each symbol's minute bars and day bar (live puts), and its latest quote. */
 async function putBuilt(w: StoreWriter, b: Writes): Promise<void> {
+  let n = 0
   for (const [symbol, held] of b.minutes) {
     const rows = [...held.values()]
     if (rows.length > 1) rows.sort((x, y) => x.timestamp - y.timestamp)
     await w.putBars(symbol, '1m', barsOfRows(rows), LIVE)
+    if (++n % SYMBOLS_A_TURN === 0) await nextTurn()
   }
-  for (const [symbol, day] of b.days) await w.putBars(symbol, '1d', barsOfRows([day]), LIVE)
+  for (const [symbol, day] of b.days) {
+    await w.putBars(symbol, '1d', barsOfRows([day]), LIVE)
+    if (++n % SYMBOLS_A_TURN === 0) await nextTurn()
+  }
   await w.putLiveQuotes([...b.latest.values()])
 }
+
+/**
+ * A write's puts are made this many series a turn of the event loop, the requests that came meanwhile
+ * served between them: a whole market's forming minutes and day bars take a couple of hundred ms to
+ * make, which reads of the same thread (ClickHouse's, on the main thread) would otherwise wait out.
+ */
+const SYMBOLS_A_TURN = 500
 
 const LIVE = { live: true } as const
