@@ -192,9 +192,9 @@ function readLoads(fm: FullMarketStore): { cached: WrkFiles; uncached: WrkFiles 
   }
 }
 
-/** The latest `count` 1m bars of `symbols` (at most 100) on `base`: each symbol's first bar start. */
-async function latestMinutes(base: string, key: string, symbols: readonly string[], count = 1) {
-  const r = await fetch(`${base}/v1/klines/batch?symbols=${symbols.join(',')}&period=1m&count=${count}&adjust=none`, {
+/** The latest 1m bar of each of `symbols` (at most 100) on `base`: its start. */
+async function latestMinutes(base: string, key: string, symbols: readonly string[]) {
+  const r = await fetch(`${base}/v1/klines/batch?symbols=${symbols.join(',')}&period=1m&count=1&adjust=none`, {
     headers: { 'X-API-Key': key },
   })
   const body = (await r.json()) as { data?: Record<string, { timestamp: number[] }> }
