@@ -6,7 +6,7 @@ import { builderState } from '../../test/helpers/builder-state.js'
 import { MARKETS } from '../domain/market.js'
 import { applySnapshot, type SymbolState } from '../domain/minute-bars.js'
 import { snapshotsOfDay } from '../domain/quote-snapshots.js'
-import { liveQuoteJson, liveQuoteOf } from './live-json.js'
+import { liveQuoteBytes, liveQuoteJson, liveQuoteOf } from './live-json.js'
 import type { LiveQuote } from './market-store.js'
 
 const SYMBOL = '600000.SH'
@@ -100,6 +100,60 @@ describe('live quote JSON', () => {
         }
       }),
       { numRuns: 10 },
+    )
+  })
+})
+
+describe('live quote bytes (SQLite rows)', () => {
+  it('reads back every state of a day as it was, with and without ext', () => {
+    fc.assert(
+      fc.property(arbSeed, fc.boolean(), (seed, withExt) => {
+        for (const state of statesOfDay(seed)) {
+          const q: LiveQuote = { symbol: SYMBOL, state, ...(withExt && { ext: EXT }) }
+          assert.deepEqual(liveQuoteOf(SYMBOL, liveQuoteBytes(q)), q)
+        }
+      }),
+      { numRuns: 20 },
+    )
+  })
+
+  it('lays a state out as documented: header, the snapshot, the bar, the ext as JSON', () => {
+    const state = builderState(SYMBOL)
+    const bytes = liveQuoteBytes({ symbol: SYMBOL, state, ext: { name: 'Pudong' } })
+    const doubles = Array.from({ length: 18 }, (_, i) => bytes.readDoubleLE(8 + i * 8))
+    assert.deepEqual([...bytes.subarray(0, 8)], [1, 3, 0, 0, 0, 0, 0, 0])
+    assert.deepEqual(
+      doubles,
+      [
+        1732699985000, 10.52, 10.31, 10.6, 10.28, 10.3, 12345600, 129876543.21, 1732699980000, 10.5, 10.53, 10.49,
+        10.52, 23400, 246012.5, 12322200, 129630530.71, 0,
+      ],
+    )
+    assert.equal(bytes.toString('utf8', 8 + 18 * 8), '{"name":"Pudong"}')
+    const bare = liveQuoteBytes({ symbol: SYMBOL, state: { last: state.last } })
+    assert.deepEqual([bare.length, bare[0], bare[1]], [8 + 8 * 8, 1, 0])
+  })
+
+  it('keeps every double bit for bit (NaN, infinities, -0), a closed bar, and a state without a bar', () => {
+    const first = statesOfDay([0.4, 0.6]).find((s) => s.bar !== undefined)!
+    const odd: SymbolState = {
+      last: { ...first.last, prevClose: NaN, volume: Infinity, amount: -0 },
+      bar: { ...first.bar!, baseAmount: -Infinity, closed: true },
+    }
+    for (const state of [odd, { last: first.last }]) {
+      const read = liveQuoteOf(SYMBOL, liveQuoteBytes({ symbol: SYMBOL, state })).state
+      assert.deepEqual(read, state)
+    }
+    const read = liveQuoteOf(SYMBOL, liveQuoteBytes({ symbol: SYMBOL, state: odd })).state
+    assert.ok(Object.is(read.last.amount, -0) && Number.isNaN(read.last.prevClose))
+  })
+
+  it('refuses bytes of a layout it does not know rather than reading them wrongly', () => {
+    const bytes = liveQuoteBytes({ symbol: SYMBOL, state: builderState(SYMBOL) })
+    bytes[0] = 2
+    assert.throws(
+      () => liveQuoteOf(SYMBOL, bytes),
+      /live quote row of 600000\.SH is not one this mdq reads \(layout 2\)/,
     )
   })
 })

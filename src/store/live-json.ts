@@ -1,13 +1,13 @@
-/** @module Live rows as both backends keep them: the latest quote (with the builder's state) and depth of a symbol, as JSON text. */
+/** @module Live rows as the backends keep them: the latest quote (with the builder's state) and depth of a symbol, as JSON text, and the quote as SQLite's rows keep it (doubles). */
 import type { MarketDepth } from '../domain/depth.js'
 import type { FormingBar, QuoteSnapshot, SymbolState } from '../domain/minute-bars.js'
 import type { LiveQuote } from './market-store.js'
 
 /**
  * True when `Keys` names every field of T: a field added to the state does not compile until named
- * here, the reminder to write it in liveQuoteJson and read it in liveQuoteOf (live-json.test.ts
- * checks that every state reads back the same). The snapshot's `symbol` is not written: it is the
- * row's key, and liveQuoteOf takes it from there.
+ * here, the reminder to write it in liveQuoteJson and liveQuoteBytes and read it in liveQuoteOf
+ * (live-json.test.ts checks that every state reads back the same). The snapshot's `symbol` is not
+ * written: it is the row's key, and liveQuoteOf takes it from there.
  */
 type Names<T, Keys extends keyof T> = [Exclude<keyof T, Keys>] extends [never] ? true : never
 const WRITTEN: [
@@ -82,14 +82,94 @@ export function snapshotOf(
   return { symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount }
 }
 
-/** The live quote of `symbol` its row keeps: as liveQuoteJson writes it, or as an object `{ state, ext }` (rows written before). */
-export function liveQuoteOf(symbol: string, json: string): LiveQuote {
-  const row = JSON.parse(json) as QuoteRow | Omit<LiveQuote, 'symbol'>
-  if (!Array.isArray(row)) {
-    const { state, ext } = row
+/** liveQuoteBytes' header: byte 0 the layout (1), byte 1 what follows the snapshot; 8 bytes, so the doubles sit 8-aligned. */
+const BYTES_LAYOUT = 1
+const HEADER = 8
+const WITH_BAR = 1
+const WITH_EXT = 2
+const SNAPSHOT_BYTES = 8 * 8
+const BAR_BYTES = 10 * 8
+
+/**
+ * A live quote as SQLite's row keeps it (FORMAT.md "Live data"): an 8-byte header (the layout, 1;
+ * flags: 1 a forming bar follows, 2 an ext follows), the snapshot's 8 doubles and the forming bar's 10
+ * in liveQuoteJson's order (`closed` as 1 or 0), little-endian, then the ext as JSON text (UTF-8) to
+ * the end. Each double is kept bit for bit (NaN and the infinities too), and writing one costs a
+ * fraction of formatting its shortest text, which a push pays per symbol on SQLite's ingest thread.
+ */
+export function liveQuoteBytes(q: LiveQuote): Buffer {
+  const { last: l, bar: b } = q.state
+  const ext = q.ext === undefined ? undefined : JSON.stringify(q.ext)
+  const at = HEADER + SNAPSHOT_BYTES + (b ? BAR_BYTES : 0)
+  const out = Buffer.alloc(at + (ext === undefined ? 0 : Buffer.byteLength(ext)))
+  out[0] = BYTES_LAYOUT
+  out[1] = (b ? WITH_BAR : 0) | (ext === undefined ? 0 : WITH_EXT)
+  const snapshot = [l.timestamp, l.lastPrice, l.open, l.high, l.low, l.prevClose, l.volume, l.amount]
+  snapshot.forEach((x, i) => out.writeDoubleLE(x, HEADER + i * 8))
+  if (b) {
+    const bar = [
+      b.start,
+      b.open,
+      b.high,
+      b.low,
+      b.close,
+      b.volume,
+      b.amount,
+      b.baseVolume,
+      b.baseAmount,
+      b.closed ? 1 : 0,
+    ]
+    bar.forEach((x, i) => out.writeDoubleLE(x, HEADER + SNAPSHOT_BYTES + i * 8))
+  }
+  if (ext !== undefined) out.write(ext, at)
+  return out
+}
+
+/** The live quote of `symbol` a row keeps as liveQuoteBytes wrote it. */
+function liveQuoteOfBytes(symbol: string, row: Uint8Array): LiveQuote {
+  const bytes = Buffer.from(row.buffer, row.byteOffset, row.byteLength)
+  if (bytes[0] !== BYTES_LAYOUT || bytes.length < HEADER + SNAPSHOT_BYTES)
+    throw new Error(`the live quote row of ${symbol} is not one this mdq reads (layout ${bytes[0]})`)
+  const flags = bytes[1]
+  const at = (i: number) => bytes.readDoubleLE(HEADER + i * 8)
+  const last = snapshotOf(symbol, [at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7)])
+  const withBar = (flags & WITH_BAR) !== 0
+  const state: SymbolState = withBar
+    ? {
+        last,
+        bar: {
+          start: at(8),
+          open: at(9),
+          high: at(10),
+          low: at(11),
+          close: at(12),
+          volume: at(13),
+          amount: at(14),
+          baseVolume: at(15),
+          baseAmount: at(16),
+          closed: at(17) === 1,
+        },
+      }
+    : { last }
+  if ((flags & WITH_EXT) === 0) return { symbol, state }
+  const ext = JSON.parse(
+    bytes.toString('utf8', HEADER + SNAPSHOT_BYTES + (withBar ? BAR_BYTES : 0)),
+  ) as LiveQuote['ext']
+  return { symbol, state, ext }
+}
+
+/**
+ * The live quote of `symbol` its row keeps: as liveQuoteBytes writes it (bytes), as liveQuoteJson
+ * writes it, or as an object `{ state, ext }` (text, rows written before).
+ */
+export function liveQuoteOf(symbol: string, row: string | Uint8Array): LiveQuote {
+  if (typeof row !== 'string') return liveQuoteOfBytes(symbol, row)
+  const parsed = JSON.parse(row) as QuoteRow | Omit<LiveQuote, 'symbol'>
+  if (!Array.isArray(parsed)) {
+    const { state, ext } = parsed
     return { symbol, state, ...(ext !== undefined && { ext }) }
   }
-  const [snapshot, b, ext] = row
+  const [snapshot, b, ext] = parsed
   const last = snapshotOf(symbol, snapshot)
   const state: SymbolState =
     b === null

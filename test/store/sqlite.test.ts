@@ -108,7 +108,7 @@ describe('sqlite store specifics', () => {
     await store.close()
   })
 
-  it('migration 8 keeps the live quotes of an older store (objects) readable as they were; new ones are arrays', async () => {
+  it('migrations 8 and 10 keep the live quotes of older stores (objects, JSON arrays) readable as they were; new ones are doubles', async () => {
     const path = join(dir, 'v7.db')
     const db = new Database(path)
     for (const [v, sql] of MIGRATIONS.slice(0, 7).entries()) {
@@ -116,16 +116,25 @@ describe('sqlite store specifics', () => {
       db.pragma(`user_version = ${v + 1}`)
     }
     const symbol = '600000.SH'
+    const other = '600004.SH'
     const { last, bar } = builderState(symbol)
     const ext = { name: 'Pudong' }
-    db.prepare('INSERT INTO live_quotes (symbol, ts, quote) VALUES (?, ?, ?)').run(
-      symbol,
-      last.timestamp,
-      JSON.stringify({ state: { last, bar }, ext }),
+    const put = db.prepare('INSERT INTO live_quotes (symbol, ts, quote) VALUES (?, ?, ?)')
+    put.run(symbol, last.timestamp, JSON.stringify({ state: { last, bar }, ext }))
+    // The arrays of migration 8, written out by hand (FORMAT.md "Live data").
+    put.run(
+      other,
+      1732699985000,
+      '[[1732699985000,10.52,10.31,10.6,10.28,10.3,12345600,129876543.21],[1732699980000,10.5,10.53,10.49,10.52,23400,246012.5,12322200,129630530.71,0],{"name":"Other"}]',
     )
     db.close()
     const store = SqliteMarketStore.open(path)
     assert.deepEqual((await store.readLiveQuotes([symbol])).get(symbol), { symbol, state: { last, bar }, ext })
+    assert.deepEqual((await store.readLiveQuotes([other])).get(other), {
+      symbol: other,
+      state: { last: { ...last, symbol: other }, bar },
+      ext: { name: 'Other' },
+    })
     const next = { ...last, timestamp: last.timestamp + 3000, lastPrice: 10.53 }
     const w = await store.beginWrite()
     await w.putLiveQuotes([{ symbol, state: { last: next, bar } }])
@@ -134,7 +143,13 @@ describe('sqlite store specifics', () => {
     await store.close()
     const raw = new Database(path, { readonly: true })
     assert.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length)
-    assert.match(raw.prepare('SELECT quote FROM live_quotes').pluck().get() as string, /^\[\[1732699988000,10\.53,/)
+    const row = raw.prepare('SELECT quote FROM live_quotes WHERE symbol = ?').pluck().get(symbol) as Buffer
+    // Layout 1, a bar and no ext; the snapshot's timestamp and last price; the bar's `closed` last (0).
+    assert.deepEqual([row.length, row[0], row[1]], [8 + 18 * 8, 1, 1])
+    assert.deepEqual(
+      [row.readDoubleLE(8), row.readDoubleLE(16), row.readDoubleLE(8 + 17 * 8)],
+      [1732699988000, 10.53, 0],
+    )
     raw.close()
   })
 

@@ -3,8 +3,9 @@ import type { Db } from './sqlite-db.js'
 
 export function liveStatements(db: Db) {
   return {
-    liveQuote: db.prepare<[string], string>('SELECT quote FROM live_quotes WHERE symbol = ?').pluck(),
-    putLiveQuote: db.prepare<[string, number, string]>(
+    /** Bytes (liveQuoteBytes), or JSON text in rows written before migration 10. */
+    liveQuote: db.prepare<[string], Buffer | string>('SELECT quote FROM live_quotes WHERE symbol = ?').pluck(),
+    putLiveQuote: db.prepare<[string, number, Buffer]>(
       'INSERT OR REPLACE INTO live_quotes (symbol, ts, quote) VALUES (?, ?, ?)',
     ),
     depth: db.prepare<[string], string>('SELECT depth FROM live_depth WHERE symbol = ?').pluck(),

@@ -54,6 +54,10 @@ export const MIGRATIONS: readonly string[] = [
   // 9: the chunks' spans without their BLOBs (FORMAT.md "Chunks"): a seek in the chunks table itself
   // reads the whole BLOB of every row it compares on the way, overflow pages and all.
   `CREATE INDEX chunk_spans ON chunks (symbol, period, start_ms, first_ms, last_ms, count);`,
+  // 10: live quotes written as doubles (a BLOB in the TEXT column: SQLite keeps a value's own type;
+  // FORMAT.md "Live data"); rows written as JSON before are read as they are. As 8: the version keeps
+  // an older mdq, which cannot read the doubles, from opening the store.
+  `SELECT 1;`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */

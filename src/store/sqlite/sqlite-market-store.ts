@@ -233,8 +233,8 @@ export class SqliteMarketStore implements MarketStore {
     return this.#read(() => {
       const out = new Map<string, LiveQuote>()
       for (const s of new Set(symbols)) {
-        const json = this.#st.liveQuote.get(s)
-        if (json !== undefined) out.set(s, liveQuoteOf(s, json))
+        const row = this.#st.liveQuote.get(s)
+        if (row !== undefined) out.set(s, liveQuoteOf(s, row))
       }
       return out
     })

@@ -8,7 +8,7 @@ import type { StoredUniverse } from '../../domain/universe.js'
 import type { StoreWriter } from '../market-store.js'
 import { deleteBarsWith, MAX_MS, putBarsWith } from './chunks.js'
 import { deleteFinancialsWith, putFinancialsWith } from './financials.js'
-import { depthJson, liveQuoteJson } from '../live-json.js'
+import { depthJson, liveQuoteBytes } from '../live-json.js'
 import { TouchedDays } from './rollups.js'
 import type { Db } from './sqlite-db.js'
 import type { StoreStatements } from './sqlite-statements.js'
@@ -169,7 +169,7 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
     putLiveQuotes: async (list) => {
       live()
       liveData = true
-      for (const q of list) st.putLiveQuote.run(q.symbol, q.state.last.timestamp, liveQuoteJson(q))
+      for (const q of list) st.putLiveQuote.run(q.symbol, q.state.last.timestamp, liveQuoteBytes(q))
     },
     putDepth: async (list) => {
       live()
