@@ -574,11 +574,15 @@ try {
       }
     }
     const hog = { cached: await hogged('cached'), uncached: await hogged('uncached') }
-    // The floor of a feed on this machine: the same paced reads while the same feed goes to a bare
-    // server that only parses it (bare-ingest-server.ts), so only the pusher's and the parsing's CPU
-    // share the cores with the reads.
+    // The floor of a feed on this machine: the same reads (closed loop and paced) while the same feed
+    // goes to a bare server that only parses it (bare-ingest-server.ts), so only the pusher's and the
+    // parsing's CPU share the cores with the reads: the least any ingest of that feed costs them here.
     const bareServer = await startServer([join(here, 'bare-ingest-server.js')])
     const bareFed = {
+      closed: {
+        cached: await during(cached, undefined, 'burst', bareServer),
+        uncached: await during(uncached, undefined, 'burst', bareServer),
+      },
       burst: {
         cached: await during(cached, pace.cached, 'burst', bareServer),
         uncached: await during(uncached, pace.uncached, 'burst', bareServer),
@@ -640,6 +644,11 @@ try {
         )
     }
     readRows(`reads while a feed runs at ${SPEED}x cadence (closed loop, feed in bursts)`, fed, quiet)
+    readRows(
+      '  closed loop, the feed in bursts to a bare server instead (parse only): the floor',
+      bareFed.closed,
+      quiet,
+    )
     readRows('  paced at half the quiet rate (feed in bursts)', pacedFed, pacedQuiet)
     row(
       '    cached, the feed leaving out its 200 symbols (none of its answers computed again)',
