@@ -101,7 +101,10 @@ export function liveQuoteBytes(q: LiveQuote): Buffer {
   const { last: l, bar: b } = q.state
   const ext = q.ext === undefined ? undefined : JSON.stringify(q.ext)
   const at = HEADER + SNAPSHOT_BYTES + (b ? BAR_BYTES : 0)
-  const out = Buffer.alloc(at + (ext === undefined ? 0 : Buffer.byteLength(ext)))
+  // From the pool: Buffer.alloc makes a memory block of its own each time, many times slower. Every
+  // byte is written below.
+  const out = Buffer.allocUnsafe(at + (ext === undefined ? 0 : Buffer.byteLength(ext)))
+  out.fill(0, 0, HEADER)
   out[0] = BYTES_LAYOUT
   out[1] = (b ? WITH_BAR : 0) | (ext === undefined ? 0 : WITH_EXT)
   const snapshot = [l.timestamp, l.lastPrice, l.open, l.high, l.low, l.prevClose, l.volume, l.amount]
