@@ -877,14 +877,19 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const serverCores = serverMs / (performance.now() - wall0)
     const serverUs = (serverMs * 1000) / snapshots
     const wide = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1 + 3, 1 + 6, IN_FLIGHT_WIDE, a.url)
-    /** The feed moved to an instance answering once a push is logged (writing behind), for six minutes from `from`. */
-    const loggedRun = async (flags: readonly string[], from: number, env: NodeJS.ProcessEnv = {}) => {
+    /**
+     * The feed moved to an instance answering once a push is logged (writing behind): a minute from
+     * `from` to warm it up as A was (each symbol's state and instrument looked up once), then six.
+     */
+    const loggedRun = async (flags: readonly string[], warmUp: number, env: NodeJS.ProcessEnv = {}) => {
       const l = await startMdqWithIngest(
         ['--store', store],
         ['--rate-limit', 'off', '--ingest-answer', 'logged', ...flags],
         env,
       )
       servers.push(l)
+      await pushMinutes(live, l.ingest, feedKey, b.url, readKey, warmUp, warmUp + 1)
+      const from = warmUp + 1
       const server0 = cpuMs(ch.pid!)
       const [threads0, own0, wall0] = [threadsCpuMs(l.child.pid!), process.cpuUsage(), performance.now()]
       const four = await pushMinutes(live, l.ingest, feedKey, b.url, readKey, from, from + 3, IN_FLIGHT, l.url)
@@ -896,16 +901,16 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       return { four, wide, cpu, serverUs }
     }
     const logged = await loggedRun([], 1 + 6)
-    const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)], 1 + 12)
-    const filed = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 18)
+    const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)], 1 + 6 + 7)
+    const filed = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 6 + 14)
     // The same with V8's young generation at 64 MB a semi-space (NODE_OPTIONS): the garbage a push leaves is collected less often.
-    const young = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 24, {
+    const young = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 6 + 21, {
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${YOUNG_GENERATION}`.trim(),
     })
     // Logged in files, each symbol written once a burst: a write behind at most every WRITE_SELDOM_MS.
     const seldom = await loggedRun(
       ['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-')), '--ingest-write-every', String(WRITE_SELDOM_MS)],
-      1 + 30,
+      1 + 6 + 28,
     )
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
@@ -985,7 +990,7 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     loggedRows(`the same, NODE_OPTIONS=${YOUNG_GENERATION}`, young)
     loggedRows(`logged in files, a write behind at most every ${WRITE_SELDOM_MS} ms`, seldom)
     const start = await dayCosts(ch, symbols)
-    for (let m = 1 + 36; m < 1 + 36 + 60; m++) {
+    for (let m = 1 + 6 + 35; m < 1 + 6 + 35 + 60; m++) {
       const t0 = performance.now()
       await pushAll(a.ingest, feedKey, minuteBodies(live, m, BATCH).bodies, IN_FLIGHT_WIDE)
       await sleep(Math.max(0, PACED_MINUTE_MS - (performance.now() - t0)))
