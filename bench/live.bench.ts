@@ -877,11 +877,15 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     const serverCores = serverMs / (performance.now() - wall0)
     const serverUs = (serverMs * 1000) / snapshots
     const wide = await pushMinutes(live, a.ingest, feedKey, b.url, readKey, 1 + 3, 1 + 6, IN_FLIGHT_WIDE, a.url)
+    /** The day's first minute no instance has been fed yet. */
+    let unfed = 1 + 6
     /**
-     * The feed moved to an instance answering once a push is logged (writing behind): a minute from
-     * `from` to warm it up as A was (each symbol's state and instrument looked up once), then six.
+     * The feed moved to an instance answering once a push is logged (writing behind): the next minute
+     * to warm it up as A was (each symbol's state and instrument looked up once), then six.
      */
-    const loggedRun = async (flags: readonly string[], warmUp: number, env: NodeJS.ProcessEnv = {}) => {
+    const loggedRun = async (flags: readonly string[], env: NodeJS.ProcessEnv = {}) => {
+      const warmUp = unfed
+      unfed += 7
       const l = await startMdqWithIngest(
         ['--store', store],
         ['--rate-limit', 'off', '--ingest-answer', 'logged', ...flags],
@@ -900,18 +904,20 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
       await stopServer(l)
       return { four, wide, cpu, serverUs }
     }
-    const logged = await loggedRun([], 1 + 6)
-    const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)], 1 + 6 + 7)
-    const filed = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 6 + 14)
+    const logged = await loggedRun([])
+    const cadenced = await loggedRun(['--ingest-write-every', String(WRITE_EVERY_MS)])
+    const filed = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))])
     // The same with V8's young generation at 64 MB a semi-space (NODE_OPTIONS): the garbage a push leaves is collected less often.
-    const young = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], 1 + 6 + 21, {
+    const young = await loggedRun(['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-'))], {
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${YOUNG_GENERATION}`.trim(),
     })
     // Logged in files, each symbol written once a burst: a write behind at most every WRITE_SELDOM_MS.
-    const seldom = await loggedRun(
-      ['--ingest-log', mkdtempSync(join(tmp, 'ingest-log-')), '--ingest-write-every', String(WRITE_SELDOM_MS)],
-      1 + 6 + 28,
-    )
+    const seldom = await loggedRun([
+      '--ingest-log',
+      mkdtempSync(join(tmp, 'ingest-log-')),
+      '--ingest-write-every',
+      String(WRITE_SELDOM_MS),
+    ])
     const bare = await bareRates(feedKey, live, 1, 1 + 3)
     const raw = await rawClickHouseRates(ch, live, 1, 1 + 3, IN_FLIGHT)
     const rawWide = await rawClickHouseRates(ch, live, 1 + 3, 1 + 6, IN_FLIGHT_WIDE)
@@ -990,7 +996,7 @@ async function clickhouseMinute(live: LiveDay, symbols: readonly string[]): Prom
     loggedRows(`the same, NODE_OPTIONS=${YOUNG_GENERATION}`, young)
     loggedRows(`logged in files, a write behind at most every ${WRITE_SELDOM_MS} ms`, seldom)
     const start = await dayCosts(ch, symbols)
-    for (let m = 1 + 6 + 35; m < 1 + 6 + 35 + 60; m++) {
+    for (let m = unfed; m < unfed + 60; m++) {
       const t0 = performance.now()
       await pushAll(a.ingest, feedKey, minuteBodies(live, m, BATCH).bodies, IN_FLIGHT_WIDE)
       await sleep(Math.max(0, PACED_MINUTE_MS - (performance.now() - t0)))
