@@ -107,22 +107,27 @@ export function liveQuoteBytes(q: LiveQuote): Buffer {
   out.fill(0, 0, HEADER)
   out[0] = BYTES_LAYOUT
   out[1] = (b ? WITH_BAR : 0) | (ext === undefined ? 0 : WITH_EXT)
-  const snapshot = [l.timestamp, l.lastPrice, l.open, l.high, l.low, l.prevClose, l.volume, l.amount]
-  snapshot.forEach((x, i) => out.writeDoubleLE(x, HEADER + i * 8))
+  let next = HEADER
+  const put = (x: number) => (next = out.writeDoubleLE(x, next))
+  put(l.timestamp)
+  put(l.lastPrice)
+  put(l.open)
+  put(l.high)
+  put(l.low)
+  put(l.prevClose)
+  put(l.volume)
+  put(l.amount)
   if (b) {
-    const bar = [
-      b.start,
-      b.open,
-      b.high,
-      b.low,
-      b.close,
-      b.volume,
-      b.amount,
-      b.baseVolume,
-      b.baseAmount,
-      b.closed ? 1 : 0,
-    ]
-    bar.forEach((x, i) => out.writeDoubleLE(x, HEADER + SNAPSHOT_BYTES + i * 8))
+    put(b.start)
+    put(b.open)
+    put(b.high)
+    put(b.low)
+    put(b.close)
+    put(b.volume)
+    put(b.amount)
+    put(b.baseVolume)
+    put(b.baseAmount)
+    put(b.closed ? 1 : 0)
   }
   if (ext !== undefined) out.write(ext, at)
   return out
