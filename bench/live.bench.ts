@@ -18,8 +18,9 @@
 //    quotes) at its end beside the same at its start.
 // C. 240 minutes of appends: read p99 (cached and uncached, wrk) while a feed runs at BENCH_LIVE_SPEED
 //    times the market's cadence (default 10), beside the same reads with no feed, beside the same feed
-//    leaving out the cached reads' own symbols (none of their answers computed again), and beside the same
-//    feed pushed to the bare server instead (what a feed on the same cores costs reads at least); then the rest of the
+//    leaving out the cached reads' own symbols (none of their answers computed again), beside the same feed
+//    spread at the market's own pace, and beside the same feed pushed to the bare server instead (what a
+//    feed on the same cores costs reads at least); then the rest of the
 //    day at full speed, and store bytes per 1m bar (after the background fold) beside the same bars
 //    imported in one file.
 // D. end of day: one daily bar for each of the 5,000 symbols through `mdq import bars --period 1d`,
@@ -31,6 +32,7 @@
 // Run: npm run bench -- live   (BENCH_SECONDS per read load, default 5)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -126,23 +128,41 @@ async function eachInFlight(
   await Promise.all(Array.from({ length: inFlight }, worker))
 }
 
+/**
+ * The feed's connections: kept alive, as a feed handler's are. node:http rather than fetch, so the
+ * pusher, which shares the two cores with the server, takes as little of them as a client can
+ * (fetch cost about three times node:http's CPU a snapshot).
+ */
+const feedAgent = new Agent({ keepAlive: true })
+
+/** One push of `body` to `url`: the answer's status and text. */
+function post(url: string, key: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = { 'X-API-Key': key, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }
+    const req = request(`${url}/v1/ingest/quotes`, { method: 'POST', agent: feedAgent, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
 /** POSTs the bodies, `inFlight` at a time; every answer must be a 200. */
 function pushAll(url: string, key: string, bodies: readonly string[], inFlight = IN_FLIGHT): Promise<void> {
   return eachInFlight(bodies, inFlight, async (body) => {
-    const r = await fetch(`${url}/v1/ingest/quotes`, {
-      method: 'POST',
-      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-      body,
-    })
-    const text = await r.text()
-    if (r.status !== 200) throw new Error(`push: ${r.status} ${text}`)
+    const { status, text } = await post(url, key, body)
+    if (status !== 200) throw new Error(`push: ${status} ${text}`)
   })
 }
 
 /**
- * Pushes the minutes `next()` gives (until it gives none, or `stop()`) at SPEED times the market's
- * pace, a minute every 60/SPEED s: `burst`, each minute's batches back to back at the start of its
- * slot; `spread`, the batches spread over the slot as the market's snapshots come.
+ * Pushes the minutes `next()` gives (until it gives none, or `stop()`) at `speed` times the market's
+ * pace, a minute every 60/speed s: `burst`, each minute's batches back to back at the start of its
+ * slot; `spread`, the batches spread over the slot as the market's snapshots come. Once stopped, the
+ * rest of the minute under way goes at once.
  */
 async function feedAtPace(
   ingest: string,
@@ -152,8 +172,10 @@ async function feedAtPace(
   stop: () => boolean,
   shape: 'burst' | 'spread',
   keep?: (symbol: string) => boolean,
+  speed = SPEED,
 ): Promise<void> {
-  const slot = 60_000 / SPEED
+  const slot = 60_000 / speed
+  const until = (at: number) => sleep(stop() ? 0 : Math.max(0, at - performance.now()))
   while (!stop()) {
     const m = next()
     if (m === undefined) return
@@ -162,10 +184,10 @@ async function feedAtPace(
     if (shape === 'burst') await pushAll(ingest, key, bodies, 1)
     else
       for (const [i, body] of bodies.entries()) {
-        await sleep(Math.max(0, started + (i * slot) / bodies.length - performance.now()))
+        await until(started + (i * slot) / bodies.length)
         await pushAll(ingest, key, [body], 1)
       }
-    await sleep(Math.max(0, slot - (performance.now() - started)))
+    await until(started + slot)
   }
 }
 
@@ -525,19 +547,30 @@ try {
       shape: 'burst' | 'spread',
       bare?: Server,
       keep?: (symbol: string) => boolean,
+      speed = SPEED,
     ) =>
       bare === undefined
-        ? feedAtPace(mdq.ingest, feedKey, live, () => (m < live.minuteMs.length ? m++ : undefined), stop, shape, keep)
-        : feedAtPace(bare.url, feedKey, live, () => bareM++ % live.minuteMs.length, stop, shape)
+        ? feedAtPace(
+            mdq.ingest,
+            feedKey,
+            live,
+            () => (m < live.minuteMs.length ? m++ : undefined),
+            stop,
+            shape,
+            keep,
+            speed,
+          )
+        : feedAtPace(bare.url, feedKey, live, () => bareM++ % live.minuteMs.length, stop, shape, undefined, speed)
     const during = async (
       files: WrkFiles,
       perS?: number,
       shape: 'burst' | 'spread' = 'burst',
       bare?: Server,
       keep?: (symbol: string) => boolean,
+      speed = SPEED,
     ) => {
       let done = false
-      const feed = feeding(() => done, shape, bare, keep)
+      const feed = feeding(() => done, shape, bare, keep, speed)
       const l = await wrkLoad(mdq.url, fm.key, files, SECONDS, 32, perS === undefined ? {} : { perS })
       done = true
       await feed
@@ -557,6 +590,11 @@ try {
       uncached: await withCpu(() => during(uncached, pace.uncached, 'spread')),
     }
     const spreadFed = { cached: spreadFedCpu.cached.result, uncached: spreadFedCpu.uncached.result }
+    // The same at the market's own pace: a minute's snapshots over a minute, as the L1 cadence sends them.
+    const marketPaced = {
+      cached: await during(cached, pace.cached, 'spread', undefined, undefined, 1),
+      uncached: await during(uncached, pace.uncached, 'spread', undefined, undefined, 1),
+    }
     // The floor: the same paced reads beside a process that only burns the CPU the spread feed cost
     // (the server's and the pusher's, over the quiet reads'), sharing nothing else with the server.
     const hogged = async (kind: 'cached' | 'uncached') => {
@@ -657,6 +695,7 @@ try {
       `ratio ${(untouched.p99 / pacedQuiet.cached.p99).toFixed(2)}`,
     )
     readRows("  paced, the feed's batches spread over each minute", spreadFed, pacedQuiet)
+    readRows("  paced, the feed spread at the market's own pace (1x)", marketPaced, pacedQuiet)
     readRows(
       `  paced, beside a CPU hog the spread feed's size instead (${(hog.cached.share * 1000).toFixed(0)} / ${(hog.uncached.share * 1000).toFixed(0)} ms a second): the floor`,
       { cached: hog.cached.load, uncached: hog.uncached.load },
@@ -732,6 +771,7 @@ try {
     if (onClickHouse !== 'minute') await clickhouseReadsUnderFeed(live, fm)
   }
 } finally {
+  feedAgent.destroy()
   for (const s of servers) await stopServer(s).catch(() => undefined)
   rmSync(tmp, { recursive: true, force: true })
 }

@@ -100,9 +100,9 @@ function readUniversesWith(db: Db): StoredUniverse[] {
     .map((u) => universeOfRows(u, members.get(u.id) ?? []))
 }
 
-/** What a write that failed for want of room left behind. */
 /** WAL pages after which the writer's commit checkpoints (SQLite's default: 1,000). */
 const WRITER_CHECKPOINT_PAGES = 10_000
+/** What a write that failed for want of room left behind. */
 const WRITE_FAILED = 'nothing was written'
 
 /** SQLite result codes that mean the file itself is damaged, not merely busy. */
