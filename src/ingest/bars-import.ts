@@ -40,30 +40,34 @@ export const PARSE_THREAD_BYTES = 32 << 20
  */
 /** Rows of one symbol waiting to be written; flushed in blocks so memory stays bounded. */
 class BarBuffer {
-  bars = allocBars(FIRST_ROWS)
+  /** None until the first rows, and again once they are taken: a symbol's memory goes back once its rows are flushed. */
+  bars: Bars | undefined
   n = 0
   /** Appends bars [from, to) of `src`. */
   append(src: Bars, from: number, to: number): void {
     const need = this.n + to - from
-    if (need > this.bars.timestamp.length) {
-      let size = this.bars.timestamp.length * 2
+    const room = this.bars?.timestamp.length ?? 0
+    if (need > room) {
+      // A symbol's first block gets room for itself alone (one row of an end-of-day file is small
+      // enough to live on V8's heap); more rows double it.
+      let size = room === 0 ? need : room * 2
       while (size < need) size *= 2
       const bigger = allocBars(size)
-      copyBars(this.bars, 0, this.n, bigger, 0)
+      if (this.bars) copyBars(this.bars, 0, this.n, bigger, 0)
       this.bars = bigger
     }
-    copyBars(src, from, to, this.bars, this.n)
+    copyBars(src, from, to, this.bars!, this.n)
     this.n = need
   }
   /** The buffered bars ascending, a later row winning over an earlier one at the same time. */
   take(): Bars {
     const src = this.bars
     const n = this.n
+    this.bars = undefined
     this.n = 0
+    if (src === undefined) return allocBars(0)
     let ascending = true
     for (let i = 1; i < n && ascending; i++) ascending = src.timestamp[i] > src.timestamp[i - 1]
-    // The next rows start a small buffer: a symbol's memory goes back once its rows are flushed.
-    this.bars = allocBars(FIRST_ROWS)
     if (ascending) return sliceBars(src, 0, n)
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => src.timestamp[a] - src.timestamp[b] || a - b)
     const keep = order.filter((idx, k) => k === n - 1 || src.timestamp[order[k + 1]] !== src.timestamp[idx])
@@ -83,8 +87,6 @@ function sortedCopy(src: Bars, order: readonly number[]): Bars {
 
 /** A symbol's rows written as one block (a file sorted by symbol flushes here). */
 const FLUSH_ROWS = 1 << 16
-/** Room for a symbol's first rows: small, since a file may hold thousands of symbols. */
-const FIRST_ROWS = 64
 /**
  * Rows buffered over all symbols (64 bytes each) before the biggest buffers are flushed: bounds the
  * import's memory whatever the file's size, symbol count or row order.
