@@ -46,17 +46,18 @@ class BarBuffer {
   /** Appends bars [from, to) of `src`. */
   append(src: Bars, from: number, to: number): void {
     const need = this.n + to - from
-    const room = this.bars?.timestamp.length ?? 0
-    if (need > room) {
+    let bars = this.bars
+    const room = bars?.timestamp.length ?? 0
+    if (bars === undefined || need > room) {
       // A symbol's first block gets room for itself alone (one row of an end-of-day file is small
       // enough to live on V8's heap); more rows double it.
       let size = room === 0 ? need : room * 2
       while (size < need) size *= 2
       const bigger = allocBars(size)
-      if (this.bars) copyBars(this.bars, 0, this.n, bigger, 0)
-      this.bars = bigger
+      if (bars) copyBars(bars, 0, this.n, bigger, 0)
+      this.bars = bars = bigger
     }
-    copyBars(src, from, to, this.bars!, this.n)
+    copyBars(src, from, to, bars, this.n)
     this.n = need
   }
   /** The buffered bars ascending, a later row winning over an earlier one at the same time. */
