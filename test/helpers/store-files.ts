@@ -15,8 +15,8 @@ export function tempDir(prefix = 'mdq-test-'): { dir: string; cleanup: () => voi
 
 /**
  * Every row of the data tables, BLOBs as hex, in key order: two dumps are equal iff the stored
- * data is byte-for-byte the same. The version counters (`meta`, and `live_symbols`: the commit that
- * last changed each symbol) are left out with `withMeta: false`.
+ * data is byte-for-byte the same. The version counters (`meta`, and `live_symbols` and `live_commits`:
+ * the commits that changed each symbol) are left out with `withMeta: false`.
  */
 export function dumpStore(path: string, { withMeta = true } = {}): string {
   const db = new Database(path, { readonly: true })
@@ -36,7 +36,12 @@ export function dumpStore(path: string, { withMeta = true } = {}): string {
           ['tail', '1, 2, 3'],
           ['live_quotes', '1'],
           ['live_depth', '1'],
-          ...(withMeta ? [['live_symbols', '1'] as [string, string]] : []),
+          ...(withMeta
+            ? [
+                ['live_symbols', '1'],
+                ['live_commits', '1'],
+              ]
+            : []),
         ] as [string, string][]
       ).filter(([t]) => has(t)),
     ]

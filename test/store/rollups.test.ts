@@ -364,7 +364,7 @@ describe('stored rollups equal aggregate-on-read', () => {
       const raw = new Database(path)
       raw.exec(
         `DELETE FROM chunks WHERE period <> '1m' AND period <> '1d'; INSERT INTO meta (key, value) VALUES ('rollups_pending', 1);
-         DROP TABLE tail; DROP TABLE live_symbols; DROP TABLE live_quotes; DROP TABLE live_depth; DELETE FROM meta WHERE key = 'live_seq';
+         DROP TABLE tail; DROP TABLE live_symbols; DROP TABLE live_commits; DROP TABLE live_quotes; DROP TABLE live_depth; DELETE FROM meta WHERE key = 'live_seq';
          DROP TABLE financials; ALTER TABLE universe_members DROP COLUMN in_date; ALTER TABLE universe_members DROP COLUMN out_date;
          DROP INDEX chunk_spans;
          PRAGMA user_version = 5;`,

@@ -12,6 +12,7 @@ import { ROLLUP_PERIODS } from '../../src/domain/rollups.js'
 import type { ChunkPeriod } from '../../src/store/market-store.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { FREE_PAGES_KEPT } from '../../src/store/sqlite/sqlite-writer.js'
+import { LIVE_COMMITS_FOLD, LIVE_COMMITS_MAX } from '../../src/store/sqlite/live-tables.js'
 import { chunkStatements } from '../../src/store/sqlite/chunk-statements.js'
 import { MIGRATIONS } from '../../src/store/sqlite/schema.js'
 import { migrate, openDb } from '../../src/store/sqlite/sqlite-db.js'
@@ -293,6 +294,72 @@ describe('sqlite tail', () => {
     const after = await store.readVersions()
     assert.equal(after.data, versions.data)
     for (const s of symbols) assert.equal(after.of(s), versions.of(s))
+    await store.close()
+  })
+
+  it('the live commit log folds into the symbols\' marks: every version stays, for a reader that caught up before and one opened after', async () => {
+    const path = join(dir, 'commit-log.db')
+    const store = SqliteMarketStore.open(path)
+    const ts = sessionMinutes('SH', tradingDays('SH', 19_650, 3))
+    const bars = walkBars(ts, [0.4, 0.6])
+    const symbols = ['600001.SH', '600002.SH', '600003.SH']
+    await store.write({
+      instruments: symbols.map((s) => bareInstrument(s)),
+      bars: symbols.map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, 0, 100) })),
+    })
+    const logged = () => {
+      const db = new Database(path, { readonly: true })
+      try {
+        const count = (t: string) => db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number
+        return { commits: count('live_commits'), marks: count('live_symbols') }
+      } finally {
+        db.close()
+      }
+    }
+    // One commit a bar: the first symbol in every one, the second in every third, the third only early on.
+    const commits = LIVE_COMMITS_FOLD + 40
+    for (let i = 100; i < 100 + commits; i++)
+      await store.write({
+        bars: symbols
+          .filter((_, k) => k === 0 || (k === 1 && i % 3 === 0) || (k === 2 && i < 110))
+          .map((symbol) => ({ symbol, period: '1m' as const, bars: sliceBars(bars, i, i + 1) })),
+      })
+    assert.deepEqual(logged(), { commits, marks: 0 }, 'each appending commit logged, nothing folded yet')
+    const versions = await store.readVersions()
+    assert.equal(new Set(symbols.map((s) => versions.of(s))).size, 3, 'each symbol at the commit that last changed it')
+    while (await store.foldAppends()) {
+      /* the whole walk */
+    }
+    assert.deepEqual(logged(), { commits: commits - LIVE_COMMITS_FOLD, marks: 3 })
+    const after = await store.readVersions()
+    assert.equal(after.data, versions.data)
+    const fresh = SqliteMarketStore.open(path)
+    const opened = await fresh.readVersions()
+    for (const s of symbols) assert.deepEqual([after.of(s), opened.of(s)], [versions.of(s), versions.of(s)], s)
+    // Past the fold, the next append moves its symbol's version on both readers, and only its.
+    await store.write({ bars: [{ symbol: symbols[2], period: '1m', bars: sliceBars(bars, 500, 501) }] })
+    const [moved, movedFresh] = [await store.readVersions(), await fresh.readVersions()]
+    for (const v of [moved, movedFresh]) {
+      assert.notEqual(v.of(symbols[2]), versions.of(symbols[2]))
+      assert.deepEqual([v.of(symbols[0]), v.of(symbols[1])], [versions.of(symbols[0]), versions.of(symbols[1])])
+    }
+    await fresh.close()
+    await store.close()
+  })
+
+  it('with nothing folding in the background, a commit keeps the live commit log within LIVE_COMMITS_MAX', async () => {
+    const { path, store, bars, symbol } = await oneSeries('commit-log-max.db', 19_660, 6, [0.3, 0.5], 1)
+    const n = LIVE_COMMITS_MAX + 5
+    for (let i = 1; i <= n; i++) await store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, i, i + 1) }] })
+    const db = new Database(path, { readonly: true })
+    const commits = db.prepare('SELECT count(*) FROM live_commits').pluck().get() as number
+    const mark = db.prepare('SELECT seq FROM live_symbols WHERE symbol = ?').pluck().get(symbol) as number
+    db.close()
+    assert.ok(commits > 0 && commits <= LIVE_COMMITS_MAX, `${commits} commits logged`)
+    assert.ok(mark > 0, 'the folded commits left the symbol its mark')
+    const fresh = SqliteMarketStore.open(path)
+    assert.equal((await fresh.readVersions()).of(symbol), (await store.readVersions()).of(symbol))
+    await fresh.close()
     await store.close()
   })
 

@@ -44,4 +44,19 @@ describe('LiveSymbolSeqs (per-symbol versions of a SQLite store)', () => {
     seqs.catchUp(f.since, 13)
     assert.equal(seqs.at('A', 13), 13)
   })
+
+  it('a symbol logged by several commits since the last catch-up: its highest counts, the one before is what was caught up to', () => {
+    const log: [string, number][] = []
+    const since = (seq: number) => log.filter(([, s]) => s > seq)
+    const seqs = new LiveSymbolSeqs()
+    log.push(['A', 3])
+    seqs.catchUp(since, 4)
+    log.push(['A', 5], ['B', 6], ['A', 8])
+    seqs.catchUp(since, 9)
+    assert.deepEqual(
+      [seqs.at('A', 4), seqs.at('A', 9), seqs.at('B', 4), seqs.at('B', 9)],
+      [3, 8, 0, 6],
+      'A as of each sequence caught up to; B first marked after 4',
+    )
+  })
 })

@@ -58,6 +58,9 @@ export const MIGRATIONS: readonly string[] = [
   // FORMAT.md "Live data"); rows written as JSON before are read as they are. As 8: the version keeps
   // an older mdq, which cannot read the doubles, from opening the store.
   `SELECT 1;`,
+  // 11: a live commit's symbols in one row of its own (FORMAT.md "Versions"), folded into
+  // `live_symbols` in the background, instead of a mark on each symbol at every commit.
+  `CREATE TABLE live_commits (seq INTEGER PRIMARY KEY, symbols TEXT NOT NULL);`,
 ]
 
 /** The keys file (`<store>.keys.db` by default): apart, so a long import never blocks key changes. */

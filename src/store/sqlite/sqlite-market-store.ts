@@ -23,7 +23,7 @@ import { ChunkCorruptError } from '../chunk-codec.js'
 import { readFinancialsWith } from './financials.js'
 import { MAX_MS } from './chunks.js'
 import { depthOf, liveQuoteOf } from '../live-json.js'
-import { LiveSymbolSeqs } from './live-tables.js'
+import { liveMarksSince, LiveSymbolSeqs } from './live-tables.js'
 import { buildPendingRollups } from './rollups.js'
 import { MIGRATIONS } from './schema.js'
 import { storeStatements, type InstrumentRow, type StoreStatements } from './sqlite-statements.js'
@@ -356,7 +356,7 @@ export class SqliteMarketStore implements MarketStore {
     const { base, seen } = versionParts(data)
     // Caught up here, not with each version read: a writer reads the version after every commit and needs no symbol's.
     const seqs = this.#liveSeqs
-    guarded(() => seqs.catchUp((since) => this.#st.liveSymbolsSince.all(since), seen))
+    guarded(() => seqs.catchUp((since) => liveMarksSince(this.#st, since), seen))
     return {
       data,
       // A symbol changed twice since these versions were read has no version of then: the data version (a miss, never a stale hit).

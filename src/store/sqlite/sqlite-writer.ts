@@ -9,6 +9,7 @@ import type { StoreWriter } from '../market-store.js'
 import { deleteBarsWith, MAX_MS, putBarsWith } from './chunks.js'
 import { deleteFinancialsWith, putFinancialsWith } from './financials.js'
 import { depthJson, liveQuoteBytes } from '../live-json.js'
+import { foldLiveCommitsStep, logLiveCommit } from './live-tables.js'
 import { TouchedDays } from './rollups.js'
 import type { Db } from './sqlite-db.js'
 import type { StoreStatements } from './sqlite-statements.js'
@@ -73,7 +74,7 @@ class ChunkWrites {
  * Begins a write transaction on `w` (BEGIN IMMEDIATE: the file's write lock until it ends); `ended` is
  * called once it has committed or rolled back. At commit: a transaction that changed anything but
  * appends and live data moves the generation (every version); one that appended moves `live_seq` and
- * marks its symbols with it (their versions, and the data version); a fold alone moves neither, as
+ * logs its symbols under it (their versions, and the data version); a fold alone moves neither, as
  * no answer changes.
  */
 export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreWriter {
@@ -96,8 +97,7 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
         if (base) st.bumpGeneration.run()
         if (liveData || tail.liveSymbols.size > 0) {
           st.bumpLiveSeq.run()
-          const seq = st.meta.get('live_seq')!
-          for (const symbol of tail.liveSymbols) st.markLiveSymbol.run(symbol, seq)
+          if (tail.liveSymbols.size > 0) logLiveCommit(st, st.meta.get('live_seq')!, tail.liveSymbols)
         }
       }
       end(w, sql)
@@ -193,7 +193,9 @@ export interface FoldCursor {
 /**
  * One step of background folding, in one transaction that moves no version (answers do not change):
  * the next `series` tail series in key order are looked at, and those holding TAIL_FOLD_ROWS rows or
- * more are folded into their chunks but for their newest row. Returns how many rows moved.
+ * more are folded into their chunks but for their newest row; and once the live commit log has grown
+ * to LIVE_COMMITS_FOLD commits, its oldest are folded into the symbols' marks. Returns how many tail
+ * rows moved.
  */
 export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = FOLD_STEP_SERIES): number {
   const { st } = w
@@ -206,6 +208,7 @@ export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = F
     for (const [symbol, period, rows] of seen)
       if (rows >= TAIL_FOLD_ROWS && (period === '1m' || period === '1d')) moved += tail.fold(symbol, period, true)
     chunks.touched.rebuildAll()
+    foldLiveCommitsStep(st)
     end(w, 'COMMIT')
     const last = seen.at(-1)
     if (seen.length < series || last === undefined) Object.assign(cursor, { symbol: '', period: '' })
