@@ -297,7 +297,7 @@ describe('sqlite tail', () => {
     await store.close()
   })
 
-  it('the live commit log folds into the symbols\' marks: every version stays, for a reader that caught up before and one opened after', async () => {
+  it("the live commit log folds into the symbols' marks: every version stays, for a reader that caught up before and one opened after", async () => {
     const path = join(dir, 'commit-log.db')
     const store = SqliteMarketStore.open(path)
     const ts = sessionMinutes('SH', tradingDays('SH', 19_650, 3))
@@ -350,7 +350,8 @@ describe('sqlite tail', () => {
   it('with nothing folding in the background, a commit keeps the live commit log within LIVE_COMMITS_MAX', async () => {
     const { path, store, bars, symbol } = await oneSeries('commit-log-max.db', 19_660, 6, [0.3, 0.5], 1)
     const n = LIVE_COMMITS_MAX + 5
-    for (let i = 1; i <= n; i++) await store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, i, i + 1) }] })
+    for (let i = 1; i <= n; i++)
+      await store.write({ bars: [{ symbol, period: '1m', bars: sliceBars(bars, i, i + 1) }] })
     const db = new Database(path, { readonly: true })
     const commits = db.prepare('SELECT count(*) FROM live_commits').pluck().get() as number
     const mark = db.prepare('SELECT seq FROM live_symbols WHERE symbol = ?').pluck().get(symbol) as number
