@@ -203,7 +203,7 @@ export function foldTailStep(w: WriterConnection, cursor: FoldCursor, series = F
   try {
     const chunks = new ChunkWrites(st)
     const tail = new TailWriter(st, w.tails, (symbol, period, bars) => chunks.put(symbol, period, bars))
-    const seen = st.tailSeries.all(cursor.symbol, cursor.symbol, cursor.period, series)
+    const seen = st.tailSeries.all(cursor.symbol, cursor.period, series)
     let moved = 0
     for (const [symbol, period, rows] of seen)
       if (rows >= TAIL_FOLD_ROWS && (period === '1m' || period === '1d')) moved += tail.fold(symbol, period, true)

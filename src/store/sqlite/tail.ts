@@ -51,10 +51,14 @@ export function tailStatements(db: Db) {
         'SELECT last_ms FROM chunks WHERE symbol = ? AND period = ? ORDER BY start_ms DESC LIMIT 1',
       )
       .pluck(),
-    /** Tail series in key order after (symbol, period), with their row counts: the background fold's walk. */
+    /**
+     * Tail series in key order after (symbol, period), with their row counts: the background fold's
+     * walk. A row value, so that the search starts in the key there (an OR of the two columns scanned
+     * the whole table each step).
+     */
     tailSeries: db
-      .prepare<[string, string, string, number], [string, string, number]>(
-        'SELECT symbol, period, count(*) FROM tail WHERE symbol > ? OR (symbol = ? AND period > ?) GROUP BY symbol, period ORDER BY symbol, period LIMIT ?',
+      .prepare<[string, string, number], [string, string, number]>(
+        'SELECT symbol, period, count(*) FROM tail WHERE (symbol, period) > (?, ?) GROUP BY symbol, period ORDER BY symbol, period LIMIT ?',
       )
       .raw(),
   }
