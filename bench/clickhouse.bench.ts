@@ -62,6 +62,7 @@ function timed(w: StoreWriter): StoreWriter & { ms: number } {
     deleteInstruments: (l) => time(() => w.deleteInstruments(l)),
     putFinancials: (b) => time(() => w.putFinancials(b)),
     deleteFinancials: (r) => time(() => w.deleteFinancials(r)),
+    putLive: (l) => time(() => w.putLive(l)),
     putLiveQuotes: (l) => time(() => w.putLiveQuotes(l)),
     putDepth: (l) => time(() => w.putDepth(l)),
     commit: () => time(() => w.commit()),

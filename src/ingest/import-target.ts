@@ -40,6 +40,7 @@ export function withCheckpoints(writer: StoreWriter, reached: ImportCheckpoint):
     putFinancials: (batch) => writer.putFinancials(batch),
     deleteInstruments: (symbols) => writer.deleteInstruments(symbols),
     putUniverses: (list) => writer.putUniverses(list),
+    putLive: (writes) => writer.putLive(writes),
     putLiveQuotes: (list) => writer.putLiveQuotes(list),
     putDepth: (list) => writer.putDepth(list),
     rollback: () => writer.rollback(),

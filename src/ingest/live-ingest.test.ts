@@ -28,10 +28,10 @@ function counted(store: MarketStore, failing = new Set<string>()) {
     const w = await beginWrite()
     return {
       ...w,
-      putLiveQuotes: async (list) => {
-        const bad = list.find((q) => failing.has(q.symbol))
-        if (bad) throw new Error(`the store refused ${bad.symbol}`)
-        return w.putLiveQuotes(list)
+      putLive: async (writes) => {
+        const bad = [...writes.latest.keys()].find((symbol) => failing.has(symbol))
+        if (bad) throw new Error(`the store refused ${bad}`)
+        return w.putLive(writes)
       },
     }
   }

@@ -5,8 +5,7 @@
  * are then published to the LiveFeed.
  */
 import { randomBytes } from 'node:crypto'
-import { setImmediate as nextTurn } from 'node:timers/promises'
-import { barsOfRows, mergeBars, type BarRow, type Bars } from '../domain/bars.js'
+import { mergeBars, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import { MdqError } from '../domain/errors.js'
 import { bareInstrument } from '../domain/instrument.js'
@@ -164,7 +163,7 @@ export class LiveIngest implements IngestWrites {
     const log = options.ingestLog
     this.#behind =
       log &&
-      new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => putBuilt(writer, w)), options.writeEveryMs)
+      new WriteBehind(log, (w) => this.#write(w.latest.keys(), (writer) => writer.putLive(w)), options.writeEveryMs)
     // What a push answered once logged is readable here at once, before its write.
     if (this.#behind) store.showUnwritten?.(this.#behind)
   }
@@ -304,7 +303,7 @@ export class LiveIngest implements IngestWrites {
     const built = await this.#build(batches)
     if (built.latest.size > 0) {
       if (behind) await this.#logBuilt(behind, batches, built)
-      else await this.#write(built.latest.keys(), (w) => putBuilt(w, built))
+      else await this.#write(built.latest.keys(), (w) => w.putLive(built))
     }
     this.#advance(built.states)
     return built.pushed
@@ -447,28 +446,3 @@ export class LiveIngest implements IngestWrites {
     return this.#serial(async () => (await this.store.foldAppends?.()) ?? false)
   }
 }
-
-/** What quote pushes built, as a write puts it: each symbol's minute bars and day bar (live puts), and its latest quote. */
-async function putBuilt(w: StoreWriter, b: Writes): Promise<void> {
-  let n = 0
-  for (const [symbol, held] of b.minutes) {
-    const rows = [...held.values()]
-    if (rows.length > 1) rows.sort((x, y) => x.timestamp - y.timestamp)
-    await w.putBars(symbol, '1m', barsOfRows(rows), LIVE)
-    if (++n % SYMBOLS_A_TURN === 0) await nextTurn()
-  }
-  for (const [symbol, day] of b.days) {
-    await w.putBars(symbol, '1d', barsOfRows([day]), LIVE)
-    if (++n % SYMBOLS_A_TURN === 0) await nextTurn()
-  }
-  await w.putLiveQuotes([...b.latest.values()])
-}
-
-/**
- * A write's puts are made this many series a turn of the event loop, the requests that came meanwhile
- * served between them: a whole market's forming minutes and day bars take a couple of hundred ms to
- * make, which reads of the same thread (ClickHouse's, on the main thread) would otherwise wait out.
- */
-const SYMBOLS_A_TURN = 500
-
-const LIVE = { live: true } as const

@@ -1,5 +1,6 @@
 /** @module The MarketStore interface: shaped by the queries the API serves and by all-or-nothing batch writes. */
-import type { BarRow, Bars } from '../domain/bars.js'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { barsOfRows, type BarRow, type Bars } from '../domain/bars.js'
 import type { MarketDepth } from '../domain/depth.js'
 import type { ExFactorEvent } from '../domain/ex-factors.js'
 import type { PeriodRange, Statement, StatementRecord } from '../domain/financials.js'
@@ -266,12 +267,52 @@ export interface StoreWriter {
   /** Replaces each listed universe (its fields and its members) as a whole. */
   putUniverses(list: readonly StoredUniverse[]): Promise<void>
   // Live data.
+  /** What quote pushes built, put as one (putLiveWith, where a backend has no shorter way). */
+  putLive(writes: LiveWrites): Promise<void>
   /** Replaces the symbols' latest pushed quotes and builder states. */
   putLiveQuotes(list: readonly LiveQuote[]): Promise<void>
   /** Replaces the symbols' latest pushed depth. */
   putDepth(list: readonly MarketDepth[]): Promise<void>
   commit(): Promise<void>
   rollback(): Promise<void>
+}
+
+/** What quote pushes built: per symbol its minute bars by start (a closed one, the forming one), its day's bar, its latest quote. */
+export interface LiveWrites {
+  readonly minutes: ReadonlyMap<string, ReadonlyMap<number, BarRow>>
+  readonly days: ReadonlyMap<string, BarRow>
+  readonly latest: ReadonlyMap<string, LiveQuote>
+}
+
+const LIVE = { live: true } as const
+
+/**
+ * A live write's puts are made this many series a turn of the event loop, the requests that came
+ * meanwhile served between them: a whole market's forming minutes and day bars take a couple of
+ * hundred ms to make, which reads of the same thread (ClickHouse's, on the main thread) would
+ * otherwise wait out.
+ */
+const SERIES_A_TURN = 500
+
+/** `writes` through a writer's putBars (live puts: each symbol's minute bars, then its day bar) and putLiveQuotes; shared by backends. */
+export async function putLiveWith(writer: StoreWriter, writes: LiveWrites): Promise<void> {
+  let n = 0
+  for (const [symbol, held] of writes.minutes) {
+    await writer.putBars(symbol, '1m', barsOfRows(ascending(held)), LIVE)
+    if (++n % SERIES_A_TURN === 0) await nextTurn()
+  }
+  for (const [symbol, day] of writes.days) {
+    await writer.putBars(symbol, '1d', barsOfRows([day]), LIVE)
+    if (++n % SERIES_A_TURN === 0) await nextTurn()
+  }
+  await writer.putLiveQuotes([...writes.latest.values()])
+}
+
+/** A symbol's minute bars of a live write, by start. */
+export function ascending(held: ReadonlyMap<number, BarRow>): BarRow[] {
+  const rows = [...held.values()]
+  if (rows.length > 1) rows.sort((x, y) => x.timestamp - y.timestamp)
+  return rows
 }
 
 /** Applies a batch through a writer in the batch's order (deletes, then puts); shared by backends. */

@@ -5,10 +5,19 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, type TestContext } from 'node:test'
-import { barCount, mergeBars, rowsOfBars, sliceBars, withoutRange, type Bars } from '../../src/domain/bars.js'
+import {
+  barCount,
+  mergeBars,
+  rowsOfBars,
+  sliceBars,
+  withoutRange,
+  type BarRow,
+  type Bars,
+} from '../../src/domain/bars.js'
 import { bareInstrument } from '../../src/domain/instrument.js'
 import type { KeyStore } from '../../src/store/key-store.js'
-import type { MarketStore, StoreCapabilities } from '../../src/store/market-store.js'
+import type { StoredPeriod } from '../../src/domain/period.js'
+import type { LiveQuote, LiveWrites, MarketStore, StoreCapabilities } from '../../src/store/market-store.js'
 import { sessionMinutes, tradingDays, walkBars } from '../helpers/arbitraries.js'
 import { itRequiring } from '../helpers/requirements.js'
 import { financialsContract } from './financials-contract.js'
@@ -599,6 +608,104 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
       )
       assert.deepEqual(await store.readDepth('600011.SH'), depth(1_700_000_003_000))
     })
+    test(
+      "putLive: a push's minute bars, day bars and latest quotes, stored as putBars and putLiveQuotes store them",
+      [],
+      async () => {
+        const ts = sessionMinutes('SH', tradingDays('SH', 19_600, 2))
+        const bars = walkBars(ts, [0.35, 0.65])
+        const row = (i: number, scale = 1): BarRow => {
+          const r = rowsOfBars(sliceBars(bars, i, i + 1))[0]
+          return { ...r, high: r.high * scale, close: r.close * scale, volume: r.volume * scale }
+        }
+        const day = (t: number, close: number): BarRow => ({
+          timestamp: t,
+          open: 10,
+          high: 11,
+          low: 9,
+          close,
+          volume: 1000,
+          amount: 10_050,
+          prevClose: NaN,
+        })
+        const quote = (symbol: string, t: number): LiveQuote => ({
+          symbol,
+          state: {
+            last: {
+              symbol,
+              timestamp: t,
+              lastPrice: 10,
+              open: 10,
+              high: 11,
+              low: 9,
+              prevClose: 9.9,
+              volume: 1000,
+              amount: 10_050,
+            },
+          },
+        })
+        const [held, fresh] = ['600015.SH', '600016.SH']
+        await store.write({
+          instruments: [bareInstrument(held), bareInstrument(fresh)],
+          bars: [{ symbol: held, period: '1m', bars: sliceBars(bars, 0, 300) }],
+        })
+        const dayMs = daily.timestamp[2999]
+        const put = async (writes: LiveWrites) => {
+          const w = await store.beginWrite()
+          await w.putLive(writes)
+          await w.commit()
+        }
+        // The forming minute, then it again with the next (the first closed), a symbol's first bars,
+        // the day's bar replaced; then a correction of a minute among the stored ones.
+        await put({
+          minutes: new Map([[held, new Map([[ts[300], row(300)]])]]),
+          days: new Map([[held, day(dayMs, 10.5)]]),
+          latest: new Map([[held, quote(held, ts[300] + 5000)]]),
+        })
+        await put({
+          minutes: new Map([
+            [
+              held,
+              new Map([
+                [ts[301], row(301)],
+                [ts[300], row(300, 1.01)],
+              ]),
+            ],
+            [fresh, new Map([[ts[10], row(10)]])],
+          ]),
+          days: new Map([
+            [held, day(dayMs, 10.7)],
+            [fresh, day(dayMs, 20)],
+          ]),
+          latest: new Map([
+            [held, quote(held, ts[301] + 5000)],
+            [fresh, quote(fresh, ts[10] + 5000)],
+          ]),
+        })
+        await put({
+          minutes: new Map([[held, new Map([[ts[100], row(100, 1.02)]])]]),
+          days: new Map(),
+          latest: new Map(),
+        })
+        const expected = [...rowsOfBars(sliceBars(bars, 0, 300)), row(300, 1.01), row(301)]
+        expected[100] = row(100, 1.02)
+        const read = async (symbol: string, period: StoredPeriod) =>
+          rowsOfBars(await store.readBars({ symbol, period, limit: Number.MAX_SAFE_INTEGER }))
+        assert.deepEqual(await read(held, '1m'), expected)
+        assert.deepEqual(await read(fresh, '1m'), [row(10)])
+        assert.deepEqual(await read(held, '1d'), [day(dayMs, 10.7)])
+        assert.deepEqual(await read(fresh, '1d'), [day(dayMs, 20)])
+        await eventually(async () =>
+          assert.deepEqual(
+            await store.readLiveQuotes([held, fresh]),
+            new Map([
+              [held, quote(held, ts[301] + 5000)],
+              [fresh, quote(fresh, ts[10] + 5000)],
+            ]),
+          ),
+        )
+      },
+    )
     test(
       "versions: a live append moves the data version and its symbol's (another symbol's only without per-symbol versions)",
       [],

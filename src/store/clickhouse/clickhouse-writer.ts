@@ -9,14 +9,16 @@ import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
 import { valuesJson } from '../../domain/financials.js'
 import type { MarketDepth } from '../../domain/depth.js'
-import type {
-  BarRange,
-  EventRange,
-  LiveQuote,
-  PutOptions,
-  StatementBatch,
-  StatementRange,
-  StoreWriter,
+import {
+  putLiveWith,
+  type BarRange,
+  type EventRange,
+  type LiveQuote,
+  type LiveWrites,
+  type PutOptions,
+  type StatementBatch,
+  type StatementRange,
+  type StoreWriter,
 } from '../market-store.js'
 import { depthRow, liveColumns, liveQuoteRow } from './live-tables.js'
 import { MdqError } from '../../domain/errors.js'
@@ -350,6 +352,10 @@ export class ClickHouseWriter implements StoreWriter {
       ['statement', 'symbol', 'from_period', 'to_period'],
       [[r.statement, r.symbol, r.fromPeriod ?? FIRST_PERIOD, r.toPeriod ?? LAST_PERIOD]],
     )
+  }
+
+  putLive(writes: LiveWrites): Promise<void> {
+    return putLiveWith(this, writes)
   }
 
   /** In RowBinary: a push's JSON text goes in as it is, not escaped for TabSeparated. */

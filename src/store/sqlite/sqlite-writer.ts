@@ -2,10 +2,10 @@
  * @module One write transaction on a store file: chunks with their rollups kept in step, small appends
  * into the tail, live quotes and depth; which versions move at commit (FORMAT.md "Versions").
  */
-import type { Bars } from '../../domain/bars.js'
+import { barsOfRows, type Bars } from '../../domain/bars.js'
 import type { StoredPeriod } from '../../domain/period.js'
 import type { StoredUniverse } from '../../domain/universe.js'
-import type { StoreWriter } from '../market-store.js'
+import { ascending, type LiveQuote, type StoreWriter } from '../market-store.js'
 import { deleteBarsWith, MAX_MS, putBarsWith } from './chunks.js'
 import { deleteFinancialsWith, putFinancialsWith } from './financials.js'
 import { depthJson, liveQuoteBytes } from '../live-json.js'
@@ -111,6 +111,21 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
   const live = () => {
     if (!open) throw new Error('this write transaction has ended')
   }
+  const putSeries = (symbol: string, period: StoredPeriod, bars: Bars) => {
+    const ts = bars.timestamp
+    for (let i = 1; i < ts.length; i++)
+      if (!(ts[i] > ts[i - 1]))
+        throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
+    if (tail.tryAppend(symbol, period, bars)) return
+    // The tail's bars go first, so these replace them where they meet, as a later write does.
+    tail.fold(symbol, period)
+    base = true
+    chunks.put(symbol, period, bars)
+  }
+  const putLiveQuotes = (list: Iterable<LiveQuote>) => {
+    liveData = true
+    for (const q of list) st.putLiveQuote.run(q.symbol, q.state.last.timestamp, liveQuoteBytes(q))
+  }
   return {
     putInstruments: async (list) => {
       live()
@@ -119,15 +134,7 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
     },
     putBars: async (symbol, period, bars) => {
       live()
-      const ts = bars.timestamp
-      for (let i = 1; i < ts.length; i++)
-        if (!(ts[i] > ts[i - 1]))
-          throw new Error(`putBars ${symbol} ${period}: timestamps must be strictly ascending (index ${i})`)
-      if (tail.tryAppend(symbol, period, bars)) return
-      // The tail's bars go first, so these replace them where they meet, as a later write does.
-      tail.fold(symbol, period)
-      base = true
-      chunks.put(symbol, period, bars)
+      putSeries(symbol, period, bars)
     },
     putExFactors: async (symbol, events) => {
       live()
@@ -166,10 +173,20 @@ export function beginSqliteWrite(w: WriterConnection, ended: () => void): StoreW
       base = true
       putUniversesWith(db, list)
     },
+    // One call for a whole push: a row a bar, no Bars and no promise a series.
+    putLive: async ({ minutes, days, latest }) => {
+      live()
+      for (const [symbol, held] of minutes) {
+        const only = held.size === 1 ? held.values().next().value : undefined
+        if (!(only && tail.tryAppendRow(symbol, '1m', only))) putSeries(symbol, '1m', barsOfRows(ascending(held)))
+      }
+      for (const [symbol, day] of days)
+        if (!tail.tryAppendRow(symbol, '1d', day)) putSeries(symbol, '1d', barsOfRows([day]))
+      putLiveQuotes(latest.values())
+    },
     putLiveQuotes: async (list) => {
       live()
-      liveData = true
-      for (const q of list) st.putLiveQuote.run(q.symbol, q.state.last.timestamp, liveQuoteBytes(q))
+      putLiveQuotes(list)
     },
     putDepth: async (list) => {
       live()

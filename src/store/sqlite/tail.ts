@@ -2,7 +2,7 @@
  * @module The tail (FORMAT.md "Tail"): bars appended after a series' last chunk, a row each, so that a
  * live minute costs a row and not a chunk rewrite; read merged with the chunks, folded into them later.
  */
-import { allocBars, barCount, concatBars, lowerBound, sliceBars, type Bars } from '../../domain/bars.js'
+import { allocBars, barCount, concatBars, lowerBound, sliceBars, type BarRow, type Bars } from '../../domain/bars.js'
 import { minuteBucketStarts } from '../../domain/buckets.js'
 import { MARKETS, parseSymbol } from '../../domain/market.js'
 import { STORED_PERIODS, type StoredPeriod } from '../../domain/period.js'
@@ -209,14 +209,9 @@ export class TailWriter {
   tryAppend(symbol: string, period: StoredPeriod, bars: Bars): boolean {
     const n = barCount(bars)
     if (n === 0 || n > TAIL_APPEND_MAX) return false
-    const span = this.#span(symbol, period)
     const { timestamp, open, high, low, close, volume, amount, prevClose } = bars
-    // Every chunked bar of a series is older than its tail's first row, so bars from the tail's
-    // first on need no look at its chunks (a seek there reads rows laden with blobs).
-    if (timestamp[0] < span.first) {
-      const chunked = this.st.lastChunkedMs.get(symbol, period)
-      if (chunked !== undefined && timestamp[0] <= chunked) return false
-    }
+    const span = this.#appendable(symbol, period, timestamp[0])
+    if (span === undefined) return false
     for (let i = 0; i < n; i++) {
       const pc = prevClose[i]
       this.st.putTail.run(
@@ -232,17 +227,55 @@ export class TailWriter {
         Number.isNaN(pc) ? null : pc,
       )
     }
+    this.#appended(symbol, period, span, timestamp[0], timestamp[n - 1], n)
+    return true
+  }
+
+  /** tryAppend of one bar as a row (a live write's, made without Bars). */
+  tryAppendRow(symbol: string, period: StoredPeriod, r: BarRow): boolean {
+    const span = this.#appendable(symbol, period, r.timestamp)
+    if (span === undefined) return false
+    const pc = r.prevClose
+    this.st.putTail.run(
+      symbol,
+      period,
+      r.timestamp,
+      r.open,
+      r.high,
+      r.low,
+      r.close,
+      r.volume,
+      r.amount,
+      Number.isNaN(pc) ? null : pc,
+    )
+    this.#appended(symbol, period, span, r.timestamp, r.timestamp, 1)
+    return true
+  }
+
+  /** The series' tail when bars from `first` on may go there (all after its chunks); undefined when they belong in chunks. */
+  #appendable(symbol: string, period: StoredPeriod, first: number): TailSpan | undefined {
+    const span = this.#span(symbol, period)
+    // Every chunked bar of a series is older than its tail's first row, so bars from the tail's
+    // first on need no look at its chunks (a seek there reads rows laden with blobs).
+    if (first < span.first) {
+      const chunked = this.st.lastChunkedMs.get(symbol, period)
+      if (chunked !== undefined && first <= chunked) return undefined
+    }
+    return span
+  }
+
+  /** What appending `n` rows from `first` to `last` made of the series' tail (`span` before them). */
+  #appended(symbol: string, period: StoredPeriod, span: TailSpan, first: number, last: number, n: number): void {
     // Rows past the last are new; the last written again replaces it (a live write puts its symbol's
     // forming minute again with the next); anything else is read again when needed.
-    const first = Math.min(span.first, timestamp[0])
-    const last = Math.max(span.last, timestamp[n - 1])
+    const from = Math.min(span.first, first)
+    const to = Math.max(span.last, last)
     let rows: number | undefined = span.rows
-    if (timestamp[0] > span.last) this.known.set(symbol, period, { first, last, rows: (rows += n) })
-    else if (timestamp[0] === span.last) this.known.set(symbol, period, { first, last, rows: (rows += n - 1) })
+    if (first > span.last) this.known.set(symbol, period, { first: from, last: to, rows: (rows += n) })
+    else if (first === span.last) this.known.set(symbol, period, { first: from, last: to, rows: (rows += n - 1) })
     else this.known.set(symbol, period, (rows = undefined))
     this.liveSymbols.add(symbol)
     if (rows === undefined || rows > TAIL_MAX_ROWS) this.#overgrown[period].add(symbol)
-    return true
   }
 
   /** Moves the series' tail rows into its chunks: all of them, or all but the newest (a forming bar stays appendable). */
