@@ -212,21 +212,8 @@ export class TailWriter {
     const { timestamp, open, high, low, close, volume, amount, prevClose } = bars
     const span = this.#appendable(symbol, period, timestamp[0])
     if (span === undefined) return false
-    for (let i = 0; i < n; i++) {
-      const pc = prevClose[i]
-      this.st.putTail.run(
-        symbol,
-        period,
-        timestamp[i],
-        open[i],
-        high[i],
-        low[i],
-        close[i],
-        volume[i],
-        amount[i],
-        Number.isNaN(pc) ? null : pc,
-      )
-    }
+    for (let i = 0; i < n; i++)
+      this.#put(symbol, period, timestamp[i], open[i], high[i], low[i], close[i], volume[i], amount[i], prevClose[i])
     this.#appended(symbol, period, span, timestamp[0], timestamp[n - 1], n)
     return true
   }
@@ -235,21 +222,26 @@ export class TailWriter {
   tryAppendRow(symbol: string, period: StoredPeriod, r: BarRow): boolean {
     const span = this.#appendable(symbol, period, r.timestamp)
     if (span === undefined) return false
-    const pc = r.prevClose
-    this.st.putTail.run(
-      symbol,
-      period,
-      r.timestamp,
-      r.open,
-      r.high,
-      r.low,
-      r.close,
-      r.volume,
-      r.amount,
-      Number.isNaN(pc) ? null : pc,
-    )
+    this.#put(symbol, period, r.timestamp, r.open, r.high, r.low, r.close, r.volume, r.amount, r.prevClose)
     this.#appended(symbol, period, span, r.timestamp, r.timestamp, 1)
     return true
+  }
+
+  /** One tail row (a NaN prev_close as NULL). */
+  #put(
+    symbol: string,
+    period: StoredPeriod,
+    ts: number,
+    open: number,
+    high: number,
+    low: number,
+    close: number,
+    volume: number,
+    amount: number,
+    prevClose: number,
+  ): void {
+    const pc = Number.isNaN(prevClose) ? null : prevClose
+    this.st.putTail.run(symbol, period, ts, open, high, low, close, volume, amount, pc)
   }
 
   /** The series' tail when bars from `first` on may go there (all after its chunks); undefined when they belong in chunks. */
