@@ -20,7 +20,8 @@
 //    times the market's cadence (default 10), beside the same reads with no feed, beside the same feed
 //    leaving out the cached reads' own symbols (none of their answers computed again), beside the same feed
 //    spread at the market's own pace (and that leaving out the cached reads' symbols; the answers computed
-//    again counted), and beside the same feed pushed to the bare server instead (what a
+//    again counted, and the server's CPU for a wave of them beside the same answers from the cache), and
+//    beside the same feed pushed to the bare server instead (what a
 //    feed on the same cores costs reads at least); then the rest of the
 //    day at full speed, and store bytes per 1m bar (after the background fold) beside the same bars
 //    imported in one file.
@@ -55,7 +56,7 @@ import { ClickHouseServer, clickhouseSql } from '../test/helpers/clickhouse.js'
 import { copyStore, fullMarketStore, ingestKey, type FullMarketStore } from './full-market-store.js'
 import { liveDay, minuteBodies, nextWeekday, type LiveDay } from './live-plan.js'
 import { cpuMs, median, row, startHog, threadsCpuMs } from './measure.js'
-import { mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
+import { getBody, mdqBin, startMdqWithIngest, startServer, stopServer, type Server } from './servers.js'
 import { requireWrk, wrkFiles, wrkLoad, type WrkFiles, type WrkLoad } from './wrk.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -74,6 +75,8 @@ const WRITE_SELDOM_MS = 2000
 /** The V8 flag of one of B's logged instances: a young generation of 64 MB semi-spaces (the default is 16). */
 const YOUNG_GENERATION = '--max-semi-space-size=64'
 const MEASURED_MINUTES = 5
+/** Waves of answers computed again measured in C, with no other load beside them. */
+const WAVES = 5
 /** A market minute in the paced hour on ClickHouse: 12 times the market's pace, so the writer's once-a-minute removals of superseded live rows run as they do in a day. */
 const PACED_MINUTE_MS = 5000
 
@@ -453,6 +456,47 @@ async function cacheMisses(base: string): Promise<number> {
   return Number(m[1])
 }
 
+/**
+ * A wave of answers computed again, as a level-1 feed makes them: one push carrying a minute of the
+ * `symbols` (minute `m`), then each path read once, 32 at a time; then the same reads again, from the
+ * cache. The server's CPU for each (main thread, the others), from /proc; the rest of minute `m` is
+ * pushed after, so the symbols stay in step with the market.
+ */
+async function answersAgain(
+  mdq: Server & { readonly ingest: string },
+  feedKey: string,
+  readKey: string,
+  live: LiveDay,
+  m: number,
+  symbols: ReadonlySet<string>,
+  paths: readonly string[],
+) {
+  await pushAll(mdq.ingest, feedKey, minuteBodies(live, m, BATCH, (s) => symbols.has(s)).bodies)
+  const agent = new Agent({ keepAlive: true, maxSockets: 32 })
+  const pid = mdq.child.pid!
+  const readAll = async () => {
+    const before = threadsCpuMs(pid)
+    let next = 0
+    const reader = async () => {
+      while (next < paths.length) await getBody(`${mdq.url}${paths[next++]}`, readKey, 'identity', agent)
+    }
+    await Promise.all(Array.from({ length: 32 }, reader))
+    let main = 0
+    let others = 0
+    for (const [tid, ms] of threadsCpuMs(pid)) {
+      const used = ms - (before.get(tid) ?? 0)
+      if (tid === pid) main += used
+      else others += used
+    }
+    return { main, others }
+  }
+  const again = await readAll()
+  const cached = await readAll()
+  agent.destroy()
+  await pushAll(mdq.ingest, feedKey, minuteBodies(live, m, BATCH, (s) => !symbols.has(s)).bodies)
+  return { again, cached }
+}
+
 /** A wrk load's p99 and rate, as a row cell. */
 const load = (l: WrkLoad) => `p99 ${l.p99.toFixed(1)} ms, ${Math.round(l.perS)}/s`
 
@@ -616,6 +660,11 @@ try {
     const marketUntouched = await during(cached, pace.cached, 'spread', undefined, (s) => !readSet.has(s), 1)
     for (let k = marketSkippedFrom; k < m; k++)
       await pushAll(mdq.ingest, feedKey, minuteBodies(live, k, BATCH, (s) => readSet.has(s)).bodies)
+    // What one such wave costs the server: the cached load's 200 answers computed again, beside them from the cache.
+    const cachedPaths = cachedSymbols(fm).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`)
+    const waves: Awaited<ReturnType<typeof answersAgain>>[] = []
+    for (let r = 0; r < WAVES; r++)
+      waves.push(await answersAgain(mdq, feedKey, fm.key, live, m++, readSet, cachedPaths))
     // The floor: the same paced reads beside a process that only burns the CPU the spread feed cost
     // (the server's and the pusher's, over the quiet reads'), sharing nothing else with the server.
     const hogged = async (kind: 'cached' | 'uncached') => {
@@ -726,6 +775,16 @@ try {
       load(marketUntouched),
       `quiet ${load(pacedQuiet.cached)}`,
       `ratio ${(marketUntouched.p99 / pacedQuiet.cached.p99).toFixed(2)}`,
+    )
+    const waveMs = (pick: (w: (typeof waves)[number]) => { main: number; others: number }) => {
+      const main = median(waves.map((w) => pick(w).main))
+      const others = median(waves.map((w) => pick(w).others))
+      return `${(main + others).toFixed(0)} ms (main ${main.toFixed(0)}, others ${others.toFixed(0)})`
+    }
+    row(
+      `    one wave: the 200 answers computed again after a push to their symbols, server CPU (median of ${WAVES})`,
+      waveMs((w) => w.again),
+      `the same 200 from the cache: ${waveMs((w) => w.cached)}`,
     )
     readRows(
       `  paced, beside a CPU hog the spread feed's size instead (${(hog.cached.share * 1000).toFixed(0)} / ${(hog.uncached.share * 1000).toFixed(0)} ms a second): the floor`,
