@@ -197,6 +197,8 @@ async function feedAtPace(
 }
 
 const cachedSymbols = (fm: FullMarketStore) => fm.symbols.slice(0, 200)
+/** The cached load's requests: the latest 100 daily bars of each of its symbols. */
+const cachedPaths = (fm: FullMarketStore) => cachedSymbols(fm).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`)
 
 /**
  * The read loads beside a feed: `cached`, the latest 100 daily bars of 200 symbols (repeated, so
@@ -211,10 +213,7 @@ function readLoads(fm: FullMarketStore): { cached: WrkFiles; uncached: WrkFiles 
     windowPaths.push(`/v1/klines?symbol=${s}&period=1m&count=1000&adjust=forward&end_time=${end}`)
   }
   return {
-    cached: wrkFiles(
-      mkdtempSync(join(tmp, 'cached-')),
-      cachedSymbols(fm).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`),
-    ),
+    cached: wrkFiles(mkdtempSync(join(tmp, 'cached-')), cachedPaths(fm)),
     uncached: wrkFiles(mkdtempSync(join(tmp, 'uncached-')), windowPaths),
   }
 }
@@ -661,10 +660,9 @@ try {
     for (let k = marketSkippedFrom; k < m; k++)
       await pushAll(mdq.ingest, feedKey, minuteBodies(live, k, BATCH, (s) => readSet.has(s)).bodies)
     // What one such wave costs the server: the cached load's 200 answers computed again, beside them from the cache.
-    const cachedPaths = cachedSymbols(fm).map((s) => `/v1/klines?symbol=${s}&period=1d&count=100`)
     const waves: Awaited<ReturnType<typeof answersAgain>>[] = []
     for (let r = 0; r < WAVES; r++)
-      waves.push(await answersAgain(mdq, feedKey, fm.key, live, m++, readSet, cachedPaths))
+      waves.push(await answersAgain(mdq, feedKey, fm.key, live, m++, readSet, cachedPaths(fm)))
     // The floor: the same paced reads beside a process that only burns the CPU the spread feed cost
     // (the server's and the pusher's, over the quiet reads'), sharing nothing else with the server.
     const hogged = async (kind: 'cached' | 'uncached') => {
