@@ -635,10 +635,14 @@ try {
     // The same feed with the cached load's own symbols left out: none of its answers is computed
     // again, so what is left is the feed's work sharing the cores. Their minutes go in right after.
     const readSet = new Set(cachedSymbols(fm))
-    const skippedFrom = m
-    const untouched = await during(cached, pace.cached, 'burst', undefined, (s) => !readSet.has(s))
-    for (let k = skippedFrom; k < m; k++)
-      await pushAll(mdq.ingest, feedKey, minuteBodies(live, k, BATCH, (s) => readSet.has(s)).bodies)
+    const withoutReadSymbols = async (shape: 'burst' | 'spread', speed = SPEED) => {
+      const from = m
+      const l = await during(cached, pace.cached, shape, undefined, (s) => !readSet.has(s), speed)
+      for (let k = from; k < m; k++)
+        await pushAll(mdq.ingest, feedKey, minuteBodies(live, k, BATCH, (s) => readSet.has(s)).bodies)
+      return l
+    }
+    const untouched = await withoutReadSymbols('burst')
     const spreadFedCpu = {
       cached: await withCpu(() => during(cached, pace.cached, 'spread')),
       uncached: await withCpu(() => during(uncached, pace.uncached, 'spread')),
@@ -655,10 +659,7 @@ try {
       uncached: await during(uncached, pace.uncached, 'spread', undefined, undefined, 1),
     }
     // ... and with the cached load's own symbols left out (their minutes go in right after), at the same pace.
-    const marketSkippedFrom = m
-    const marketUntouched = await during(cached, pace.cached, 'spread', undefined, (s) => !readSet.has(s), 1)
-    for (let k = marketSkippedFrom; k < m; k++)
-      await pushAll(mdq.ingest, feedKey, minuteBodies(live, k, BATCH, (s) => readSet.has(s)).bodies)
+    const marketUntouched = await withoutReadSymbols('spread', 1)
     // What one such wave costs the server: the cached load's 200 answers computed again, beside them from the cache.
     const waves: Awaited<ReturnType<typeof answersAgain>>[] = []
     for (let r = 0; r < WAVES; r++)
