@@ -20,6 +20,10 @@ describe('parseSymbol', () => {
     ['700.HK', 'expected 5 digits'],
     ['AA PL.US', 'not valid for exchange US'],
     ['-AAPL.US', 'not valid for exchange US'],
+    // Letters that String#toUpperCase folds into ASCII ones ('ſ' to 'S', 'ı' to 'I') are not letters of a code.
+    ['\u017fPY.US', 'not valid for exchange US'],
+    ['\u0131BM.US', 'not valid for exchange US'],
+    ['600000.\u017fH', "unknown exchange '\u017fH'"],
   ] as const) {
     it(`rejects ${JSON.stringify(input)} with BAD_SYMBOL naming the rule`, () => {
       assert.throws(

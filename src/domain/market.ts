@@ -93,6 +93,12 @@ export interface SymbolParts {
   readonly exchange: Exchange
 }
 
+/**
+ * Upper case for ASCII letters only: String#toUpperCase folds some other letters into ASCII ones
+ * ('ſ' to 'S', 'ı' to 'I'), which would let a symbol that is not one pass as another.
+ */
+export const asciiUpperCase = (s: string): string => s.replace(/[a-z]+/g, (letters) => letters.toUpperCase())
+
 export function isExchange(value: string): value is Exchange {
   return (EXCHANGES as readonly string[]).includes(value)
 }
@@ -106,7 +112,7 @@ export function parseSymbol(input: string, param = 'symbol'): SymbolParts {
       `Parameter '${param}': '${clip(input)}' is not of the form <code>.<exchange> (exchange one of ${EXCHANGES.join(', ')}).`,
     )
   }
-  const exchange = input.slice(dot + 1).toUpperCase()
+  const exchange = asciiUpperCase(input.slice(dot + 1))
   if (!isExchange(exchange)) {
     throw badSymbol(
       input,
@@ -114,7 +120,7 @@ export function parseSymbol(input: string, param = 'symbol'): SymbolParts {
     )
   }
   const market = MARKETS[exchange]
-  const code = input.slice(0, dot).toUpperCase()
+  const code = asciiUpperCase(input.slice(0, dot))
   if (!market.codePattern.test(code)) {
     throw badSymbol(
       input,

@@ -22,6 +22,7 @@ import { sdkRoutes } from './sdk-routes.js'
 import { financialsRoutes } from './financials-routes.js'
 import { pagesPlugin } from './pages.js'
 import { withDocTags } from './doc-tags.js'
+import { withOptionalDefaults } from './schemas.js'
 import { StreamHub } from '../live/stream-hub.js'
 import { DEFAULT_STREAM_CAPS, KeyStreams, type StreamCaps } from '../live/stream-session.js'
 import { DEFAULT_STREAM_LIMITS, StreamConnections, type StreamLimits } from './stream-connections.js'
@@ -113,7 +114,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
       security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
     },
-    transformObject: (doc) => ('openapiObject' in doc ? withDocTags(doc.openapiObject) : doc.swaggerObject),
+    transformObject: (doc) =>
+      'openapiObject' in doc ? withOptionalDefaults(withDocTags(doc.openapiObject)) : doc.swaggerObject,
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(pagesPlugin)

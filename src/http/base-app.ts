@@ -27,8 +27,8 @@ export const registeredRoutes = new WeakMap<FastifyInstance, { method: string; u
 /** URLs longer than this are 414: room for 1000 symbols on GET /v1/instruments, under Node's 16 KB head limit (431). */
 export const MAX_URL_LENGTH = 15_000
 
-/** On these paths a method without a route is a 405 with `Allow` (the API's own paths). */
-const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/openapi.json'
+/** On these paths a method without a route is a 405 with `Allow`: every route's but the static files' (a wildcard). */
+const listsAllowed = (url: string) => !url.includes('*')
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
@@ -47,7 +47,7 @@ export interface BaseApp {
   readonly app: FastifyInstance
   /** True once the app is closing: requests then get 503 and their connection closed. */
   readonly closing: () => boolean
-  /** After every route: the 405s of the API's paths, with `Allow`. */
+  /** After every route: the 405s of its paths, with `Allow`. */
   readonly finish: () => void
 }
 
@@ -109,14 +109,14 @@ export function createApp(opts: BaseAppOptions): BaseApp {
     }
   })
 
-  // The methods each API path answers, as routes are registered: the 405s follow from them.
+  // The methods each path answers, as routes are registered: the 405s follow from them.
   const allowed = new Map<string, string[]>()
   const routes: { method: string; url: string; schema?: unknown }[] = []
   registeredRoutes.set(app, routes)
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema })
     guardIntegerParams(route)
-    if (!isApiPath(route.url)) return
+    if (!listsAllowed(route.url)) return
     const methods = allowed.get(route.url) ?? []
     allowed.set(route.url, [...methods, ...[route.method].flat()])
   })

@@ -18,26 +18,48 @@ const digests = new LRUCache<string, string>({
 
 /** The request as far as the answer depends on it: method, path, query without the key, body. */
 function requestDigest(req: FastifyRequest): string {
-  if (req.method === 'GET') {
+  // HEAD is GET without the body: the same answer, so the same tag.
+  const read = req.method === 'GET' || req.method === 'HEAD'
+  if (read) {
     const known = digests.get(req.url)
     if (known !== undefined) return known
   }
   const url = req.url.replace(/([?&])api_key=[^&#]*&?/g, '$1')
   const body = req.method === 'POST' ? JSON.stringify(req.body ?? null) : ''
-  const digest = createHash('sha1').update(`${req.method} ${url} ${body}`).digest('base64url').slice(0, 22)
-  if (req.method === 'GET') digests.set(req.url, digest)
+  const digest = createHash('sha1')
+    .update(`${read ? 'GET' : req.method} ${url} ${body}`)
+    .digest('base64url')
+    .slice(0, 22)
+  if (read) digests.set(req.url, digest)
   return digest
 }
 
-/** Whether If-None-Match holds `tag` (or `*`): the full path's test and the fast path's (fast-answers.ts). */
+/** A tag without its weakness mark: If-None-Match compares tags weakly (RFC 9110, 13.1.2). */
+const opaque = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag)
+
+/** Whether If-None-Match holds `tag` (or `*`), weak or not: the full path's test and the fast path's (fast-answers.ts). */
 export function matchesTag(header: string | undefined, tag: string): boolean {
-  return header !== undefined && header.split(',').some((t) => t.trim() === tag || t.trim() === '*')
+  if (header === undefined) return false
+  const wanted = opaque(tag)
+  return header.split(',').some((t) => {
+    const given = t.trim()
+    return given === '*' || opaque(given) === wanted
+  })
 }
 
-/** The headers of a cached answer's 200, as the full path sends them and the fast path repeats them. */
-export function answerHeaders(tag: string, encoding: Encoding | undefined): Record<string, string> {
+/**
+ * The headers of a cached answer's 200, as the full path sends them and the fast path repeats them.
+ * `compressible`: large enough to be compressed, so its bytes depend on Accept-Encoding (Vary) even
+ * when this client took them plain.
+ */
+export function answerHeaders(
+  tag: string,
+  encoding: Encoding | undefined,
+  compressible: boolean,
+): Record<string, string> {
   const headers: Record<string, string> = { etag: tag, 'content-type': JSON_TYPE }
-  if (encoding !== undefined) Object.assign(headers, { 'content-encoding': encoding, vary: 'accept-encoding' })
+  if (encoding !== undefined) headers['content-encoding'] = encoding
+  if (compressible) headers.vary = 'accept-encoding'
   return headers
 }
 
@@ -92,9 +114,10 @@ function sendCached(
   body: Buffer,
 ): FastifyReply {
   const { tag } = sent
-  const encoding = body.length >= compressOptions.threshold ? requestedEncoding(req.headers) : undefined
-  req.server.fastAnswers?.remember(req, reply, { ...sent, encoding })
-  reply.headers(answerHeaders(tag, encoding))
+  const compressible = body.length >= compressOptions.threshold
+  const encoding = compressible ? requestedEncoding(req.headers) : undefined
+  req.server.fastAnswers?.remember(req, reply, { ...sent, encoding, compressible })
+  reply.headers(answerHeaders(tag, encoding, compressible))
   if (encoding === undefined) {
     cache.memory.writing(body, reply.raw)
     return reply.send(body)

@@ -65,6 +65,8 @@ export interface SentAnswer {
   /** See Held. */
   readonly symbol: string | undefined
   readonly encoding: Encoding | undefined
+  /** Large enough to be compressed (answerHeaders). */
+  readonly compressible: boolean
 }
 
 export interface FastAnswersOptions {
@@ -119,7 +121,7 @@ export class FastAnswers {
       symbol: sent.symbol,
       tag: sent.tag,
       bytesKey: sent.encoding === undefined ? sent.tag : `${sent.tag} ${sent.encoding}`,
-      headers: answerHeaders(sent.tag, sent.encoding),
+      headers: answerHeaders(sent.tag, sent.encoding, sent.compressible),
       operation: req.limitedAs,
       route,
       loggedUrl: loggedUrl(req.url),

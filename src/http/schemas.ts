@@ -21,6 +21,19 @@ export const asOfParam = Type.Optional(
   }),
 )
 
+/**
+ * The OpenAPI document with every parameter that has a default marked optional: validation fills
+ * the default in, so a handler's type has it, but a client need not send it.
+ */
+export function withOptionalDefaults<T extends { paths?: unknown }>(doc: T): T {
+  type Parameter = { required?: boolean; schema?: { default?: unknown } }
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { parameters?: Parameter[] } | undefined>>
+  for (const ops of Object.values(paths))
+    for (const op of Object.values(ops ?? {}))
+      for (const p of op?.parameters ?? []) if (p.required && p.schema?.default !== undefined) p.required = false
+  return doc
+}
+
 export const KlinesQuery = Type.Object({
   symbol: Type.String({ description: 'Instrument, `<code>.<exchange>`, e.g. 600000.SH, AAPL.US, 00700.HK' }),
   period: Type.Unsafe<Period>({ type: 'string', enum: [...PERIODS], default: '1d', description: 'Kline period' }),

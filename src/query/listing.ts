@@ -2,7 +2,15 @@
 import { asOfDate, type AsOf } from '../domain/as-of.js'
 import { MdqError } from '../domain/errors.js'
 import { isSecurityType, SECURITY_TYPES, type Instrument } from '../domain/instrument.js'
-import { EXCHANGES, isExchange, MARKETS, parseSymbol, type Exchange, type Region } from '../domain/market.js'
+import {
+  asciiUpperCase,
+  EXCHANGES,
+  isExchange,
+  MARKETS,
+  parseSymbol,
+  type Exchange,
+  type Region,
+} from '../domain/market.js'
 import { builtInUniverses, membersOn, type StoredUniverse } from '../domain/universe.js'
 import type { MarketStore } from '../store/market-store.js'
 import { withSharesAsOf } from './reference.js'
@@ -29,7 +37,7 @@ export async function exchangeInstruments(
   type?: string,
   asOf?: AsOf,
 ): Promise<{ exchange: Exchange; instruments: Instrument[] }> {
-  const exchange = exchangeParam.toUpperCase()
+  const exchange = asciiUpperCase(exchangeParam)
   if (!isExchange(exchange))
     throw new MdqError(
       'BAD_PARAM',

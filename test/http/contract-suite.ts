@@ -338,6 +338,30 @@ export function httpContractSuite(server: DeploymentHandle): void {
       ])
       assert.deepEqual(r.body.components.securitySchemes.ApiKeyQuery, { type: 'apiKey', in: 'query', name: 'api_key' })
     })
+
+    it('openapi.json marks a parameter with a default optional (the server fills it in)', async () => {
+      type Param = { name: string; in: string; required?: boolean; schema: { default?: unknown } }
+      const doc = await getJson<{ paths: Record<string, { get?: { parameters: Param[] } }> }>(
+        `${server.url}/openapi.json`,
+      )
+      const params = (path: string) =>
+        Object.fromEntries(doc.body.paths[path].get!.parameters.map((p) => [p.name, p] as const))
+      const klines = params('/v1/klines')
+      assert.equal(klines.symbol.required, true)
+      for (const [name, value] of [
+        ['period', '1d'],
+        ['count', 100],
+        ['adjust', 'forward'],
+      ] as const) {
+        assert.equal(klines[name].schema.default, value, name)
+        assert.notEqual(klines[name].required, true, name)
+      }
+      assert.notEqual(params('/v1/klines/intraday').period.required, true)
+      // Every documented parameter is one or the other: required without a default, or a default and optional.
+      for (const [path, ops] of Object.entries(doc.body.paths))
+        for (const p of ops.get?.parameters ?? [])
+          if (p.schema.default !== undefined) assert.notEqual(p.required, true, `${path} ${p.name}`)
+    })
   })
 
   describe('HTTP details', () => {
@@ -351,6 +375,12 @@ export function httpContractSuite(server: DeploymentHandle): void {
         code: 405,
         message: 'Method DELETE is not allowed on /v1/klines; allowed: GET, HEAD.',
       })
+      for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/']) {
+        const wrong = await rawRequest(`${server.url}${path}`, {}, 'POST')
+        assert.equal(wrong.status, 405, path)
+        assert.equal(wrong.headers.allow, 'GET, HEAD', path)
+        assert.equal(JSON.parse(wrong.body.toString()).code, 405, path)
+      }
     })
 
     it('GET with Content-Type: application/json and no body works (the Python SDK sends it)', async () => {
@@ -381,6 +411,23 @@ export function httpContractSuite(server: DeploymentHandle): void {
       const again = await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key, 'If-None-Match': tag })
       assert.equal(again.status, 304)
       assert.equal(again.body.length, 0)
+      // If-None-Match compares weakly: the same tag without W/ matches too (RFC 9110, 13.1.2).
+      assert.match(tag, /^W\//)
+      const strong = await rawRequest(`${server.url}${path}`, {
+        'X-API-Key': server.key,
+        'If-None-Match': tag.slice(2),
+      })
+      assert.equal(strong.status, 304)
+      // HEAD is GET without the body: the same tag, and GET's tag makes it a 304.
+      const head = await rawRequest(`${server.url}${path}`, { 'X-API-Key': server.key }, 'HEAD')
+      assert.equal(head.status, 200)
+      assert.equal(head.headers.etag, tag)
+      const headAgain = await rawRequest(
+        `${server.url}${path}`,
+        { 'X-API-Key': server.key, 'If-None-Match': tag },
+        'HEAD',
+      )
+      assert.equal(headAgain.status, 304)
       const { dir, cleanup } = tempDir()
       server.mdq([
         'import',
@@ -406,6 +453,8 @@ export function httpContractSuite(server: DeploymentHandle): void {
       const br = await rawRequest(url, { 'X-API-Key': server.key, 'Accept-Encoding': 'br' })
       assert.equal(gz.headers['content-encoding'], 'gzip')
       assert.equal(br.headers['content-encoding'], 'br')
+      // The bytes depend on Accept-Encoding, also when a client took them plain: a shared cache must know.
+      for (const r of [plain, gz, br]) assert.equal(r.headers.vary, 'accept-encoding')
       assert.ok(br.body.length < plain.body.length / 3)
       assert.deepEqual(JSON.parse(gunzipSync(gz.body).toString()), JSON.parse(plain.body.toString()))
       assert.deepEqual(JSON.parse(brotliDecompressSync(br.body).toString()), JSON.parse(plain.body.toString()))
