@@ -241,6 +241,54 @@ describe('minute bars from quote snapshots', () => {
     assert.equal(spike.closed?.timestamp, t(10, 0))
   })
 
+  it("gives the day's first trades the day's open, high and low after untraded snapshots (the call auction's) too", () => {
+    const market = MARKETS.SH
+    const t = (h: number, m: number, s = 0) => market.zone.utcOf(2024, 3, 5, h * 60 + m) + s * 1000
+    const untraded = (ts: number, last: number): QuoteSnapshot => ({
+      symbol: '600000.SH',
+      timestamp: ts,
+      lastPrice: last,
+      open: 0,
+      high: 0,
+      low: 0,
+      prevClose: 9.9,
+      volume: 0,
+      amount: 0,
+    })
+    const traded = (ts: number): QuoteSnapshot => ({
+      ...untraded(ts, 10.05),
+      open: 10,
+      high: 10.06,
+      low: 9.97,
+      volume: 150,
+      amount: 1502.5,
+    })
+    const bar = (start: number) => ({
+      timestamp: start,
+      open: 10,
+      high: 10.06,
+      low: 9.97,
+      close: 10.05,
+      volume: 150,
+      amount: 1502.5,
+      prevClose: NaN,
+    })
+    const alone = applySnapshot(undefined, traded(t(9, 30, 3)), market)
+    assert.deepEqual(alone.minute, bar(t(9, 30)))
+    let state = applySnapshot(undefined, untraded(t(9, 15), 10), market).state
+    state = applySnapshot(state, untraded(t(9, 20), 10.02), market).state
+    const after = applySnapshot(state, traded(t(9, 30, 3)), market)
+    assert.deepEqual(after.minute, alone.minute)
+    assert.deepEqual(after.day, alone.day)
+    // Seen later, after an untraded snapshot: the trades since it are its minute's, and the day's first.
+    const late = applySnapshot(
+      applySnapshot(undefined, untraded(t(9, 25), 10), market).state,
+      traded(t(9, 45, 3)),
+      market,
+    )
+    assert.deepEqual(late.minute, bar(t(9, 45)))
+  })
+
   it('trades outside the windows (US pre-market and after hours) are in no minute bar, only in the day figures', () => {
     const market = MARKETS.US
     const t = (h: number, m: number, s = 0) => market.zone.utcOf(2024, 3, 5, h * 60 + m) + s * 1000

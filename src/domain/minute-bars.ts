@@ -135,9 +135,10 @@ function dayBarOf(q: QuoteSnapshot, market: Market, day: number): BarRow {
  * Applies one snapshot to a symbol's state. Volume and amount are differences of the day's
  * cumulative figures (exact decimals), so the trades between two snapshots go to the minute of the
  * later one. A new high or low of the day since the previous snapshot was traded in that interval,
- * so it is the bar's high or low even when no snapshot showed it as the last price. The first
- * snapshot of a day opens a bar only in the day's first minute (or its opening auction), where every
- * trade of the day so far is that bar's (its open is the day's open); seen later in the day, it only
+ * so it is the bar's high or low even when no snapshot showed it as the last price. The day's first
+ * trades (the first snapshot that has any) are all that bar's, so its open, high and low are the
+ * day's, whether untraded snapshots (an auction's) came before or not. The first snapshot of a day
+ * opens a bar only in the day's first minute (or its opening auction); seen later in the day, it only
  * sets where the next bar's trades are counted from.
  */
 export function applySnapshot(state: SymbolState | undefined, q: QuoteSnapshot, market: Market): SnapshotResult {
@@ -162,9 +163,11 @@ export function applySnapshot(state: SymbolState | undefined, q: QuoteSnapshot, 
   if (!sameDay) bar = undefined
   let changed = false
   if (minute !== undefined && traded) {
+    // The day's first trades: the day's open, high and low are theirs (a traded snapshot's are > 0).
+    const first = !sameDay || prev.volume === 0
     // A day's new extreme since the previous snapshot was traded since then.
-    const high = sameDay && q.high > prev.high ? Math.max(q.high, q.lastPrice) : q.lastPrice
-    const low = sameDay && q.low < prev.low && q.low > 0 ? Math.min(q.low, q.lastPrice) : q.lastPrice
+    const high = first || q.high > prev.high ? Math.max(q.high, q.lastPrice) : q.lastPrice
+    const low = first || (q.low < prev.low && q.low > 0) ? Math.min(q.low, q.lastPrice) : q.lastPrice
     if (bar !== undefined && bar.start === minute) {
       bar = {
         ...bar,
@@ -178,7 +181,7 @@ export function applySnapshot(state: SymbolState | undefined, q: QuoteSnapshot, 
     } else if (sameDay) {
       bar = {
         start: minute,
-        open: q.lastPrice,
+        open: first ? q.open : q.lastPrice,
         high,
         low,
         close: q.lastPrice,
@@ -193,8 +196,8 @@ export function applySnapshot(state: SymbolState | undefined, q: QuoteSnapshot, 
       bar = {
         start: minute,
         open: q.open,
-        high: Math.max(q.high, q.lastPrice),
-        low: Math.min(q.low, q.lastPrice),
+        high,
+        low,
         close: q.lastPrice,
         volume: q.volume,
         amount: q.amount,

@@ -90,7 +90,7 @@ const auth: FastifyPluginAsync<AuthOptions> = async (app, { authenticator, scope
     if (!scopeAllows(key.scope, scope))
       throw new MdqError(
         'FORBIDDEN',
-        `This API key has scope '${key.scope}'; ${req.method} ${req.url.split('?')[0]} needs scope '${scope}' (mdq keys create --scope ${scope}).`,
+        `This API key has scope '${key.scope}'; ${req.method} ${req.url.split('?')[0]} needs scope '${scope}'${scope === 'admin' ? '' : " or 'admin'"} (mdq keys create --scope ${scope}).`,
       )
   })
 }

@@ -15,6 +15,7 @@ export const STATUS = {
   UNKNOWN_UNIVERSE: 404,
   UNKNOWN_STATEMENT: 404,
   TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   NO_LIVE_DATA: 404,
   NOT_WEBSOCKET: 426,
   RATE_LIMITED: 429,
@@ -37,7 +38,6 @@ export function badParam(message: string): MdqError {
 const FASTIFY_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON: 'The request body is not valid JSON.',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'The request body is empty; send JSON.',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is too large.',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json.',
 }
 
@@ -87,6 +87,12 @@ export function errorHandler(
   }
   const fe = err as FastifyError
   if (fe.validation) return sendError(reply, 400, fe.message)
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return sendError(
+      reply,
+      413,
+      `The request body is larger than ${req.routeOptions.bodyLimit} bytes, the limit of this route.`,
+    )
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500)
     return sendError(reply, fe.statusCode, FASTIFY_MESSAGES[fe.code] ?? fe.message)
   req.log.error({ err }, 'unexpected failure') // internals go to the log only

@@ -5,6 +5,7 @@
  */
 import swagger from '@fastify/swagger'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { MdqError } from '../domain/errors.js'
 import type { Ingest } from '../ingest/live-ingest.js'
 import type { KeyStore } from '../store/key-store.js'
 import { authPlugin, keyAuthenticator } from './auth.js'
@@ -23,6 +24,8 @@ export interface IngestAppOptions {
   readonly metrics: Metrics
   readonly logger?: FastifyServerOptions['logger']
   readonly limits?: Partial<HttpLimits>
+  /** The clock (epoch ms), for refusing snapshots stamped on a later day; default Date.now. */
+  readonly now?: () => number
 }
 
 const NDJSON = 'application/x-ndjson'
@@ -31,6 +34,16 @@ export async function buildIngestApp(opts: IngestAppOptions): Promise<FastifyIns
   const { app, finish } = createApp({
     logger: opts.logger,
     limits: limitsOf({ bodyLimitBytes: INGEST_BODY_BYTES, ...opts.limits }),
+  })
+  // Bodies are JSON or NDJSON, sent as they are: Fastify's text/plain parser would hand a route a string.
+  app.removeContentTypeParser('text/plain')
+  app.addHook('onRequest', async (req) => {
+    const encoding = req.headers['content-encoding']
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+      throw new MdqError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `Content-Encoding '${encoding.slice(0, 40)}' is not accepted here; send the body uncompressed.`,
+      )
   })
   // NDJSON: one row a line, as a JSON array of them.
   app.addContentTypeParser(NDJSON, { parseAs: 'string' }, (_req, body, done) => {
@@ -70,7 +83,7 @@ export async function buildIngestApp(opts: IngestAppOptions): Promise<FastifyIns
   await app.register(
     async (v1) => {
       await v1.register(authPlugin, { authenticator, scope: 'ingest' })
-      await v1.register(ingestRoutes, { ingest: opts.ingest })
+      await v1.register(ingestRoutes, { ingest: opts.ingest, now: opts.now ?? Date.now })
     },
     { prefix: '/v1' },
   )

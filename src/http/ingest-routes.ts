@@ -18,12 +18,19 @@ const answers = {
   401: ErrorResponse,
   403: ErrorResponse,
   413: ErrorResponse,
+  415: ErrorResponse,
   503: ErrorResponse,
 }
 
 const answer = (outcome: PushOutcome) => ({ data: outcome })
 
-export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: Ingest }> = async (app, { ingest }) => {
+export interface IngestRouteOptions {
+  readonly ingest: Ingest
+  /** The server's clock (epoch ms): a snapshot stamped on a later day is refused. */
+  readonly now: () => number
+}
+
+export const ingestRoutes: FastifyPluginAsync<IngestRouteOptions> = async (app, { ingest, now }) => {
   app.post(
     '/ingest/quotes',
     {
@@ -35,7 +42,7 @@ export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: Ingest }> = asy
         response: answers,
       },
     },
-    async (req) => answer(await ingest.pushQuotes(checkQuotes(pushedRows(req.body)))),
+    async (req) => answer(await ingest.pushQuotes(checkQuotes(pushedRows(req.body), now()))),
   )
   app.post(
     '/ingest/bars',
@@ -61,6 +68,6 @@ export const ingestRoutes: FastifyPluginAsync<{ readonly ingest: Ingest }> = asy
         response: answers,
       },
     },
-    async (req) => answer(await ingest.pushDepth(checkDepth(pushedRows(req.body)))),
+    async (req) => answer(await ingest.pushDepth(checkDepth(pushedRows(req.body), now()))),
   )
 }

@@ -26,7 +26,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
     },
     async (req, reply) => {
       const { symbol } = parseSymbol(req.query.symbol)
-      const held = await store.readDepth(symbol)
+      const held = (await store.readDepths([symbol])).get(symbol)
       if (held === undefined)
         throw new MdqError(
           'NO_LIVE_DATA',

@@ -61,7 +61,7 @@ export function barRowProblem(
   // low and high bound the others; the bounds keep every adjust mode and aggregate exact (domain/value-bounds.ts).
   if (!(low >= MIN_PRICE)) return ['low', `low ${low} is below ${MIN_PRICE}, the smallest price mdq keeps`]
   if (high > MAX_PRICE) return ['high', `high ${high} is above ${MAX_PRICE}, the largest price mdq keeps${scaleHint}`]
-  return countsProblem(volume, amount, volumeText) ?? prevCloseProblem(prevClose)
+  return countsProblem(volume, amount, volumeText) ?? priceProblem('prev_close', prevClose)
 }
 
 /** The volume and amount rules (a quote before its day's first trade meets these, not the price rules). */
@@ -81,10 +81,14 @@ export function countsProblem(
   return undefined
 }
 
-/** A prev_close, when given (NaN: not given), lies within the prices mdq keeps. */
-function prevCloseProblem(price: number): readonly [BarField, string] | undefined {
+/** A price, when given (NaN: not given), lies within the prices mdq keeps; `name`: the field as the row names it. */
+export function priceProblem(
+  field: BarField,
+  price: number,
+  name: string = field,
+): readonly [BarField, string] | undefined {
   return price < MIN_PRICE || price > MAX_PRICE
-    ? ['prev_close', `prev_close ${price} is outside ${MIN_PRICE} .. ${MAX_PRICE}, the prices mdq keeps`]
+    ? [field, `${name} ${price} is outside ${MIN_PRICE} .. ${MAX_PRICE}, the prices mdq keeps`]
     : undefined
 }
 

@@ -121,7 +121,7 @@ export class LiveIngest implements IngestWrites {
   readonly #states = new Map<string, SymbolState | undefined>()
   /** Instrument names (null: none) of the symbols known to have an instrument row: a pushed quote's name. */
   readonly #names = new Map<string, string | null>()
-  /** The latest depth timestamp per symbol pushed here: older depth is not kept. */
+  /** The latest depth timestamp per symbol (-Infinity: none), loaded from the store on a symbol's first push: older depth is not kept. */
   readonly #depthAt = new Map<string, number>()
   /** One write at a time: the store takes one write at a time, and states advance in commit order. */
   #queue: Promise<unknown> = Promise.resolve()
@@ -217,6 +217,7 @@ export class LiveIngest implements IngestWrites {
     if ((await this.store.dataVersion()) === this.#ownVersion) return
     this.#states.clear()
     this.#names.clear()
+    this.#depthAt.clear()
   }
 
   /** The states of `symbols` as the store has them. */
@@ -421,16 +422,21 @@ export class LiveIngest implements IngestWrites {
     })
   }
 
-  /** Each symbol's newest depth of the batch, unless this process has kept a newer one. */
+  /** Each symbol's newest depth of the batch, unless the store holds a newer one. */
   writeDepth(rows: readonly MarketDepth[]): Promise<Pushed> {
     this.#closeGroup() // later quotes wait behind this depth
     return this.#serial(async () => {
       await this.#behind?.drain() // quotes logged before go in first
       await this.#forgetIfMoved()
+      const unseen = [...new Set(rows.map((d) => d.symbol))].filter((s) => !this.#depthAt.has(s))
+      if (unseen.length > 0) {
+        const stored = await this.store.readDepths(unseen)
+        for (const s of unseen) this.#depthAt.set(s, stored.get(s)?.timestamp ?? -Infinity)
+      }
       const newest = new Map<string, MarketDepth>()
       let stale = 0
       for (const d of rows) {
-        const held = newest.get(d.symbol)?.timestamp ?? this.#depthAt.get(d.symbol) ?? -Infinity
+        const held = newest.get(d.symbol)?.timestamp ?? this.#depthAt.get(d.symbol)!
         if (d.timestamp < held) stale++
         else newest.set(d.symbol, d)
       }

@@ -16,6 +16,7 @@ import {
   barTimeProblem,
   countsProblem,
   outsideSessionsReason,
+  priceProblem,
   weekendReason,
   wholeMinuteReason,
 } from './bar-rows.js'
@@ -98,6 +99,23 @@ class RowReader {
     return typeof ms === 'string' ? this.fail(field, ms) : ms
   }
 
+  /**
+   * Epoch milliseconds of a snapshot: not on a later day, in the exchange's zone, than `nowMs` (the
+   * server's clock). The newest snapshot of a symbol is what later ones are measured against, so one
+   * from the future (a feed's clock or date gone wrong) would have every real one ignored as older
+   * until then; within today a feed may run ahead (a replay at N times real speed).
+   */
+  snapshotMs(field: string, market: Market, nowMs: number): number {
+    const t = this.epochMs(field)
+    const zone = market.zone
+    if (zone.localDay(t) > zone.localDay(nowMs))
+      this.fail(
+        field,
+        `${t} is ${zone.isoDate(t)} in ${zone.name}, a later day than this server's today (${zone.isoDate(nowMs)}); check the feed's clock`,
+      )
+    return t
+  }
+
   /** A bar time: epoch milliseconds, or a local date/time string as a file's `time` column takes it. */
   time(field: string, market: Market): number {
     const v = this.row[field]
@@ -137,20 +155,21 @@ class RowReader {
 }
 
 const clip = (v: unknown): string => {
-  const s = typeof v === 'string' ? `'${v}'` : (JSON.stringify(v) ?? String(v))
+  const s = typeof v === 'string' ? `'${v}'` : typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v))
   return s.length > 30 ? `${s.slice(0, 30)}...` : s
 }
 
 /**
- * TickFlow `Quote` rows checked: a symbol, an epoch-ms timestamp on a weekday, a positive last price
- * and prev_close, the day's cumulative volume (a whole number) and amount; once the day has traded
- * (volume > 0), its open, high, low and the last price meet a bar's rules.
+ * TickFlow `Quote` rows checked: a symbol, an epoch-ms timestamp on a weekday and not after today
+ * (`nowMs`: the server's clock), a last price and prev_close among the prices mdq keeps, the day's
+ * cumulative volume (a whole number) and amount; once the day has traded (volume > 0), its open, high,
+ * low and the last price meet a bar's rules.
  */
-export function checkQuotes(rows: readonly Row[]): PushedQuote[] {
+export function checkQuotes(rows: readonly Row[], nowMs: number): PushedQuote[] {
   return rows.map((row, i) => {
     const r = new RowReader(row, i)
     const { symbol, market } = r.symbol()
-    const timestamp = r.epochMs('timestamp')
+    const timestamp = r.snapshotMs('timestamp', market, nowMs)
     if (barTimeProblem(timestamp, '', market, true) === 'weekend')
       r.fail('timestamp', weekendReason(String(timestamp), market, timestamp))
     const lastPrice = r.number('last_price')
@@ -165,7 +184,9 @@ export function checkQuotes(rows: readonly Row[]): PushedQuote[] {
     const problem =
       volume > 0
         ? barRowProblem(open, high, low, lastPrice, volume, amount, prevClose, 'last_price')
-        : countsProblem(volume, amount)
+        : (countsProblem(volume, amount) ??
+          priceProblem('close', lastPrice, 'last_price') ??
+          priceProblem('prev_close', prevClose))
     if (problem) r.fail(problem[0] === 'close' ? 'last_price' : problem[0], problem[1])
     const snapshot: QuoteSnapshot = { symbol, timestamp, lastPrice, open, high, low, prevClose, volume, amount }
     const ext = r.ext()
@@ -214,12 +235,15 @@ export function checkBars(rows: readonly Row[]): PushedBar[] {
   })
 }
 
-/** TickFlow `MarketDepth` rows checked: a symbol, an epoch-ms timestamp, per side prices (> 0) and whole volumes of one length. */
-export function checkDepth(rows: readonly Row[]): MarketDepth[] {
+/**
+ * TickFlow `MarketDepth` rows checked: a symbol, an epoch-ms timestamp not after today (`nowMs`: the
+ * server's clock), per side prices (> 0) and whole volumes of one length.
+ */
+export function checkDepth(rows: readonly Row[], nowMs: number): MarketDepth[] {
   return rows.map((row, i) => {
     const r = new RowReader(row, i)
-    const { symbol } = r.symbol()
-    const timestamp = r.epochMs('timestamp')
+    const { symbol, market } = r.symbol()
+    const timestamp = r.snapshotMs('timestamp', market, nowMs)
     const side = (prices: string, volumes: string) => {
       const p = r.numbers(prices, false)
       const v = r.numbers(volumes, true)

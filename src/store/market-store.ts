@@ -186,8 +186,8 @@ export interface MarketStore {
   readVersions(): Promise<DataVersions>
   /** The latest pushed quote and builder state of each of `symbols` that has one. */
   readLiveQuotes(symbols: readonly string[]): Promise<Map<string, LiveQuote>>
-  /** The latest pushed depth of a symbol, if any was pushed. */
-  readDepth(symbol: string): Promise<MarketDepth | undefined>
+  /** The latest pushed depth of each of `symbols` that has any. */
+  readDepths(symbols: readonly string[]): Promise<Map<string, MarketDepth>>
   /**
    * Runs `read` (reads of this store only, no writes) and gives its result. Where
    * `capabilities.snapshotReads`, its reads see one committed state: on SQLite one read transaction,

@@ -2,14 +2,16 @@
 // and depth, the import's row rules and messages, stale and repeated snapshots, size limits, slow bodies.
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
+import { gzipSync } from 'node:zlib'
 import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { barCount, sliceBars, type Bars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import type { QuoteSnapshot } from '../../src/domain/minute-bars.js'
 import { snapshotsOfDay } from '../../src/domain/quote-snapshots.js'
-import { daysFromCivil } from '../../src/domain/time-zone.js'
+import { daysFromCivil, isoWeekday } from '../../src/domain/time-zone.js'
 import { MAX_PUSH_ROWS } from '../../src/ingest/pushed-rows.js'
+import { INGEST_BODY_BYTES } from '../../src/http/ingest-app.js'
 import { sessionMinutes, walkBars } from '../helpers/arbitraries.js'
 import { pushedQuote, startIngest, type TestIngest } from '../helpers/ingest-server.js'
 import { spawnServe } from '../helpers/serve-process.js'
@@ -147,7 +149,7 @@ describe('ingest listener', () => {
     assert.deepEqual(refused.body, {
       code: 403,
       message:
-        "This API key has scope 'read'; POST /v1/ingest/quotes needs scope 'ingest' (mdq keys create --scope ingest).",
+        "This API key has scope 'read'; POST /v1/ingest/quotes needs scope 'ingest' or 'admin' (mdq keys create --scope ingest).",
     })
     const none = await getJson<ErrorBody>(`${ingest.url}/v1/ingest/quotes`, { method: 'POST', body: '[]' })
     assert.equal(none.status, 401)
@@ -313,12 +315,51 @@ describe('ingest listener', () => {
         /^Row 0 \('bid_volumes'\): bid_volumes holds 1 levels and bid_prices 2\.$/,
       ],
     ]
+    // A snapshot dated after the server's today: later ones of today would all be ignored as older.
+    const future = laterWeekday(sh.zone.localDay(Date.now()))
+    const futureAt = sh.zone.midnightUtc(future) + 10 * 3_600_000
+    const laterDay =
+      /^Row 0 \('timestamp'\): \d+ is \d{4}-\d\d-\d\d in Asia\/Shanghai, a later day than this server's today \(\d{4}-\d\d-\d\d\); check the feed's clock\.$/
+    cases.push(
+      ['quotes', [{ ...good, timestamp: futureAt }], laterDay],
+      [
+        'depth',
+        [
+          {
+            symbol: '600519.SH',
+            timestamp: futureAt,
+            bid_prices: [1],
+            bid_volumes: [1],
+            ask_prices: [],
+            ask_volumes: [],
+          },
+        ],
+        laterDay,
+      ],
+      // Before the day's first trade (volume 0) the prices are still among those mdq keeps.
+      [
+        'quotes',
+        [{ ...good, open: 0, high: 0, low: 0, volume: 0, amount: 0, last_price: 1e300 }],
+        /^Row 0 \('last_price'\): last_price 1e\+300 is outside 0\.0001 \.\. 100000000, the prices mdq keeps\.$/,
+      ],
+      [
+        'quotes',
+        [{ ...good, open: 0, high: 0, low: 0, volume: 0, amount: 0, prev_close: 5e-324 }],
+        /^Row 0 \('prev_close'\): prev_close 5e-324 is outside 0\.0001 \.\. 100000000/,
+      ],
+    )
     for (const [path, rows, message] of cases) {
       const r = await push<ErrorBody>(path, rows)
       assert.equal(r.status, 400, `${path} ${JSON.stringify(rows)}`)
       assert.equal(r.body.code, 400)
       assert.match(r.body.message, message)
     }
+    // A number too large for a double reads as Infinity, and is named so.
+    const overflow = await push<ErrorBody>(
+      'quotes',
+      `[${JSON.stringify(good).replace(/"last_price":[^,]+/, '"last_price":1e400')}]`,
+    )
+    assert.equal(overflow.body.message, "Row 0 ('last_price'): last_price Infinity is not a number.")
     assert.equal(dumpStore(db), dumped)
     // The import names the same rule in the same words (file, line and column for row and field).
     const csv = writeCsv(join(dir, 'bad.csv'), 'symbol,time,open,high,low,close,volume', [
@@ -364,7 +405,23 @@ describe('ingest listener', () => {
     assert.equal(tooMany.status, 413)
     assert.match(tooMany.body.message, /at most 10000 rows \(got 10001\)/)
     const huge = await push<ErrorBody>('quotes', `[${JSON.stringify({ ...q, ext: { pad: 'x'.repeat(17 << 20) } })}]`)
-    assert.equal(huge.status, 413)
+    assert.deepEqual(huge.body, {
+      code: 413,
+      message: `The request body is larger than ${INGEST_BODY_BYTES} bytes, the limit of this route.`,
+    })
+    // Bodies go as they are: a compressed one, or one sent as text, is a 415 rather than a misread.
+    const gzipped = await getJson<ErrorBody>(`${ingest.url}/v1/ingest/quotes`, {
+      method: 'POST',
+      headers: { 'X-API-Key': ingest.key, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: gzipSync(JSON.stringify([q])),
+    })
+    assert.deepEqual(gzipped.body, {
+      code: 415,
+      message: "Content-Encoding 'gzip' is not accepted here; send the body uncompressed.",
+    })
+    const text = await push<ErrorBody>('quotes', JSON.stringify([q]), ingest.key, 'text/plain')
+    assert.equal(text.status, 415)
+    assert.equal(text.body.code, 415)
     const badLine = await push<ErrorBody>('quotes', `${JSON.stringify(q)}\n{nope\n`, ingest.key, 'application/x-ndjson')
     assert.deepEqual(badLine.body, { code: 400, message: 'Line 2 of the NDJSON body is not valid JSON.' })
     assert.equal(dumpStore(db), dumped)
@@ -483,7 +540,20 @@ describe('ingest listener', () => {
       stale: 1,
       duplicate: 0,
     })
-    assert.deepEqual((await server.store.readDepth('600036.SH'))?.bidPrices, [35.1, 35.09])
+    assert.deepEqual((await server.store.readDepths(['600036.SH'])).get('600036.SH')?.bidPrices, [35.1, 35.09])
+    // A listener started afresh on the store (a restarted server) knows the kept depth: the older one is still stale.
+    const restarted = await startIngest(server)
+    try {
+      assert.deepEqual((await push('depth', [depth(at(10, 0), 35)], restarted.key)).body.data, {
+        rows: 1,
+        accepted: 0,
+        stale: 1,
+        duplicate: 0,
+      })
+    } finally {
+      await restarted.close()
+    }
+    assert.deepEqual((await server.store.readDepths(['600036.SH'])).get('600036.SH')?.bidPrices, [35.1, 35.09])
     assert.equal(ingest.feed.latestDepth('600036.SH')?.timestamp, at(10, 1))
     const q = { ...base(), symbol: '600036.SH', timestamp: at(10, 2) }
     await push('quotes', [wire(q)])
@@ -509,6 +579,12 @@ function base(): QuoteSnapshot {
     volume: 100,
     amount: 26100.5,
   }
+}
+/** The first weekday after `day` (days since the epoch). */
+function laterWeekday(day: number): number {
+  let d = day + 1
+  while (isoWeekday(d) > 5) d++
+  return d
 }
 function at(h: number, m: number): number {
   return sh.zone.midnightUtc(DAY) + (h * 60 + m) * 60_000

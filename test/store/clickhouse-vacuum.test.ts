@@ -363,7 +363,7 @@ describe('clickhouse vacuum compaction on one server', () => {
           async () => (await rows('live_quotes')) === 2 + 1 + 1 && (await rows('live_depth')) === 2,
         )
         assert.deepEqual(await market.readLiveQuotes([S[0], S[1]]), before)
-        assert.equal((await market.readDepth(S[0]))!.timestamp, t0 + 15_000)
+        assert.equal((await market.readDepths([S[0]])).get(S[0])!.timestamp, t0 + 15_000)
         assert.equal(await market.compactLive(Date.now() - between), 0, 'nothing left to remove')
         await open.rollback()
         assert.equal(await market.compactLive(0), 2, 'the rows the newest import superseded, once it is old enough')

@@ -587,7 +587,7 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
         askVolumes: [1, 2],
       })
       assert.equal((await store.readLiveQuotes(['600011.SH'])).size, 0)
-      assert.equal(await store.readDepth('600011.SH'), undefined)
+      assert.equal((await store.readDepths(['600011.SH'])).get('600011.SH'), undefined)
       const w = await store.beginWrite()
       await w.putLiveQuotes([quote(1_700_000_000_000, 10.1)])
       await w.putDepth([depth(1_700_000_000_000)])
@@ -606,7 +606,7 @@ export function runStoreContract({ name, open, skip = {}, unavailable = false }:
           quote(1_700_000_003_000, 10.2),
         ),
       )
-      assert.deepEqual(await store.readDepth('600011.SH'), depth(1_700_000_003_000))
+      assert.deepEqual((await store.readDepths(['600011.SH'])).get('600011.SH'), depth(1_700_000_003_000))
     })
     test(
       "putLive: a push's minute bars, day bars and latest quotes, stored as putBars and putLiveQuotes store them",

@@ -20,7 +20,7 @@ import type {
 } from '../market-store.js'
 import { writeBatchWith } from '../market-store.js'
 import { BarReads } from './bar-reads.js'
-import { readDepth, readLiveQuotes } from './live-tables.js'
+import { readDepths, readLiveQuotes } from './live-tables.js'
 import { Connection, WRITE_TIMEOUT_MS, sql } from './connection.js'
 import { META_VERSIONED_TABLES, closeTopology, type Topology } from './schema.js'
 import { OPEN_FROM, OPEN_TO, loadSnapshot, symbolVersion, type Snapshot, type WrittenSpans } from './snapshot.js'
@@ -240,8 +240,8 @@ export class ClickHouseMarketStore implements MarketStore {
     this.#unwritten = live
   }
 
-  async readDepth(symbol: string): Promise<MarketDepth | undefined> {
-    return readDepth(this.#t.meta, await this.#snap(), symbol)
+  async readDepths(symbols: readonly string[]): Promise<Map<string, MarketDepth>> {
+    return readDepths(this.#t.meta, await this.#snap(), symbols)
   }
 
   async importCount(): Promise<number> {

@@ -56,8 +56,13 @@ export async function readLiveQuotes(
   return out
 }
 
-export async function readDepth(meta: Connection, s: Snapshot, symbol: string): Promise<MarketDepth | undefined> {
-  const json = (await newest(meta, s, 'live_depth', 'depth', [symbol])).get(symbol)
-  if (json === undefined) return undefined
-  return depthOf(symbol, json)
+export async function readDepths(
+  meta: Connection,
+  s: Snapshot,
+  symbols: readonly string[],
+): Promise<Map<string, MarketDepth>> {
+  const out = new Map<string, MarketDepth>()
+  for (const [symbol, json] of await newest(meta, s, 'live_depth', 'depth', [...new Set(symbols)]))
+    out.set(symbol, depthOf(symbol, json))
+  return out
 }

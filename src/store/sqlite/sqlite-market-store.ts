@@ -240,10 +240,14 @@ export class SqliteMarketStore implements MarketStore {
     })
   }
 
-  async readDepth(symbol: string): Promise<MarketDepth | undefined> {
+  async readDepths(symbols: readonly string[]): Promise<Map<string, MarketDepth>> {
     return this.#read(() => {
-      const json = this.#st.depth.get(symbol)
-      return json === undefined ? undefined : depthOf(symbol, json)
+      const out = new Map<string, MarketDepth>()
+      for (const symbol of symbols) {
+        const json = this.#st.depth.get(symbol)
+        if (json !== undefined) out.set(symbol, depthOf(symbol, json))
+      }
+      return out
     })
   }
 
