@@ -7,13 +7,30 @@ import { zoneOf } from './time-zone.js'
 const SHANGHAI = zoneOf('Asia/Shanghai')
 
 describe('epochMsMistake', () => {
-  it('takes 0 and every safe integer from 10^10 (1970-04-26T17:46:40Z) on: no stored bar is refused', () => {
+  it('takes 0 and every safe integer from 10^10 (1970-04-26T17:46:40Z) on but epoch microseconds: no stored bar is refused', () => {
     assert.equal(MIN_EPOCH_MS, Date.UTC(1970, 3, 26, 17, 46, 40))
-    for (const raw of ['0', '10000000000', '661536000000', '9007199254740991'])
+    for (const raw of ['0', '10000000000', '661536000000', '999999999999999', '4102444800000000', '9007199254740991'])
       assert.equal(epochMsMistake('start_time', raw, 'start', []), undefined, raw)
     fc.assert(
-      fc.property(fc.integer({ min: MIN_EPOCH_MS, max: Number.MAX_SAFE_INTEGER }), (t) => {
+      fc.property(fc.integer({ min: MIN_EPOCH_MS, max: 1e15 - 1 }), (t) => {
         assert.equal(epochMsMistake('end_time', String(t), 'end', [SHANGHAI]), undefined)
+      }),
+    )
+  })
+
+  it('refuses epoch microseconds of 2001 to 2099 (16 digits) and nanoseconds (19), with the milliseconds meant', () => {
+    assert.equal(
+      epochMsMistake('start_time', '1735689600000000', 'start', []),
+      "Parameter 'start_time' must be an integer of epoch milliseconds: 0, or from 10000000000 (1970-04-26T17:46:40Z) to 9007199254740991, not epoch microseconds. 1735689600000000 looks like epoch microseconds (2025-01-01T00:00:00.000Z); in milliseconds that is 1735689600000.",
+    )
+    assert.match(
+      epochMsMistake('end_time', '1735689600123456789', 'end', []) ?? '',
+      /1735689600123456789 looks like epoch nanoseconds \(2025-01-01T00:00:00\.123Z\); in milliseconds that is 1735689600123\.$/,
+    )
+    fc.assert(
+      fc.property(fc.integer({ min: 1e15, max: Date.UTC(2100, 0, 1) * 1000 - 1 }), (us) => {
+        const m = epochMsMistake('end_time', String(us), 'end', [])
+        assert.match(m ?? '', new RegExp(`in milliseconds that is ${Math.floor(us / 1000)}\\.$`))
       }),
     )
   })
@@ -45,7 +62,7 @@ describe('epochMsMistake', () => {
   })
 
   it('anything else gets the rule alone', () => {
-    for (const raw of ['-1', 'abc', '1e12', '99999999999999999999', '2024/01/01', ' 1'])
+    for (const raw of ['-1', 'abc', '1e12', '99999999999999999999', '2024/01/01', ' 1', '9999999999999999'])
       assert.match(
         epochMsMistake('start_time', raw, 'start', []) ?? '',
         /epoch milliseconds: 0, or from 10000000000/,

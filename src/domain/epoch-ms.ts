@@ -13,12 +13,20 @@ import { civilFromDays, daysFromCivil, zoneOf, type Zone } from './time-zone.js'
 export const MIN_EPOCH_MS = 1e10
 /** Epoch seconds from here (1973-03-03) up to MIN_EPOCH_MS are suggested as milliseconds: 9 and 10 digits. */
 const MIN_SECONDS_HINT = 1e8
+/**
+ * Epoch microseconds of 2001-09-09 to 2099 (16 digits) and nanoseconds (19 digits) are refused and
+ * suggested as milliseconds: as milliseconds they would be the years 33658 to 132000, which a start
+ * bound selects nothing from and an end bound everything before, answered without a word. A larger
+ * bound (Number.MAX_SAFE_INTEGER as "no end") is still taken.
+ */
+const MICROS = { from: 1e15, to: Date.UTC(2100, 0, 1) * 1000 }
+const NANOS = /^\d{19}$/
 const UTC = zoneOf('UTC')
 
 /** Which bound: a date given as start_time means its first millisecond, as end_time its last (both inclusive). */
 export type Bound = 'start' | 'end'
 
-const RULE = `an integer of epoch milliseconds: 0, or from ${MIN_EPOCH_MS} (1970-04-26T17:46:40Z) to ${Number.MAX_SAFE_INTEGER}`
+const RULE = `an integer of epoch milliseconds: 0, or from ${MIN_EPOCH_MS} (1970-04-26T17:46:40Z) to ${Number.MAX_SAFE_INTEGER}, not epoch microseconds`
 const DIGITS = /^\d{1,16}$/
 const DASHED_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const COMPACT_DATE = /^(\d{4})(\d{2})(\d{2})$/
@@ -32,10 +40,11 @@ const DECIMAL = /^\d{1,10}\.\d{1,9}$/
 export function epochMsMistake(param: string, raw: string, bound: Bound, zones: readonly Zone[]): string | undefined {
   if (DIGITS.test(raw)) {
     const n = Number(raw)
-    if (n === 0 || (n >= MIN_EPOCH_MS && n <= Number.MAX_SAFE_INTEGER)) return undefined
+    const micros = n >= MICROS.from && n < MICROS.to
+    if (n === 0 || (n >= MIN_EPOCH_MS && n <= Number.MAX_SAFE_INTEGER && !micros)) return undefined
   }
   const rule = `Parameter '${param}' must be ${RULE}.`
-  const hint = dateHint(raw, bound, zones) ?? secondsHint(raw)
+  const hint = dateHint(raw, bound, zones) ?? secondsHint(raw) ?? finerHint(raw)
   return hint === undefined ? rule : `${rule} ${hint}`
 }
 
@@ -51,6 +60,15 @@ function dateHint(raw: string, bound: Bound, zones: readonly Zone[]): string | u
   const values = (zones.length ? zones : [UTC]).map((zone) => `${at(zone)} in ${zone.name}`).join(', ')
   const which = bound === 'start' ? 'its first millisecond' : 'its last millisecond'
   return `'${raw}' reads as the date ${date}; ${which} is ${values}.`
+}
+
+/** Epoch microseconds or nanoseconds (see MICROS), as milliseconds (rounded down: a bound keeps its millisecond). */
+function finerHint(raw: string): string | undefined {
+  const n = Number(raw)
+  const unit = DIGITS.test(raw) && n >= MICROS.from && n < MICROS.to ? 'micro' : NANOS.test(raw) ? 'nano' : undefined
+  if (unit === undefined) return undefined
+  const ms = Math.floor(unit === 'micro' ? n / 1e3 : n / 1e6)
+  return `${raw} looks like epoch ${unit}seconds (${new Date(ms).toISOString()}); in milliseconds that is ${ms}.`
 }
 
 function secondsHint(raw: string): string | undefined {

@@ -9,7 +9,7 @@ export const epochMs = (description: string) =>
     Type.Integer({
       minimum: 0,
       maximum: Number.MAX_SAFE_INTEGER,
-      description: `${description}; 0 or from 10000000000 on (epoch seconds and dates are refused with the value meant)`,
+      description: `${description}; 0 or from 10000000000 on (epoch seconds, microseconds and dates are refused with the value meant)`,
     }),
   )
 

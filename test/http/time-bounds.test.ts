@@ -68,6 +68,11 @@ describe('time bounds are epoch milliseconds', () => {
             rule,
             new RegExp(`the date 2024-01-01; its (first|last) millisecond is ${meant} in Asia/Shanghai\\.`),
           )
+        await refused(
+          url('1735689600000000'),
+          rule,
+          /looks like epoch microseconds .* in milliseconds that is 1735689600000\./,
+        )
         await refused(url('1000'), rule) // too small to be any bar's time: no guess offered
         await refused(url('-1'), rule)
       }
