@@ -5,9 +5,7 @@
  */
 import { generateKey, hashKey } from '../auth/api-keys.js'
 import { DEMO_SPECS } from '../demo/demo-data.js'
-import { MARKETS, parseSymbol } from '../domain/market.js'
 import type { QuoteSnapshot } from '../domain/minute-bars.js'
-import { isoWeekday } from '../domain/time-zone.js'
 import { pushQuotes } from '../replay/ingest-client.js'
 import { paced } from '../replay/pacer.js'
 import { planReplay } from '../replay/replay-plan.js'
@@ -24,13 +22,6 @@ export interface DemoFeedOptions {
   readonly now?: () => number
 }
 
-/** The latest weekday on or before local day `day`. */
-function weekdayUpTo(day: number): number {
-  let d = day
-  while (isoWeekday(d) >= 5) d--
-  return d
-}
-
 /**
  * Plans the replay, makes a key of scope ingest for it (revoked once the day is played), and pushes
  * the snapshots as their time comes; resolves when the day is played.
@@ -38,15 +29,9 @@ function weekdayUpTo(day: number): number {
 export async function runDemoFeed(o: DemoFeedOptions): Promise<void> {
   const now = o.now ?? Date.now
   const symbols = DEMO_SPECS.map((s) => s.symbol)
-  const snapshots: QuoteSnapshot[] = await withStores({ store: o.store, keys: o.keys, create: false }, async (s) => {
-    const out: QuoteSnapshot[] = []
-    for (const symbol of symbols) {
-      const zone = MARKETS[parseSymbol(symbol).exchange].zone
-      const ontoDay = weekdayUpTo(zone.localDay(now()))
-      out.push(...(await planReplay(s.market, { symbols: [symbol], latestDays: 1, ontoDay, perMinute: 3 })))
-    }
-    return out.sort((a, b) => a.timestamp - b.timestamp)
-  })
+  const snapshots: QuoteSnapshot[] = await withStores({ store: o.store, keys: o.keys, create: false }, (s) =>
+    planReplay(s.market, { symbols, latestDays: 1, endingOn: now(), perMinute: 3 }),
+  )
   const keys = await openKeyStore({ store: o.store, keys: o.keys })
   const key = generateKey()
   const made = await keys.createKey({
@@ -62,7 +47,9 @@ export async function runDemoFeed(o: DemoFeedOptions): Promise<void> {
     )
     const total = { accepted: 0, ignored: 0 }
     for await (const batch of paced(snapshots, { speed: o.speed, batch: 500 })) {
-      const c = await pushQuotes(o.ingestUrl, key, batch)
+      const c = await pushQuotes(o.ingestUrl, key, batch, (failure, waitMs) =>
+        o.log(`Live demo: a push failed (${failure}); sending it again in ${waitMs} ms`),
+      )
       total.accepted += c.accepted
       total.ignored += c.stale + c.duplicate
     }

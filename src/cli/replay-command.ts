@@ -6,7 +6,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { performance } from 'node:perf_hooks'
 import { MdqError } from '../domain/errors.js'
-import { MARKETS, parseSymbol } from '../domain/market.js'
+import { parseSymbol } from '../domain/market.js'
 import { daysFromCivil } from '../domain/time-zone.js'
 import { pushQuotes } from '../replay/ingest-client.js'
 import { paced } from '../replay/pacer.js'
@@ -71,7 +71,7 @@ export function registerReplay(program: Command): void {
     .option('--days <n>', 'without --from/--to: the latest N days with 1m bars', whole, 1)
     .option(
       '--onto <date>',
-      "stamp the first replayed day as this day (YYYY-MM-DD or 'today'), the next ones as the weekdays after it",
+      "stamp the first replayed day as this day (YYYY-MM-DD), the next ones as the weekdays after it; 'today': the last one as today in each symbol's zone (the weekday before, on a weekend), the ones before it as the weekdays before",
       (v: string) => (v === 'today' ? 'today' : localDay(v)),
     )
     .option(
@@ -102,15 +102,14 @@ export function registerReplay(program: Command): void {
         )
       if (o.ingest !== undefined && !o.key)
         throw new MdqError('BAD_PARAM', '--ingest needs an API key of scope ingest: --key KEY or MDQ_INGEST_KEY')
-      const zone = MARKETS[parseSymbol(o.symbols[0]).exchange].zone
-      const ontoDay = o.onto === 'today' ? zone.localDay(Date.now()) : o.onto
+      const onto = o.onto === 'today' ? { endingOn: Date.now() } : { ontoDay: o.onto }
       const snapshots = await withStores({ ...storeFlags(program), create: false }, ({ market }) =>
         planReplay(market, {
           symbols: o.symbols,
           fromDay: o.from,
           toDay: o.to,
           latestDays: o.days,
-          ontoDay,
+          ...onto,
           perMinute: o.perMinute,
         }),
       )
@@ -123,7 +122,9 @@ export function registerReplay(program: Command): void {
         const base = o.ingest.replace(/\/+$/, '')
         const total = { accepted: 0, stale: 0, duplicate: 0 }
         for await (const batch of paced(snapshots, { speed: o.speed, batch: o.batch })) {
-          const c = await pushQuotes(base, o.key!, batch)
+          const c = await pushQuotes(base, o.key!, batch, (failure, waitMs) =>
+            log(`push failed (${failure}); sending it again in ${waitMs} ms`),
+          )
           total.accepted += c.accepted
           total.stale += c.stale
           total.duplicate += c.duplicate

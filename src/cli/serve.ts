@@ -13,7 +13,7 @@ import type { LogFormat } from './log-format.js'
 import { StreamHub } from '../live/stream-hub.js'
 import { RedisFanout } from '../live/redis-fanout.js'
 import { FileIngestLog } from '../ingest/file-log.js'
-import { streamFeed } from '../live/feed-snapshots.js'
+import { storedSnapshots, streamFeed } from '../live/feed-snapshots.js'
 
 export interface ServeConfig {
   /** The store; serve never creates one. */
@@ -116,6 +116,8 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
   if (config.rateLimit === 0) await limiter.close()
   // Snapshots pushed to any instance reach every instance's subscribers through the same Redis.
   const hub = new StreamHub()
+  // What the streams answered before a restart: each symbol's latest quote and depth, as stored.
+  hub.receive({ snapshots: await storedSnapshots(store), publishedMs: Date.now() }, 'catch-up')
   const fanout = config.redisUrl ? new RedisFanout(config.redisUrl, hub) : undefined
   const logStream = logDestination(config.logFormat, process.stdout.isTTY === true)
   const bench = benchCompression()

@@ -7,6 +7,7 @@ import { MARKETS, parseSymbol } from '../domain/market.js'
 import { quoteOfSnapshot } from '../domain/quote.js'
 import { depthJson, quoteJson } from '../encode/live-wire.js'
 import type { MarketDepth } from '../domain/depth.js'
+import type { MarketStore } from '../store/market-store.js'
 import type { LiveEvent, LiveFeed } from './live-feed.js'
 import type { Channel, Snapshot, StreamHub } from './stream-hub.js'
 
@@ -62,6 +63,35 @@ class DepthOut extends WrittenWhenRead {
   protected write(): string {
     return depthJson(this.depth)
   }
+}
+
+/** Symbols a read of the store's latest quotes and depth asks for at once (an IN list on ClickHouse). */
+const STORED_READ_SYMBOLS = 1_000
+
+/**
+ * The latest quote and depth of every instrument as the store keeps them, as stream snapshots: what a
+ * hub held before a restart (or holds on another instance), so that a subscribe answers them at once.
+ */
+export async function storedSnapshots(store: MarketStore): Promise<Snapshot[]> {
+  const instruments = await store.listInstruments()
+  const events: LiveEvent[] = []
+  for (let i = 0; i < instruments.length; i += STORED_READ_SYMBOLS) {
+    const some = instruments.slice(i, i + STORED_READ_SYMBOLS)
+    const symbols = some.map((x) => x.symbol)
+    const [quotes, depths] = await Promise.all([store.readLiveQuotes(symbols), store.readDepths(symbols)])
+    for (const { symbol, name } of some) {
+      const quote = quotes.get(symbol)
+      if (quote !== undefined)
+        events.push({
+          kind: 'quote',
+          quote: { snapshot: quote.state.last, ...(quote.ext !== undefined && { ext: quote.ext }) },
+          name,
+        })
+      const depth = depths.get(symbol)
+      if (depth !== undefined) events.push({ kind: 'depth', depth })
+    }
+  }
+  return snapshotsOf(events)
 }
 
 /** Publishes every batch the feed accepts to the hub (its subscribers, and through its fan-out every instance's); the function returned stops that. */

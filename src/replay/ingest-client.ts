@@ -11,12 +11,23 @@ export interface PushCounts {
 
 const RETRIES = 8
 
+/** A push that failed for good: the server's refusal, or no answer after every retry (one line for the operator, no stack). */
+export class PushFailed extends Error {
+  override readonly name = 'PushFailed'
+  readonly code = 'PUSH_FAILED'
+}
+
 /**
- * POSTs one batch to `{base}/v1/ingest/quotes`. A network failure or a 5xx may or may not have been
- * stored: it is sent again (a repeat changes nothing), waiting longer each time; any other refusal
- * throws with the server's message.
+ * POSTs one batch to `{base}/v1/ingest/quotes`. A network failure, a 5xx or a 429 may or may not have
+ * been stored: it is sent again (a repeat changes nothing), waiting longer each time, and `retrying` is
+ * told; any other refusal throws with the server's message.
  */
-export async function pushQuotes(base: string, key: string, batch: readonly QuoteSnapshot[]): Promise<PushCounts> {
+export async function pushQuotes(
+  base: string,
+  key: string,
+  batch: readonly QuoteSnapshot[],
+  retrying: (failure: string, waitMs: number) => void = () => {},
+): Promise<PushCounts> {
   const body = JSON.stringify(batch.map(tickflowQuote))
   for (let attempt = 1; ; attempt++) {
     let failure: string
@@ -35,13 +46,15 @@ export async function pushQuotes(base: string, key: string, batch: readonly Quot
           return text
         }
       })()
-      if (r.status < 500 && r.status !== 429) throw Object.assign(new Error(`${r.status}: ${message}`), { final: true })
+      if (r.status < 500 && r.status !== 429) throw new PushFailed(`${r.status}: ${message}`)
       failure = `${r.status}: ${message}`
     } catch (err) {
-      if ((err as { final?: boolean }).final) throw err
-      failure = err instanceof Error ? err.message : String(err)
+      if (err instanceof PushFailed) throw err
+      failure = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err)
     }
-    if (attempt >= RETRIES) throw new Error(`the ingest listener at ${base} failed ${RETRIES} times: ${failure}`)
-    await sleep(Math.min(5_000, 100 * 2 ** attempt))
+    if (attempt >= RETRIES) throw new PushFailed(`the ingest listener at ${base} failed ${RETRIES} times: ${failure}`)
+    const waitMs = Math.min(5_000, 100 * 2 ** attempt)
+    retrying(failure, waitMs)
+    await sleep(waitMs)
   }
 }

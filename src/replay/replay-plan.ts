@@ -17,6 +17,12 @@ export interface ReplayPlanOptions {
   readonly latestDays: number
   /** Stamp the first replayed day as this local day (and the next ones as the weekdays after it); absent: as they were. */
   readonly ontoDay?: number
+  /**
+   * Instead, a clock reading (epoch ms): stamp the replayed days as the weekdays up to that instant's
+   * local day in each symbol's own zone, the last one on it (or on the weekday before a weekend), so
+   * that none lands on a day still to come there.
+   */
+  readonly endingOn?: number
   readonly perMinute: number
 }
 
@@ -24,6 +30,13 @@ export interface ReplayPlanOptions {
 function weekdaysFrom(first: number, n: number): number[] {
   const out: number[] = []
   for (let d = first; out.length < n; d++) if (isoWeekday(d) < 5) out.push(d)
+  return out
+}
+
+/** The weekdays up to `last` (on it if it is one), `n` of them, oldest first. */
+function weekdaysUpTo(last: number, n: number): number[] {
+  const out: number[] = []
+  for (let d = last; out.length < n; d--) if (isoWeekday(d) < 5) out.unshift(d)
   return out
 }
 
@@ -48,7 +61,12 @@ export async function planReplay(store: MarketStore, o: ReplayPlanOptions): Prom
     if (n === 0) throw new MdqError('BAD_PARAM', `${symbol} has no 1m bars in the days asked for.`)
     let days = [...new Set(Array.from(minutes.timestamp, (t) => zone.localDay(t)))]
     if (!bounded) days = days.slice(-o.latestDays)
-    const targets = o.ontoDay === undefined ? days : weekdaysFrom(o.ontoDay, days.length)
+    const targets =
+      o.ontoDay !== undefined
+        ? weekdaysFrom(o.ontoDay, days.length)
+        : o.endingOn !== undefined
+          ? weekdaysUpTo(zone.localDay(o.endingOn), days.length)
+          : days
     for (const [k, day] of days.entries()) {
       const lo = lowerBound(minutes.timestamp, zone.midnightUtc(day))
       const hi = lowerBound(minutes.timestamp, zone.midnightUtc(day + 1))

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { barCount, sliceBars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
-import { DAY_MS, daysFromCivil } from '../../src/domain/time-zone.js'
+import { DAY_MS, daysFromCivil, isoWeekday } from '../../src/domain/time-zone.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
 import { demoDb, getJson, type KlinesData } from '../helpers/server.js'
@@ -79,6 +79,38 @@ describe('mdq replay', () => {
       assert.deepEqual(got.body.data[f], Array.from(bars[f]), f)
   })
 
+  it("--onto today stamps the last replayed day as today in each symbol's own zone (the weekday before, on a weekend)", async () => {
+    const symbols = ['600519.SH', 'AAPL.US']
+    const expected = () =>
+      symbols.map((s) => {
+        const zone = MARKETS[s.endsWith('.US') ? 'US' : 'SH'].zone
+        let last = zone.localDay(Date.now())
+        while (isoWeekday(last) >= 5) last--
+        let before = last - 1
+        while (isoWeekday(before) >= 5) before--
+        return [before, last]
+      })
+    const wanted = expected()
+    const r = await replay(
+      ['--symbols', symbols.join(','), '--days', '2', '--onto', 'today', '--speed', 'max', '--ingest', server.ingest!],
+      { MDQ_INGEST_KEY: feedKey },
+    )
+    assert.equal(r.status, 0, r.stderr)
+    const wantedAfter = expected() // a zone's midnight may pass while it runs
+    for (const [i, symbol] of symbols.entries()) {
+      const got = await getJson<{ data: KlinesData }>(
+        `${server.base}/v1/klines?symbol=${symbol}&period=1m&count=2000&adjust=none`,
+        { headers: { 'X-API-Key': readKey } },
+      )
+      const zone = MARKETS[symbol.endsWith('.US') ? 'US' : 'SH'].zone
+      const days = [...new Set(got.body.data.timestamp.map((t) => zone.localDay(t)))].slice(-2)
+      assert.ok(
+        [wanted[i], wantedAfter[i]].some((w) => w[0] === days[0] && w[1] === days[1]),
+        `${symbol}: days ${days} (wanted ${wanted[i]})`,
+      )
+    }
+  })
+
   it('stops with one line for a key without the ingest scope, or without a target', async () => {
     const refused = await replay(['--symbols', '000001.SZ', '--speed', 'max', '--ingest', server.ingest!], {
       MDQ_INGEST_KEY: readKey,
@@ -88,6 +120,7 @@ describe('mdq replay', () => {
       refused.stderr,
       /mdq: 403: This API key has scope 'read'; POST \/v1\/ingest\/quotes needs scope 'ingest'/,
     )
+    assert.doesNotMatch(refused.stderr, /\n\s+at /, 'no stack trace')
     const nowhere = await replay(['--symbols', '000001.SZ'])
     assert.equal(nowhere.status, 1)
     assert.match(nowhere.stderr, /give one of --ingest URL \(with --key or MDQ_INGEST_KEY\) or --serve-stream PORT/)

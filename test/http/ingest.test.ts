@@ -583,7 +583,7 @@ function base(): QuoteSnapshot {
 /** The first weekday after `day` (days since the epoch). */
 function laterWeekday(day: number): number {
   let d = day + 1
-  while (isoWeekday(d) > 5) d++
+  while (isoWeekday(d) >= 5) d++
   return d
 }
 function at(h: number, m: number): number {
