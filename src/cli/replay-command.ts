@@ -7,7 +7,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander'
 import { performance } from 'node:perf_hooks'
 import { MdqError } from '../domain/errors.js'
 import { parseSymbol } from '../domain/market.js'
-import { daysFromCivil } from '../domain/time-zone.js'
+import { civilFromDays, daysFromCivil } from '../domain/time-zone.js'
 import { pushQuotes } from '../replay/ingest-client.js'
 import { paced } from '../replay/pacer.js'
 import { planReplay } from '../replay/replay-plan.js'
@@ -33,7 +33,12 @@ interface ReplayFlags {
 function localDay(value: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)
   if (!m) throw new InvalidArgumentError('must be a date YYYY-MM-DD')
-  return daysFromCivil(Number(m[1]), Number(m[2]), Number(m[3]))
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const day = daysFromCivil(y, mo, d)
+  const back = civilFromDays(day)
+  if (back.year !== y || back.month !== mo || back.day !== d)
+    throw new InvalidArgumentError(`${value} is not a calendar date`)
+  return day
 }
 
 const positive = (what: string) => (value: string) => {
@@ -46,18 +51,20 @@ const whole = (value: string) => {
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number >= 1')
   return n
 }
-const symbolList = (value: string) =>
-  value
+const symbolList = (value: string) => {
+  const named = value
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-    .map((s) => {
-      try {
-        return parseSymbol(s).symbol
-      } catch (err) {
-        throw new InvalidArgumentError(err instanceof MdqError ? err.message : String(err))
-      }
-    })
+  if (named.length === 0) throw new InvalidArgumentError('must name at least one symbol')
+  return named.map((s) => {
+    try {
+      return parseSymbol(s).symbol
+    } catch (err) {
+      throw new InvalidArgumentError(err instanceof MdqError ? err.message : String(err))
+    }
+  })
+}
 
 export function registerReplay(program: Command): void {
   program

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { MARKETS, parseSymbol } from '../domain/market.js'
+import { asciiUpperCase, MARKETS, parseSymbol } from '../domain/market.js'
 import type { QuoteSnapshot } from '../domain/minute-bars.js'
 
 /** A snapshot as TickFlow's `Quote` (the SDK's generated_model.py), what on_quotes hands over. */
@@ -63,14 +63,29 @@ export async function startStreamServer(host: string, port: number): Promise<Str
         try {
           msg = JSON.parse(String(data)) as typeof msg
         } catch {
-          return ws.send(JSON.stringify({ op: 'error', message: 'not JSON' }))
+          return ws.send(JSON.stringify({ op: 'error', code: 400, message: 'not JSON' }))
         }
         const list = Array.isArray(msg.symbols) ? msg.symbols.filter((s): s is string => typeof s === 'string') : []
         if (msg.channel !== 'quotes')
-          return ws.send(JSON.stringify({ op: 'error', message: 'only the quotes channel is replayed' }))
-        if (msg.op === 'subscribe') for (const s of list) symbols.add(s.toUpperCase())
-        else if (msg.op === 'unsubscribe') for (const s of list) symbols.delete(s.toUpperCase())
-        ws.send(JSON.stringify({ op: 'subscribed', channel: 'quotes', symbols: [...symbols], total: symbols.size }))
+          return ws.send(JSON.stringify({ op: 'error', code: 400, message: 'only the quotes channel is replayed' }))
+        if (msg.op !== 'subscribe' && msg.op !== 'unsubscribe')
+          return ws.send(JSON.stringify({ op: 'error', code: 400, message: "op must be 'subscribe' or 'unsubscribe'" }))
+        const subscribing = msg.op === 'subscribe'
+        const named = list.map((s) => asciiUpperCase(s))
+        // Unsubscribing: the symbols it held (mdq's own stream answers those).
+        const gone = subscribing ? [] : named.filter((s) => symbols.has(s))
+        for (const s of named) {
+          if (subscribing) symbols.add(s)
+          else symbols.delete(s)
+        }
+        ws.send(
+          JSON.stringify({
+            op: subscribing ? 'subscribed' : 'unsubscribed',
+            channel: 'quotes',
+            symbols: subscribing ? named : gone,
+            total: symbols.size,
+          }),
+        )
         if (symbols.size > 0) firstSubscription()
       })
     })

@@ -9,7 +9,9 @@ import { barCount, sliceBars } from '../../src/domain/bars.js'
 import { MARKETS } from '../../src/domain/market.js'
 import { DAY_MS, daysFromCivil, isoWeekday } from '../../src/domain/time-zone.js'
 import { SqliteMarketStore } from '../../src/store/sqlite/sqlite-market-store.js'
+import { startStreamServer } from '../../src/replay/stream-server.js'
 import { spawnServe, type ServeProcess } from '../helpers/serve-process.js'
+import { StreamClient, streamUrl } from '../helpers/stream-client.js'
 import { demoDb, getJson, type KlinesData } from '../helpers/server.js'
 import { MDQ_BIN, runMdq, tempDir } from '../helpers/store-files.js'
 
@@ -108,6 +110,36 @@ describe('mdq replay', () => {
         [wanted[i], wantedAfter[i]].some((w) => w[0] === days[0] && w[1] === days[1]),
         `${symbol}: days ${days} (wanted ${wanted[i]})`,
       )
+    }
+  })
+
+  it("--serve-stream answers subscribe and unsubscribe as mdq's stream does, and a bad op with an error of code 400", async () => {
+    const stream = await startStreamServer('127.0.0.1', 0)
+    const client = await StreamClient.open(streamUrl(`http://127.0.0.1:${stream.port}`, 'any'))
+    try {
+      assert.deepEqual(
+        await client.request({ op: 'subscribe', channel: 'quotes', symbols: ['600000.sh', 'AAPL.US'] }),
+        {
+          op: 'subscribed',
+          channel: 'quotes',
+          symbols: ['600000.SH', 'AAPL.US'],
+          total: 2,
+        },
+      )
+      assert.deepEqual(
+        await client.request({ op: 'unsubscribe', channel: 'quotes', symbols: ['AAPL.US', 'MSFT.US'] }),
+        {
+          op: 'unsubscribed',
+          channel: 'quotes',
+          symbols: ['AAPL.US'],
+          total: 1,
+        },
+      )
+      const bad = await client.request({ op: 'subscribe', channel: 'depth', symbols: ['600000.SH'] })
+      assert.deepEqual([bad.op, bad.code], ['error', 400])
+    } finally {
+      client.ws.terminate()
+      await stream.close()
     }
   })
 
