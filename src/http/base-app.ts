@@ -113,7 +113,9 @@ export function createApp(opts: BaseAppOptions): BaseApp {
   const allowed = new Map<string, string[]>()
   const routes: { method: string; url: string; schema?: unknown }[] = []
   registeredRoutes.set(app, routes)
+  let finished = false
   app.addHook('onRoute', (route) => {
+    if (finished) return // finish's 405s: answers for the methods no route has, not routes of their own
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema })
     guardIntegerParams(route)
     if (!listsAllowed(route.url)) return
@@ -139,7 +141,8 @@ export function createApp(opts: BaseAppOptions): BaseApp {
   })
 
   const finish = () => {
-    for (const [url, methods] of [...allowed]) {
+    finished = true
+    for (const [url, methods] of allowed) {
       const allow = ALL_METHODS.filter((m) => methods.includes(m))
       app.route({
         method: ALL_METHODS.filter((m) => !methods.includes(m)),
