@@ -1,4 +1,5 @@
 /** @module Parsing one CSV field into a checked value; every failure names file, line and column. */
+import { isUtf8 } from 'node:buffer'
 import { MdqError } from '../domain/errors.js'
 import { MARKETS, parseSymbol, type Market, type SymbolParts } from '../domain/market.js'
 import { MIN_EPOCH_MS } from '../domain/epoch-ms.js'
@@ -36,7 +37,13 @@ export class FieldReader {
 
   text(col: number | undefined): string {
     if (col === undefined) return ''
-    return fieldText(this.#bytes, this.#bounds[this.#base + 2 * col], this.#bounds[this.#base + 2 * col + 1])
+    const s = this.#bounds[this.#base + 2 * col]
+    const e = this.#bounds[this.#base + 2 * col + 1]
+    const text = fieldText(this.#bytes, s, e)
+    // Decoding puts U+FFFD for each byte that is not UTF-8: such text would be stored garbled.
+    if (text.includes('\uFFFD') && !isUtf8(this.#bytes.subarray(s, e)))
+      return this.fail(col, 'is not UTF-8 text (files are read as UTF-8: convert it first, e.g. iconv -f GBK -t UTF-8)')
+    return text
   }
 
   /** A finite number; `fallback` when the column is absent or the field empty (undefined = required). */

@@ -57,7 +57,7 @@ export async function importFile(
       kind === 'bars'
         ? await importBars(tracked, { store, writer }, opts, progress)
         : kind === 'instruments'
-          ? await importInstruments(tracked, writer)
+          ? await importInstruments(tracked, { store, writer })
           : kind === 'ex-factors'
             ? await importExFactors(tracked, { store, writer })
             : kind === 'universes'

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { barCount } from '../domain/bars.js'
@@ -68,6 +69,49 @@ describe('imports', () => {
       assert.deepEqual(events, [{ timestamp: bars.timestamp[2], exFactor: 10.3 / 9.1 }])
       assert.equal(barCount(await s.readBars({ symbol: '600000.SH', period: '1m', limit: 10 })), 2)
     })
+  })
+
+  it('an instruments file sets the fields of its columns and keeps the stored ones of the columns it lacks', async () => {
+    const before = dumpStore(db, { withMeta: false })
+    const lots = writeCsv(join(dir, 'lots.csv'), 'symbol,lot_size,limit_up', ['600000.SH,200,'])
+    await withStore(async (s) => {
+      const [was] = await s.readInstruments(['600000.SH'])
+      await importFile(s, 'instruments', lots, daily)
+      const [now] = await s.readInstruments(['600000.SH'])
+      // lot_size set, limit_up cleared (an empty field), every other field as stored.
+      assert.deepEqual(now, { ...was, lotSize: 200, limitUp: null })
+      assert.equal(now.name, '浦发银行')
+    })
+    // Put back as it was for the tests after this one.
+    await withStore((s) => importFile(s, 'instruments', join(dir, 'instruments.csv'), daily))
+    await withStore(async (s) => {
+      const cleared = writeCsv(join(dir, 'lots-back.csv'), 'symbol,lot_size', ['600000.SH,'])
+      await importFile(s, 'instruments', cleared, daily)
+    })
+    assert.equal(dumpStore(db, { withMeta: false }), before)
+  })
+
+  it('text that is not UTF-8 (a GBK file) aborts naming file:line:column, and stores nothing', async () => {
+    const gbk = join(dir, 'gbk.csv')
+    // 浦发银行 in GBK: bytes that are not UTF-8.
+    writeFileSync(
+      gbk,
+      Buffer.concat([
+        Buffer.from('symbol,name\n600000.SH,'),
+        Buffer.from([0xc6, 0xd6, 0xb7, 0xa2, 0xd2, 0xf8, 0xd0, 0xd0]),
+        Buffer.from('\n'),
+      ]),
+    )
+    const before = dumpStore(db)
+    await withStore(async (s) => {
+      const err = await importFile(s, 'instruments', gbk, daily).then(
+        () => assert.fail('the import should fail'),
+        (e: unknown) => e,
+      )
+      assert.ok(err instanceof MdqError, String(err))
+      assert.match(err.message, /gbk\.csv:2:2: is not UTF-8 text \(files are read as UTF-8: convert it first/)
+    })
+    assert.equal(dumpStore(db), before)
   })
 
   it('importing the same rows again changes nothing', async () => {

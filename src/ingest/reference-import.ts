@@ -3,7 +3,6 @@ import { exFactorOfAction, referencePrice, type CorporateAction, type ExFactorEv
 import { isSecurityType, SECURITY_TYPES, type Instrument } from '../domain/instrument.js'
 import { MARKETS } from '../domain/market.js'
 import { civilFromDays, formatCivil } from '../domain/time-zone.js'
-import type { StoreWriter } from '../store/market-store.js'
 import type { ImportCounts, ImportTarget } from './import-target.js'
 import { columnsOf, LAYOUTS } from './columns.js'
 import type { CsvFile } from './csv-reader.js'
@@ -13,7 +12,12 @@ import { ImportError } from './import-error.js'
 
 const counts = (): ImportCounts => ({ rows: 0, skipped: 0, symbols: 0, events: 0 })
 
-export async function importInstruments(file: CsvFile, writer: StoreWriter): Promise<ImportCounts> {
+/**
+ * Instruments by symbol: the columns the file has set their fields (an empty field clears one); the
+ * columns it leaves out keep what the store holds for a known symbol (a file of `symbol,lot_size`
+ * changes lot sizes alone).
+ */
+export async function importInstruments(file: CsvFile, { store, writer }: ImportTarget): Promise<ImportCounts> {
   const cols = columnsOf(file, LAYOUTS.instruments)
   const r = new FieldReader(file)
   const out = new Map<string, Instrument>()
@@ -56,9 +60,42 @@ export async function importInstruments(file: CsvFile, writer: StoreWriter): Pro
       })
     }
   }
-  await writer.putInstruments([...out.values()])
+  await writer.putInstruments(await keepingAbsentColumns([...out.values()], cols, store))
   c.symbols = out.size
   return c
+}
+
+/** The instrument fields and the columns that set them. */
+const INSTRUMENT_COLUMNS = {
+  name: 'name',
+  type: 'type',
+  listingDate: 'listing_date',
+  tickSize: 'tick_size',
+  totalShares: 'total_shares',
+  floatShares: 'float_shares',
+  limitUp: 'limit_up',
+  limitDown: 'limit_down',
+  nameEn: 'name_en',
+  lotSize: 'lot_size',
+} as const satisfies Partial<Record<keyof Instrument, string>>
+
+/** `read`, with each field whose column the file lacks taken from the stored instrument, if any. */
+async function keepingAbsentColumns(
+  read: Instrument[],
+  cols: Readonly<Record<string, number | undefined>>,
+  store: ImportTarget['store'],
+): Promise<Instrument[]> {
+  const fields = Object.keys(INSTRUMENT_COLUMNS) as (keyof typeof INSTRUMENT_COLUMNS)[]
+  const absent = fields.filter((field) => cols[INSTRUMENT_COLUMNS[field]] === undefined)
+  if (absent.length === 0 || read.length === 0) return read
+  const stored = new Map((await store.readInstruments(read.map((x) => x.symbol))).map((x) => [x.symbol, x]))
+  return read.map((x) => {
+    const held = stored.get(x.symbol)
+    if (held === undefined) return x
+    const kept = { ...x }
+    for (const field of absent) Object.assign(kept, { [field]: held[field] })
+    return kept
+  })
 }
 
 /** Shared loop of the two event formats: symbol must be known, ex_date a date; `factor` gives f. */
