@@ -24,7 +24,7 @@ export function registerCopy(program: Command): void {
       process.stdout.write(
         `copied ${displayLocation(from)} to ${displayLocation(to)}: ${n(s.instruments)} instruments, ` +
           `${n(s.bars['1d'])} daily and ${n(s.bars['1m'])} minute bars, ${n(s.events)} ex-factor events, ` +
-          `${n(s.universes)} universes in ${s.seconds.toFixed(1)} s\n` +
+          `${n(s.statements)} statement versions, ${n(s.universes)} universes in ${s.seconds.toFixed(1)} s\n` +
           `API keys are not copied: create the new store's with mdq keys create --store ${displayLocation(to)}\n`,
       )
     })

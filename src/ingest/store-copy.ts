@@ -1,21 +1,27 @@
 /**
- * @module `mdq copy`: every instrument with its bars and ex-factors, and every imported universe, from
- * one store into an empty one, in one all-or-nothing write (moving a SQLite store into ClickHouse).
+ * @module `mdq copy`: every instrument with its bars, ex-factors and financial statements, and every
+ * imported universe, from one store into an empty one, in one all-or-nothing write (moving a SQLite
+ * store into ClickHouse).
  */
 import { performance } from 'node:perf_hooks'
 import { barCount } from '../domain/bars.js'
 import { MdqError } from '../domain/errors.js'
+import { STATEMENTS } from '../domain/financials.js'
 import { STORED_PERIODS, type StoredPeriod } from '../domain/period.js'
 import type { MarketStore, StoreWriter } from '../store/market-store.js'
 import { withCheckpoints, type ImportCheckpoint } from './import-target.js'
 
 /** Bars read and written at a time: 100,000 bars are 6.4 MB of columns, so memory stays bounded. */
 export const COPY_PAGE_BARS = 100_000
+/** Symbols whose statements are read at a time. */
+const STATEMENT_SYMBOLS = 500
 
 export interface CopySummary {
   readonly instruments: number
   readonly bars: Readonly<Record<StoredPeriod, number>>
   readonly events: number
+  /** Versions of statements (every version of every period of the five statements). */
+  readonly statements: number
   readonly universes: number
   readonly seconds: number
 }
@@ -35,8 +41,9 @@ async function copySeries(source: MarketStore, writer: StoreWriter, symbol: stri
 
 /**
  * Copies what the source serves: its instruments with their bars (1m and 1d, from which every other
- * period is derived) and ex-factor events, and its imported universes. Bars or events of a symbol
- * without an instrument are never served, and are not copied. The source is read in one snapshot
+ * period is derived), ex-factor events and every version of their statements, and its imported
+ * universes. Bars, events or statements of a symbol without an instrument are never served, and are
+ * not copied. The source is read in one snapshot
  * (where the backend has them), so an import committing meanwhile is copied whole or not at all.
  * Refuses a target that holds instruments or universes; nothing is visible there until the commit.
  */
@@ -59,6 +66,7 @@ export async function copyStore(
     const exFactors = await source.readExFactors(symbols)
     const bars: Record<StoredPeriod, number> = { '1m': 0, '1d': 0 }
     let events = 0
+    let statements = 0
     const begun = await target.beginWrite()
     const writer = checkpoint ? withCheckpoints(begun, checkpoint) : begun
     try {
@@ -70,6 +78,15 @@ export async function copyStore(
         await writer.putExFactors(symbol, list)
         events += list.length
       }
+      for (const statement of STATEMENTS)
+        for (let i = 0; i < symbols.length; i += STATEMENT_SYMBOLS)
+          for (const [symbol, records] of await source.readFinancials(
+            statement,
+            symbols.slice(i, i + STATEMENT_SYMBOLS),
+          )) {
+            await writer.putFinancials({ statement, symbol, records })
+            statements += records.length
+          }
       if (universes.length > 0) await writer.putUniverses(universes)
       await writer.commit()
     } catch (err) {
@@ -80,6 +97,7 @@ export async function copyStore(
       instruments: instruments.length,
       bars,
       events,
+      statements,
       universes: universes.length,
       seconds: (performance.now() - t0) / 1000,
     }

@@ -4,6 +4,7 @@
 // and universe request over HTTP byte for byte as the SQLite store does, on the demo data and on a
 // store of real data. A SQLite copy of a SQLite store holds the very same chunks.
 import assert from 'node:assert/strict'
+import { copyFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { after, before, describe } from 'node:test'
@@ -15,12 +16,13 @@ import { answer } from '../helpers/deployments.js'
 import { buildRealStore, REAL_STORE_SKIP, WATCH_UNIVERSE } from '../helpers/real-store.js'
 import { clickhouseServer, requires } from '../helpers/requirements.js'
 import { demoDb, startServer, type TestServer } from '../helpers/server.js'
-import { damagedCopy, dumpStore, runMdq, spawnMdq, tempDir } from '../helpers/store-files.js'
+import { damagedCopy, dumpStore, runMdq, spawnMdq, tempDir, writeCsv } from '../helpers/store-files.js'
 import { until } from '../helpers/wait.js'
 
 const need = requires(clickhouseServer())
 const needReal = requires(clickhouseServer(), REAL_STORE_SKIP)
-const DEMO_SUMMARY = '10 instruments, 27,648 daily and 57,600 minute bars, 171 ex-factor events, 0 universes'
+const DEMO_SUMMARY =
+  '10 instruments, 27,648 daily and 57,600 minute bars, 171 ex-factor events, 0 statement versions, 0 universes'
 
 async function query(cluster: ClickHouseCluster, sql: string): Promise<string> {
   const r = await fetch(`${cluster.servers[0].httpUrl}/`, { method: 'POST', body: sql })
@@ -158,11 +160,21 @@ describe('mdq copy from SQLite into a two-shard ClickHouse cluster', () => {
     },
   )
 
-  need.it('a SQLite copy of a SQLite store holds the same chunks, rows and universes', async () => {
+  need.it('a SQLite copy of a SQLite store holds the same chunks, rows, statements and universes', async () => {
+    const source = join(dir, 'with-statements.db')
+    copyFileSync(demo, source)
+    const income = writeCsv(join(dir, 'income.csv'), 'symbol,period_end,announce_date,revenue,net_income', [
+      '600519.SH,2019-12-31,2020-03-28,88854338485.11,41206471014.43',
+      '600519.SH,2019-12-31,2020-04-30,88854338485.12,41206471014.43',
+    ])
+    assert.equal(runMdq(['--db', source, 'import', 'financials', 'income', income]).status, 0)
     const copy = join(dir, 'copy.db')
-    const r = runMdq(['copy', '--from', demo, '--to', `sqlite:${copy}`])
+    const r = runMdq(['copy', '--from', source, '--to', `sqlite:${copy}`])
     assert.equal(r.status, 0, r.stderr)
-    assert.equal(dumpStore(copy, { withMeta: false }), dumpStore(demo, { withMeta: false }))
+    assert.match(r.stdout, / 2 statement versions, /)
+    const dumped = dumpStore(copy, { withMeta: false })
+    assert.match(dumped, /88854338485\.12/)
+    assert.equal(dumped, dumpStore(source, { withMeta: false }))
   })
 })
 
