@@ -266,6 +266,51 @@ describe('clickhouse vacuum compaction on one server', () => {
     },
   )
 
+  need.it(
+    'a delete of minutes: their rows go, their tombstone stays (the stored rollups hold them), answers stay after a restart',
+    async () => {
+      const url = server.storeUrl('deleted_minutes')
+      const symbol = S[1]
+      const minutes = sessionMinutes('SH', tradingDays('SH', 19_000, 3))
+      const reads = async (m: ClickHouseMarketStore) =>
+        JSON.stringify(
+          await Promise.all(
+            (['1m', '5m', '15m', '60m'] as const).map(async (period) =>
+              rowsOfBars(await m.readBars({ symbol, period, limit: 1000 })),
+            ),
+          ),
+        )
+      const first = await open(url)
+      let expected: string
+      try {
+        await first.market.write({ bars: [{ symbol, period: '1m', bars: walkBars(minutes, [0.4, 0.2]) }] })
+        // The last day from 10:30 on, and so part of its 10:00-11:00 hour.
+        await first.market.write({
+          deleteBars: [{ symbol, period: '1m', fromMs: minutes[240 * 2 + 60], toMs: minutes.at(-1)! }],
+        })
+        expected = await reads(first.market)
+        assert.equal(JSON.parse(expected)[0].length, 240 * 2 + 60)
+        const report = await first.market.compact({ graceMs: 0 })
+        assert.deepEqual(report, { supersededRows: 0, hiddenRows: 180, tombstones: 0, pending: false })
+        await until(
+          'the removals to reach the disk',
+          async () =>
+            (await query(server.httpUrl, `SELECT count() FROM deleted_minutes.bars WHERE period = '1m'`)) === '540',
+        )
+        assert.equal(await query(server.httpUrl, 'SELECT count() FROM deleted_minutes.deletes'), '1')
+      } finally {
+        await closeStores(first)
+      }
+      // A process started after the vacuum reads the store as it is now.
+      const second = await open(url)
+      try {
+        assert.equal(await reads(second.market), expected)
+      } finally {
+        await closeStores(second)
+      }
+    },
+  )
+
   need.it('a re-import of minutes leaves one row a key on disk, its rollup rows too; the answers stay', async () => {
     const { market, keys } = await open(server.storeUrl('minutes'))
     const symbol = S[0]

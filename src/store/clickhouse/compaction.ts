@@ -130,13 +130,22 @@ export async function compact(
       `SELECT import_id FROM imports WHERE NOT ${C} GROUP BY import_id HAVING countIf(state = 'vacuumed') = 0 ORDER BY import_id LIMIT 1`,
     )
   ).map((r) => BigInt(r[0]!))[0]
-  const removable = tombs.filter((x) => (open === undefined || BigInt(x.importId) < open) && !kept.has(x))
+  const removable = tombs.filter(
+    (x) => (open === undefined || BigInt(x.importId) < open) && !kept.has(x) && !rollsUpItsDays(x),
+  )
   if (removable.length)
     await meta.command(
       `ALTER TABLE deletes DELETE WHERE (import_id, seq) IN (${removable.map((x) => version(x.importId, x.seq)).join(', ')})`,
     )
   return { supersededRows, hiddenRows, tombstones: removable.length, pending: false }
 }
+
+/**
+ * A tombstone of 1m bars stays once the rows it hid are gone: the stored rollups of the days it meets
+ * still hold the deleted minutes (each put stores partial rollups of its own minutes), and readers
+ * roll those days up from the 1m bars instead only while a 1m tombstone meets them (bar-reads.ts).
+ */
+const rollsUpItsDays = (x: Tomb) => x.kind === 'bars' && x.period === '1m'
 
 /** Where a live compaction left off: its X, and the imports at or below X it left out. */
 export interface LiveMark {
