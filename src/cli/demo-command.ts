@@ -37,7 +37,7 @@ export function registerDemo(program: Command): void {
     )
     .option(
       '--force',
-      "write into a store that holds data: the demo's bars and factors replace those of its ten symbols",
+      "write into a store that holds data: the demo's bars and factors merge over those of its ten symbols (a bar or event at the same time is the demo's; others stay)",
       false,
     )
     .action(async (o: { force: boolean }) => {

@@ -31,6 +31,15 @@ function scopeOf(value: string): KeyScope {
   return value
 }
 
+/** A key's name: shown in `keys list`'s tab-separated lines and in the logs, so one line of text. */
+function keyName(value: string): string {
+  const name = value.trim()
+  if (name === '' || name.length > 100) throw new InvalidArgumentError('must be 1 to 100 characters')
+  if (/[\u0000-\u001f\u007f]/.test(name))
+    throw new InvalidArgumentError('must not hold tabs, line breaks or other control characters')
+  return name
+}
+
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('manage API keys')
   const withStore = async (fn: (store: KeyStore) => Promise<void>) => {
@@ -46,7 +55,7 @@ export function registerKeys(program: Command): void {
   keys
     .command('create')
     .description('create a key; prints only the plaintext key (shown this once)')
-    .requiredOption('--name <name>', 'who or what the key is for')
+    .requiredOption('--name <name>', 'who or what the key is for (1-100 characters, no tabs or line breaks)', keyName)
     .option('--rate <rate>', 'own quota for the limited routes, e.g. 600/min', positiveRate)
     .option('--burst <n>', 'own burst size', positiveInt)
     .option(
@@ -80,7 +89,10 @@ export function registerKeys(program: Command): void {
         process.stdout.write('id\tname\tscope\tstatus\tquota\tcreated\n')
         for (const k of list) {
           const status = k.revokedMs ? `revoked ${new Date(k.revokedMs).toISOString()}` : 'active'
-          const quota = k.ratePerMin ? `${k.ratePerMin}/min burst ${k.burst ?? 'default'}` : 'default quota'
+          const quota =
+            k.ratePerMin === null && k.burst === null
+              ? 'default quota'
+              : `${k.ratePerMin === null ? 'default rate' : `${k.ratePerMin}/min`} burst ${k.burst ?? 'default'}`
           process.stdout.write(
             `${k.id}\t${k.name}\t${k.scope}\t${status}\t${quota}\t${new Date(k.createdMs).toISOString()}\n`,
           )

@@ -221,11 +221,11 @@ export function batchOfFields(fields: readonly string[]): CsvBatch {
  * one line: a quoted field may hold commas but not line breaks, as in every market-data format mdq imports.
  */
 export async function openCsv(path: string): Promise<CsvFile> {
-  const sizeBytes = (
-    await stat(path).catch(() => {
-      throw new ImportError(path, 0, 0, 'file not found or not readable')
-    })
-  ).size
+  const info = await stat(path).catch(() => {
+    throw new ImportError(path, 0, 0, 'file not found or not readable')
+  })
+  if (info.isDirectory()) throw new ImportError(path, 0, 0, 'a directory, not a CSV file')
+  const sizeBytes = info.size
   const fh = await open(path, 'r').catch(() => {
     throw new ImportError(path, 0, 0, 'file not found or not readable')
   })

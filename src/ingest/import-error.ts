@@ -8,6 +8,7 @@ export class ImportError extends MdqError {
     readonly column: number,
     readonly reason: string,
   ) {
-    super('BAD_IMPORT', `${file}:${line}:${column}: ${reason}`)
+    // Line 0: the file as a whole (not found, a directory, a line too long to find the end of).
+    super('BAD_IMPORT', line > 0 ? `${file}:${line}:${column}: ${reason}` : `${file}: ${reason}`)
   }
 }

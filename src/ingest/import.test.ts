@@ -206,6 +206,13 @@ describe('imports', () => {
       /:2:2: type 'stonk' is not one of stock, etf/,
     ],
     [
+      'rights issue without its price',
+      'symbol,ex_date,rights_ratio,rights_price',
+      ['600000.SH,2024-01-04,0.3,'],
+      'actions',
+      /:2:3: a rights issue needs its rights_price/,
+    ],
+    [
       'action with no bar before it',
       'symbol,ex_date,cash_dividend',
       ['600000.SH,2020-01-03,0.1'],

@@ -171,6 +171,9 @@ export function importActions(file: CsvFile, target: ImportTarget): Promise<Impo
       splitRatio: nonNegative('split_ratio', 1),
     }
     if (action.splitRatio === 0) r.fail(at.split_ratio!, 'split_ratio must be positive')
+    // A rights issue is bought at its price: none given would be read as free shares (a bonus issue).
+    if (action.rightsRatio > 0 && r.text(at.rights_price) === '')
+      r.fail(at.rights_ratio!, 'a rights issue needs its rights_price (a bonus issue without one is bonus_ratio)')
     const before = await target.store.readBars({ symbol, period: '1d', toMs: ts - 1, limit: 1 })
     if (before.close.length === 0)
       r.fail(

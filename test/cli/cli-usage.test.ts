@@ -70,5 +70,14 @@ describe('mdq usage', () => {
     const lines = mdq('keys', 'list').stdout.split('\n')
     assert.equal(lines[0], 'id\tname\tscope\tstatus\tquota\tcreated')
     assert.match(lines[1], /^1\tme\tread\tactive\t1200\/min burst default\t\d{4}-\d\d-\d\dT[\d:.]+Z$/)
+    // A burst of its own without a rate of its own shows too.
+    assert.equal(mdq('keys', 'create', '--name', 'bursty', '--burst', '3').status, 0)
+    assert.match(mdq('keys', 'list').stdout.split('\n')[2], /^2\tbursty\tread\tactive\tdefault rate burst 3\t/)
+    // A name is one line of text.
+    for (const bad of ['', 'a\tb', 'a\nb']) {
+      const r = mdq('keys', 'create', '--name', bad)
+      assert.equal(r.status, 1, JSON.stringify(bad))
+      assert.match(r.stderr, /--name/)
+    }
   })
 })

@@ -43,6 +43,34 @@ before(() => {
   imported('ex-factors', 'symbol,ex_date,ex_factor\nAAPL.US,2020-08-31,4.0\n')
 })
 
+describe('files and stores that are not what they should be', () => {
+  it('a directory, or no such file, is one line naming it (no position), and nothing is stored', () => {
+    const before = dumpStore(db)
+    for (const [path, reason] of [
+      [dir, 'a directory, not a CSV file'],
+      [join(dir, 'nope.csv'), 'file not found or not readable'],
+    ]) {
+      const r = runMdq(['--db', db, 'import', 'bars', path])
+      assert.equal(r.status, 1)
+      assert.equal(r.stderr, `mdq: ${path}: ${reason}\n`)
+    }
+    assert.equal(dumpStore(db), before)
+  })
+
+  it('a store that is not an SQLite file, or is a directory, is one line naming it', () => {
+    const junk = join(dir, 'junk.db')
+    writeFileSync(junk, 'not a database\n')
+    for (const [store, reason] of [
+      [junk, 'not an SQLite store file'],
+      [dir, 'cannot be opened (a directory, or no permission?)'],
+    ]) {
+      const r = runMdq(['--db', store, 'migrate'])
+      assert.equal(r.status, 1)
+      assert.equal(r.stderr, `mdq: ${store}: ${reason}\n`)
+    }
+  })
+})
+
 describe('line ends, header names and epoch digits', () => {
   it('refuses a CR-only (old Mac) file at line 1 instead of reading it as one header line', () => {
     refused(

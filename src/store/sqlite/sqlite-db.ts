@@ -16,23 +16,38 @@ export interface OpenOptions {
 
 export function openDb(path: string, options: OpenOptions = {}): Db {
   if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, {
-    readonly: options.readonly ?? false,
-    fileMustExist: options.readonly ?? false,
-    timeout: 10_000,
-  })
-  if (!options.readonly) {
-    // A new file keeps a map of its pages so that the pages rewrites free can be given back to the
-    // file system (`PRAGMA incremental_vacuum`); only settable before the first page is written.
-    if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL')
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
+  let db: Db | undefined
+  try {
+    db = new Database(path, {
+      readonly: options.readonly ?? false,
+      fileMustExist: options.readonly ?? false,
+      timeout: 10_000,
+    })
+    if (!options.readonly) {
+      // A new file keeps a map of its pages so that the pages rewrites free can be given back to the
+      // file system (`PRAGMA incremental_vacuum`); only settable before the first page is written.
+      if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL')
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = NORMAL')
+    }
+    // Chunk BLOBs span overflow-page chains: reading them through mmap instead of one pread per page
+    // made a range query 2.6x faster here (95 -> 36 us). The mapping is address space, filled lazily.
+    db.pragma(`mmap_size = ${MAP_BYTES}`)
+    db.pragma('cache_size = -65536')
+    return db
+  } catch (err) {
+    db?.close()
+    throw openFailure(path, err)
   }
-  // Chunk BLOBs span overflow-page chains: reading them through mmap instead of one pread per page
-  // made a range query 2.6x faster here (95 -> 36 us). The mapping is address space, filled lazily.
-  db.pragma(`mmap_size = ${MAP_BYTES}`)
-  db.pragma('cache_size = -65536')
-  return db
+}
+
+/** A failure to open `path`: not an SQLite file, or not a file at all (a directory, no permission), as one line naming it. */
+export function openFailure(path: string, err: unknown): unknown {
+  if (!(err instanceof Database.SqliteError)) return err
+  if (err.code === 'SQLITE_NOTADB') return new MdqError('STORE_UNAVAILABLE', `${path}: not an SQLite store file`)
+  if (err.code === 'SQLITE_CANTOPEN')
+    return new MdqError('STORE_UNAVAILABLE', `${path}: cannot be opened (a directory, or no permission?)`)
+  return err
 }
 
 export function schemaVersion(db: Db): number {

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import { existsSync, statSync } from 'node:fs'
 import { isKeyScope, type ApiKeyRecord, type KeyScope, type KeyStore } from '../key-store.js'
 import { KEY_MIGRATIONS } from './schema.js'
-import { guarded, migrate, openDb, tableExists, type Db } from './sqlite-db.js'
+import { guarded, migrate, openDb, openFailure, tableExists, type Db } from './sqlite-db.js'
 import { keepReserve, orDiskFull, withReserve } from './disk-room.js'
 
 interface KeyRow {
@@ -100,9 +100,17 @@ export class SqliteKeyStore implements KeyStore {
    */
   adoptLegacyKeys(storePath: string): number {
     if (storePath === ':memory:' || !existsSync(storePath) || statSync(storePath).size === 0) return 0
-    const legacy = new Database(storePath, { fileMustExist: true, timeout: 10_000 })
+    let legacy: Db | undefined
+    let legacyKeys: boolean
     try {
-      if (!tableExists(legacy, 'api_keys')) return 0
+      legacy = new Database(storePath, { fileMustExist: true, timeout: 10_000 })
+      legacyKeys = tableExists(legacy, 'api_keys')
+    } catch (err) {
+      legacy?.close()
+      throw openFailure(storePath, err)
+    }
+    try {
+      if (!legacyKeys) return 0
       const rows = legacy.prepare<[], Omit<KeyRow, 'scope'>>('SELECT * FROM api_keys ORDER BY id').all()
       this.#db.transaction(() => {
         for (const r of rows) this.#st.adopt.run(r)
