@@ -35,7 +35,7 @@ function scopeOf(value: string): KeyScope {
 function keyName(value: string): string {
   const name = value.trim()
   if (name === '' || name.length > 100) throw new InvalidArgumentError('must be 1 to 100 characters')
-  if (/[\u0000-\u001f\u007f]/.test(name))
+  if ([...name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
     throw new InvalidArgumentError('must not hold tabs, line breaks or other control characters')
   return name
 }
