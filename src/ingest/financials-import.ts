@@ -85,6 +85,12 @@ export async function importFinancials(
       const values: Record<string, number | null> = {}
       for (const { name, col } of cols.fields) {
         const x = r.number(col, name, NaN)
+        // Stored as a double: a value with more digits than one keeps would be stored as another number.
+        if (!Number.isNaN(x) && decimalKey(r.text(col)) !== decimalKey(String(x)))
+          r.fail(
+            col!,
+            `${name} ${r.text(col)} has more digits than mdq keeps exactly (it would be ${x}); round it to 15 significant digits`,
+          )
         values[name] = Number.isNaN(x) ? null : x
       }
       let versions = bySymbol.get(symbol)
@@ -101,4 +107,18 @@ export async function importFinancials(
     await writer.putFinancials({ statement, symbol, records })
   }
   return { rows, skipped: 0, symbols: bySymbol.size, events: 0 }
+}
+
+/** A decimal's value as its significant digits and exponent (`-12.30` and `-1.23e1` alike), to compare two spellings of a number. */
+export function decimalKey(text: string): string {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim())
+  if (!m) return text
+  const fraction = m[3] ?? ''
+  let digits = (m[2] + fraction).replace(/^0+/, '')
+  if (digits === '') return '0'
+  let exponent = Number(m[4] ?? 0) - fraction.length
+  const trailing = digits.length - digits.replace(/0+$/, '').length
+  digits = digits.slice(0, digits.length - trailing)
+  exponent += trailing
+  return `${m[1] === '-' ? '-' : ''}${digits}e${exponent}`
 }

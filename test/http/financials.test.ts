@@ -228,6 +228,12 @@ describe('financial statements', () => {
       [
         'income',
         INCOME,
+        ['600519.SH,2020-12-31,2021-03-31,12345678901234567890.123,2,3'],
+        /:2:4: revenue 12345678901234567890\.123 has more digits than mdq keeps exactly \(it would be 12345678901234567000\)/,
+      ],
+      [
+        'income',
+        INCOME,
         ['600519.SH,2020-02-30,2021-03-31,1,2,3'],
         /:2:2: period_end '2020-02-30' is not a calendar date/,
       ],
