@@ -119,6 +119,13 @@ export function registerImport(program: Command): void {
         if (o.format !== 'mdq' && command.getOptionValueSource('priceScale') === 'cli')
           throw new InvalidArgumentError(`--price-scale: the ${o.format} format converts its own units`)
         const periodGiven = command.getOptionValueSource('period') === 'cli'
+        // An option of bars given for another kind would be silently ignored: refused instead.
+        const barsOnly = ['period', 'symbol', 'stamp', 'priceScale', 'outsideSessions', 'deriveExFactors'] as const
+        const misplaced = barsOnly.filter((name) => command.getOptionValueSource(name) === 'cli')
+        if (kind !== 'bars' && o.format === 'mdq' && misplaced.length > 0)
+          throw new InvalidArgumentError(
+            `${misplaced.map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} ${misplaced.length === 1 ? 'applies' : 'apply'} to bars only, not to ${kind}`,
+          )
         if (o.replace && kind !== 'bars' && kind !== 'financials')
           throw new InvalidArgumentError(
             '--replace applies to bars and financials only (correct other data with mdq delete)',

@@ -7,6 +7,7 @@ import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME, MIN_PRICE } from '../domain/value-bo
 import { columnsOf, LAYOUTS } from './columns.js'
 import type { CsvFile } from './csv-reader.js'
 import { FieldReader, inSession, isWeekday, marketOfParts } from './fields.js'
+import { ImportError } from './import-error.js'
 
 /** What reading rows needs of the import's options (plain data: it crosses to a worker). */
 export interface BarRowOptions {
@@ -114,6 +115,14 @@ export const wholeMinuteReason = (text: string): string => `minute bar time ${te
 export function barColumns(file: CsvFile, opts: BarRowOptions) {
   const fixed: SymbolParts | undefined = opts.symbol ? parseSymbol(opts.symbol, '--symbol') : undefined
   const cols = columnsOf(file, LAYOUTS.bars, fixed ? ['--symbol'] : [])
+  // Which would name the rows' symbol? Neither is taken over the other unsaid.
+  if (fixed && cols.symbol !== undefined)
+    throw new ImportError(
+      file.path,
+      1,
+      cols.symbol + 1,
+      `the file has a symbol column and --symbol ${opts.symbol} was given: --symbol is for files without one`,
+    )
   return { cols, fixed }
 }
 

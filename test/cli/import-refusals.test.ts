@@ -57,6 +57,23 @@ describe('files and stores that are not what they should be', () => {
     assert.equal(dumpStore(db), before)
   })
 
+  it('a bars option that would be ignored is refused: --symbol beside a symbol column, bar options for other kinds', () => {
+    refused(
+      'bars',
+      'symbol,time,open,high,low,close,volume\n600000.SH,2024-01-03,10,11,9,10,100\n',
+      /:1:1: the file has a symbol column and --symbol 600519\.SH was given: --symbol is for files without one$/m,
+      '--symbol',
+      '600519.SH',
+    )
+    const file = join(dir, 'ef-flags.csv')
+    writeFileSync(file, 'symbol,ex_date,ex_factor\nAAPL.US,2020-08-31,4.0\n')
+    const before = dumpStore(db)
+    const r = runMdq(['--db', db, 'import', 'ex-factors', file, '--symbol', 'AAPL.US', '--period', '1m'])
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^mdq: .*--period, --symbol apply to bars only, not to ex-factors/)
+    assert.equal(dumpStore(db), before)
+  })
+
   it('a store that is not an SQLite file, or is a directory, is one line naming it', () => {
     const junk = join(dir, 'junk.db')
     writeFileSync(junk, 'not a database\n')
