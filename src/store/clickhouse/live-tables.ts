@@ -26,43 +26,27 @@ export const liveQuoteRow = (q: LiveQuote): (string | number)[] => [q.symbol, q.
 
 export const depthRow = (d: MarketDepth): (string | number)[] => [d.symbol, d.timestamp, depthJson(d)]
 
-/** The newest committed row of each symbol (newest import, then its newest operation). */
-async function newest(
+/** The newest committed row of each of `symbols` that has one (newest import, then its newest operation), read by `of`. */
+async function newest<T>(
   meta: Connection,
   s: Snapshot,
   table: string,
   column: string,
   symbols: readonly string[],
-): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
+  of: (symbol: string, json: string) => T,
+): Promise<Map<string, T>> {
+  const out = new Map<string, T>()
   if (symbols.length === 0) return out
   const rows = await meta.rows(
     `SELECT symbol, argMax(${column}, (import_id, seq)) FROM ${table}
-     WHERE symbol IN (${sql.list(symbols.map(sql.str))}) AND ${s.visibleSql} GROUP BY symbol`,
+     WHERE symbol IN (${sql.list([...new Set(symbols)].map(sql.str))}) AND ${s.visibleSql} GROUP BY symbol`,
   )
-  for (const [symbol, json] of rows) out.set(symbol!, json!)
+  for (const [symbol, json] of rows) out.set(symbol!, of(symbol!, json!))
   return out
 }
 
-export async function readLiveQuotes(
-  meta: Connection,
-  s: Snapshot,
-  symbols: readonly string[],
-): Promise<Map<string, LiveQuote>> {
-  const out = new Map<string, LiveQuote>()
-  for (const [symbol, json] of await newest(meta, s, 'live_quotes', 'quote', [...new Set(symbols)])) {
-    out.set(symbol, liveQuoteOf(symbol, json))
-  }
-  return out
-}
+export const readLiveQuotes = (meta: Connection, s: Snapshot, symbols: readonly string[]) =>
+  newest(meta, s, 'live_quotes', 'quote', symbols, liveQuoteOf)
 
-export async function readDepths(
-  meta: Connection,
-  s: Snapshot,
-  symbols: readonly string[],
-): Promise<Map<string, MarketDepth>> {
-  const out = new Map<string, MarketDepth>()
-  for (const [symbol, json] of await newest(meta, s, 'live_depth', 'depth', [...new Set(symbols)]))
-    out.set(symbol, depthOf(symbol, json))
-  return out
-}
+export const readDepths = (meta: Connection, s: Snapshot, symbols: readonly string[]) =>
+  newest(meta, s, 'live_depth', 'depth', symbols, depthOf)
