@@ -9,6 +9,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { after, before, describe } from 'node:test'
 import { ADJUSTS } from '../../src/domain/adjust.js'
+import { STATEMENTS } from '../../src/domain/financials.js'
 import { PERIODS } from '../../src/domain/period.js'
 import { openStores } from '../../src/store/backends.js'
 import { ClickHouseCluster } from '../helpers/clickhouse.js'
@@ -66,6 +67,7 @@ function requestsOf(symbols: readonly string[], universes: readonly string[]): s
     '/v1/exchanges/US/instruments',
     '/v1/universes',
     ...universes.map((id) => `/v1/universes/${id}`),
+    ...STATEMENTS.map((statement) => `/v1/financials/${statement}?symbols=${list}&latest=false`),
   ]
 }
 
@@ -134,7 +136,7 @@ describe('mdq copy from SQLite into a two-shard ClickHouse cluster', () => {
         new RegExp(`^copied ${demo} to clickhouse://.*/demo_copy\\?cluster=\\w+: ${DEMO_SUMMARY} in `),
       )
       assert.match(copied.stdout, /\nAPI keys are not copied: create the new store's with mdq keys create --store /)
-      assert.equal(await compareServed(demo, target, []), 10 * PERIODS.length * ADJUSTS.length + 6)
+      assert.equal(await compareServed(demo, target, []), 10 * PERIODS.length * ADJUSTS.length + 6 + STATEMENTS.length)
 
       const again = runMdq(['copy', '--from', demo, '--to', target])
       assert.equal(again.status, 1)
@@ -196,8 +198,11 @@ describe('mdq copy of a real-data store into a two-shard ClickHouse cluster', ()
     assert.equal(r.status, 0, r.stderr)
     assert.match(
       r.stdout,
-      /: 6 instruments, [\d,]+ daily and [\d,]+ minute bars, \d+ ex-factor events, 1 universes in /,
+      /: 6 instruments, [\d,]+ daily and [\d,]+ minute bars, \d+ ex-factor events, [1-9]\d* statement versions, 1 universes in /,
     )
-    assert.equal(await compareServed(real, target, [WATCH_UNIVERSE]), 6 * PERIODS.length * ADJUSTS.length + 7)
+    assert.equal(
+      await compareServed(real, target, [WATCH_UNIVERSE]),
+      6 * PERIODS.length * ADJUSTS.length + 7 + STATEMENTS.length,
+    )
   })
 })

@@ -41,13 +41,20 @@ export function openDb(path: string, options: OpenOptions = {}): Db {
   }
 }
 
-/** A failure to open `path`: not an SQLite file, or not a file at all (a directory, no permission), as one line naming it. */
+/**
+ * A failure to open `path`: not an SQLite file, or not a file at all (a directory, no permission),
+ * worded for the operator and naming the path (the CLI prints it as one line). Its SQLite code stays:
+ * an answer to a client names that alone, never a path (backends.ts, openMarketInWorker).
+ */
 export function openFailure(path: string, err: unknown): unknown {
   if (!(err instanceof Database.SqliteError)) return err
-  if (err.code === 'SQLITE_NOTADB') return new MdqError('STORE_UNAVAILABLE', `${path}: not an SQLite store file`)
-  if (err.code === 'SQLITE_CANTOPEN')
-    return new MdqError('STORE_UNAVAILABLE', `${path}: cannot be opened (a directory, or no permission?)`)
-  return err
+  const reason =
+    err.code === 'SQLITE_NOTADB'
+      ? 'not an SQLite store file'
+      : err.code === 'SQLITE_CANTOPEN'
+        ? 'cannot be opened (a directory, or no permission?)'
+        : undefined
+  return reason === undefined ? err : Object.assign(new Error(`${path}: ${reason}`), { code: err.code })
 }
 
 export function schemaVersion(db: Db): number {
