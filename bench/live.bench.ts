@@ -447,12 +447,73 @@ function cpuPerSnapshot(pid: number, threads0: Map<number, number>, own0: NodeJS
   }
 }
 
-/** The response cache's misses so far on the server at `base` (its /metrics). */
-async function cacheMisses(base: string): Promise<number> {
+/** The response cache's counter `name` (misses, stale) so far on the server at `base` (its /metrics). */
+async function cacheCount(base: string, name: 'misses' | 'stale'): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text()
-  const m = /^mdq_response_cache_misses_total (\d+)/m.exec(text)
-  if (!m) throw new Error('no mdq_response_cache_misses_total on /metrics')
+  const m = new RegExp(`^mdq_response_cache_${name}_total (\\d+)`, 'm').exec(text)
+  if (!m) throw new Error(`no mdq_response_cache_${name}_total on /metrics`)
   return Number(m[1])
+}
+const cacheMisses = (base: string) => cacheCount(base, 'misses')
+
+/** `--stale-while-revalidate` of the server in C's last part: a stand-in at most this old. */
+const STALE_MS = 1000
+
+/**
+ * The paced reads at the market's own pace again, on a server with `--stale-while-revalidate`: a
+ * store of its own (the full market, a few minutes of the day pushed first), the same quiet
+ * baseline (paced at half its own quiet rate), then the feed spread at the market's pace.
+ */
+async function standInsAtMarketPace(fm: FullMarketStore, live: LiveDay) {
+  const db = copyStore(fm.db, tmp, 'stand-ins')
+  const feedKey = await ingestKey(db)
+  const mdq = await startMdqWithIngest(
+    ['--db', db],
+    ['--rate-limit', 'off', '--stale-while-revalidate', String(STALE_MS)],
+  )
+  try {
+    await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 0, 4)
+    await atRest(db, 240_000)
+    const { cached, uncached } = readLoads(fm)
+    await wrkLoad(mdq.url, fm.key, cached, 1)
+    await wrkLoad(mdq.url, fm.key, uncached, 1)
+    const pace = {
+      cached: (await wrkLoad(mdq.url, fm.key, cached, SECONDS)).perS / 2,
+      uncached: (await wrkLoad(mdq.url, fm.key, uncached, SECONDS)).perS / 2,
+    }
+    const quiet = {
+      cached: await wrkLoad(mdq.url, fm.key, cached, SECONDS, 32, { perS: pace.cached }),
+      uncached: await wrkLoad(mdq.url, fm.key, uncached, SECONDS, 32, { perS: pace.uncached }),
+    }
+    let m = 4
+    const fedAt = async (files: WrkFiles, perS: number) => {
+      let done = false
+      const feed = feedAtPace(
+        mdq.ingest,
+        feedKey,
+        live,
+        () => (m < live.minuteMs.length ? m++ : undefined),
+        () => done,
+        'spread',
+        undefined,
+        1,
+      )
+      const l = await wrkLoad(mdq.url, fm.key, files, SECONDS, 32, { perS })
+      done = true
+      await feed
+      return l
+    }
+    const [misses0, stale0] = [await cacheMisses(mdq.url), await cacheCount(mdq.url, 'stale')]
+    const cachedFed = await fedAt(cached, pace.cached)
+    const counts = {
+      computed: (await cacheMisses(mdq.url)) - misses0,
+      standIns: (await cacheCount(mdq.url, 'stale')) - stale0,
+    }
+    const fed = { cached: cachedFed, uncached: await fedAt(uncached, pace.uncached) }
+    return { quiet, fed, counts }
+  } finally {
+    await stopServer(mdq)
+  }
 }
 
 /**
@@ -808,6 +869,18 @@ try {
       (importGrowth / dayBars).toFixed(1),
       `${(importUsed / dayBars).toFixed(1)} in pages in use`,
       `ratio ${(liveGrowth / importGrowth).toFixed(2)} / ${(liveUsed / importUsed).toFixed(2)} (goal <= 1.2)`,
+    )
+
+    // The same reads at the market's pace, answers computed again in the background meanwhile.
+    const standIns = await standInsAtMarketPace(fm, live)
+    readRows(
+      `  paced, at the market's own pace, with --stale-while-revalidate ${STALE_MS} (a server of its own)`,
+      standIns.fed,
+      standIns.quiet,
+    )
+    row(
+      '    cached: stand-ins sent, answers computed in the background',
+      `${standIns.counts.standIns} / ${standIns.counts.computed} of ${standIns.fed.cached.requests} reads`,
     )
 
     // D. End of day: one daily bar per symbol.

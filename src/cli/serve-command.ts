@@ -43,6 +43,14 @@ function writeEveryMs(value: string): number {
   return n
 }
 
+/** --stale-while-revalidate: whole milliseconds 0..60000. */
+function staleMs(value: string): number {
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 60_000)
+    throw new InvalidArgumentError('must be a whole number of milliseconds 0..60000 (0 = off)')
+  return n
+}
+
 function megabytes(value: string): number {
   const n = Number(value)
   if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number of megabytes >= 0')
@@ -71,6 +79,15 @@ export function registerServe(program: Command): void {
           .env('MDQ_CACHE_MB')
           .default(64)
           .argParser(megabytes),
+      )
+      .addOption(
+        new Option(
+          '--stale-while-revalidate <ms>',
+          "once a push or an import changes a cached answer's data, send that answer while its new one is computed in the background, if it was known current at most ms ago (0 = off: every answer waits for its data's)",
+        )
+          .env('MDQ_STALE_WHILE_REVALIDATE_MS')
+          .default(0)
+          .argParser(staleMs),
       )
       .addOption(
         new Option(
@@ -165,6 +182,7 @@ export function registerServe(program: Command): void {
     logLevel: string
     logFormat: LogFormat
     cacheMb: number
+    staleWhileRevalidate: number
     rateLimit: number
     burst: number
     redisUrl?: string

@@ -26,6 +26,8 @@ export interface ServeConfig {
   readonly logFormat: LogFormat
   /** Response cache size in MB (0 disables). */
   readonly cacheMb: number
+  /** How long a cached answer may stand in for its newer one being computed (ms; 0 = never). */
+  readonly staleWhileRevalidate: number
   /** Default quota of keys without their own, requests per minute and burst. */
   readonly rateLimit: number
   readonly burst: number
@@ -140,6 +142,7 @@ export async function serve(config: ServeConfig): Promise<{ readonly ingestUrl?:
     metrics,
     logger,
     responseCacheBytes: config.cacheMb * 1024 * 1024,
+    staleWhileRevalidateMs: config.staleWhileRevalidate,
     rateLimit:
       config.rateLimit === 0
         ? undefined

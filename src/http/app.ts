@@ -48,6 +48,8 @@ export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger']
   /** Bytes of answers kept for repeated requests (default 64 MB; 0 disables). */
   readonly responseCacheBytes?: number
+  /** How long after an answer was last known current it may be sent while its data's newer answer is computed (default 0: never; ResponseCache). */
+  readonly staleWhileRevalidateMs?: number
   /** Rate limiting of the spec's limited routes; absent = none (tests of other concerns). */
   readonly rateLimit?: RateLimitOptions
   /** Timeouts and caps of the HTTP server (DEFAULT_HTTP_LIMITS for what is not given). */
@@ -130,7 +132,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const store = sharedVersions(timed, versions)
   const contexts = new SymbolContexts(store)
   const runner = opts.runner ?? inThreadRunner(store, contexts)
-  const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, { memory: new AnswerMemory(runner.written) })
+  const cache = new ResponseCache(opts.responseCacheBytes ?? 64 << 20, {
+    memory: new AnswerMemory(runner.written),
+    staleMs: opts.staleWhileRevalidateMs ?? 0,
+  })
   metrics.watch(cache, opts.store, runner)
   watchStreams(metrics.registry, hub, connections)
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))

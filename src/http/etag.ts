@@ -8,7 +8,7 @@ import type { MarketStore } from '../store/market-store.js'
 import { compress, type Encoding } from '../encode/compression.js'
 import { compressOptions, requestedEncoding } from './compression.js'
 import { gzipBeside } from '../encode/gzip-member.js'
-import type { ResponseCache } from '../runner/response-cache.js'
+import type { Production, ResponseCache } from '../runner/response-cache.js'
 
 /** Digests of recent GET URLs: clients repeat their requests, and hashing is per-request work. Bounded in characters held. */
 const digests = new LRUCache<string, string>({
@@ -78,16 +78,26 @@ export async function sendWithEtag(
   reply: FastifyReply,
   store: MarketStore,
   cache: ResponseCache,
-  produce: () => Promise<string | Buffer | Readable>,
+  produce: (how?: Production) => Promise<string | Buffer | Readable>,
   /** The symbol of a one-symbol answer (as the client gave it): the tag takes that symbol's version, which other symbols' live appends leave. */
   symbol?: string,
 ): Promise<FastifyReply> {
   const canonical = symbol === undefined ? undefined : canonicalOrUndefined(symbol)
   const versions = await store.readVersions()
   const version = canonical === undefined ? versions.data : versions.of(canonical)
-  const tag = `W/"${version}-${requestDigest(req)}"`
-  const matches = matchesTag(req.headers['if-none-match'], tag)
+  const request = requestDigest(req)
+  const tag = `W/"${version}-${request}"`
+  const ifNoneMatch = req.headers['if-none-match']
+  const matches = matchesTag(ifNoneMatch, tag)
   if (matches && cache.has(tag)) return reply.code(304).header('ETag', tag).send()
+  // A client that holds the new tag wants the new answer: no stand-in for it.
+  const standIn = matches ? undefined : cache.standIn(request, tag, produce)
+  if (standIn !== undefined) {
+    reply.header('ETag', standIn.tag)
+    if (matchesTag(ifNoneMatch, standIn.tag)) return reply.code(304).send()
+    reply.type(JSON_TYPE)
+    return sendCached(req, reply, cache, { tag: standIn.tag }, standIn.body)
+  }
   const body = await cache.answer(tag, produce)
   reply.header('ETag', tag)
   if (matches) {
@@ -96,7 +106,7 @@ export async function sendWithEtag(
   }
   reply.type(JSON_TYPE)
   return Buffer.isBuffer(body) && cache.maxBytes > 0
-    ? sendCached(req, reply, cache, { version, tag, symbol: canonical }, body)
+    ? sendCached(req, reply, cache, { tag, current: { version, symbol: canonical, request } }, body)
     : reply.send(body)
 }
 
@@ -104,19 +114,26 @@ export async function sendWithEtag(
  * A cached answer, compressed as the client accepts: the compressed bytes are cached beside the
  * plain ones (under the tag plus the encoding), so a repeated request is never compressed again; a
  * gzip member the runner made with the answer (gzipBeside) is kept rather than made here.
- * The app's fast path (fast-answers.ts) is told, so it can send the repeats itself.
+ * The app's fast path (fast-answers.ts) is told of an answer `current` at its data version (not of a
+ * stand-in), so it can send the repeats itself.
  */
 function sendCached(
   req: FastifyRequest,
   reply: FastifyReply,
   cache: ResponseCache,
-  sent: { readonly version: string; readonly tag: string; readonly symbol: string | undefined },
+  sent: {
+    readonly tag: string
+    readonly current?: { readonly version: string; readonly symbol: string | undefined; readonly request: string }
+  },
   body: Buffer,
 ): FastifyReply {
-  const { tag } = sent
+  const { tag, current } = sent
   const compressible = body.length >= compressOptions.threshold
   const encoding = compressible ? requestedEncoding(req.headers) : undefined
-  req.server.fastAnswers?.remember(req, reply, { ...sent, encoding, compressible })
+  if (current !== undefined) {
+    const latest = cache.confirm(current.request, tag)
+    req.server.fastAnswers?.remember(req, reply, { ...current, tag, latest, encoding, compressible })
+  }
   reply.headers(answerHeaders(tag, encoding, compressible))
   if (encoding === undefined) {
     cache.memory.writing(body, reply.raw)

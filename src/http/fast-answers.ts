@@ -28,7 +28,7 @@ import {
 } from './rate-limit.js'
 import { answerHeaders, matchesTag } from './etag.js'
 import { loggedUrl } from './request-log.js'
-import type { ResponseCache } from '../runner/response-cache.js'
+import type { Latest, ResponseCache } from '../runner/response-cache.js'
 import { TurnEndResponse } from './turn-writes.js'
 import { Connections } from './connections.js'
 import { answerSilentConnection } from './errors.js'
@@ -48,6 +48,8 @@ interface Held {
   /** The canonical symbol of a one-symbol answer, whose version `version` is; else `version` is the data version. */
   readonly symbol: string | undefined
   readonly tag: string
+  /** The request's newest answer as the cache knows it (stand-ins on): each send here confirms it current. */
+  readonly latest: Latest | undefined
   /** The cache key of the bytes sent: the tag, or the tag and the encoding. */
   readonly bytesKey: string
   /** The headers Fastify sends with the 200, as it names and orders them (content-length aside). */
@@ -64,6 +66,8 @@ export interface SentAnswer {
   readonly tag: string
   /** See Held. */
   readonly symbol: string | undefined
+  /** See Held. */
+  readonly latest: Latest | undefined
   readonly encoding: Encoding | undefined
   /** Large enough to be compressed (answerHeaders). */
   readonly compressible: boolean
@@ -120,6 +124,7 @@ export class FastAnswers {
       version: sent.version,
       symbol: sent.symbol,
       tag: sent.tag,
+      latest: sent.latest,
       bytesKey: sent.encoding === undefined ? sent.tag : `${sent.tag} ${sent.encoding}`,
       headers: answerHeaders(sent.tag, sent.encoding, sent.compressible),
       operation: req.limitedAs,
@@ -208,8 +213,11 @@ export class FastAnswers {
     start: number,
   ): boolean {
     const version = held.symbol === undefined ? versions.data : versions.of(held.symbol)
-    if (this.opts.closing() || version !== held.version) return false
     const { cache } = this.opts
+    const current = version === held.version
+    // At a newer version, the held answer may still stand in while its successor is computed (response-cache.ts).
+    if (this.opts.closing() || (!current && !(held.latest?.tag === held.tag && cache.standsIn(held.latest))))
+      return false
     const limitHeaders = outcome !== undefined && 'decision' in outcome ? rateLimitHeaders(outcome.decision) : undefined
     let status: number
     if (matchesTag(req.headers['if-none-match'], held.tag)) {
@@ -226,6 +234,7 @@ export class FastAnswers {
       res.end(body)
     }
     this.answered++
+    if (current && held.latest?.tag === held.tag) held.latest.confirmedMs = cache.now()
     res.once('finish', () => {
       const ms = performance.now() - start
       const line = { method: 'GET', url: held.loggedUrl, route: held.route, status, ms, keyId: key.id }

@@ -145,6 +145,14 @@ export class Metrics {
       },
     })
     new Gauge({
+      name: 'mdq_response_cache_stale_total',
+      help: 'Cached answers sent while the answer of their newer data was computed (--stale-while-revalidate)',
+      registers,
+      collect() {
+        this.set(cache.stale)
+      },
+    })
+    new Gauge({
       name: 'mdq_response_cache_bytes',
       help: 'Memory held by cached answers',
       registers,

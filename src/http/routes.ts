@@ -10,7 +10,7 @@ import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
 import { gzipOnSend, wantsGzip } from './compression.js'
 import type { AnswerUse, QueryRunner } from '../runner/query-runner.js'
-import type { ResponseCache } from '../runner/response-cache.js'
+import type { Production, ResponseCache } from '../runner/response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import {
   AsOfQuery,
@@ -91,15 +91,20 @@ export function checkRange(start?: number, end?: number): void {
  * one, the answer for this request alone, handed back by the cache once the response is written (or
  * was not needed: a 304); a client that takes gzip may get it gzipped by the runner (the route's
  * onSend is gzipOnSend). A response that never finishes (the client left) leaves its memory to the GC.
+ * `how`: the cache's, for an answer it computes in the background.
  */
 export async function uncachedAnswer(
   req: FastifyRequest,
   reply: FastifyReply,
   cache: ResponseCache,
   answer: (use: AnswerUse) => Promise<Buffer>,
+  how?: Production,
 ): Promise<Buffer> {
   const kept = cache.maxBytes > 0
-  const body = await answer(wantsGzip(req) ? { gzip: kept ? 'beside' : 'instead' } : {})
+  const body = await answer({
+    ...(wantsGzip(req) && { gzip: kept ? 'beside' : 'instead' }),
+    ...(how?.background && { background: true }),
+  })
   if (!kept) cache.memory.passing(body, reply.raw)
   return body
 }
@@ -129,17 +134,22 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
         reply,
         store,
         cache,
-        () =>
-          uncachedAnswer(req, reply, cache, (use) =>
-            runner.answer(
-              {
-                kind: 'klines',
-                symbol: q.symbol,
-                period: q.period,
-                range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
-              },
-              use,
-            ),
+        (how) =>
+          uncachedAnswer(
+            req,
+            reply,
+            cache,
+            (use) =>
+              runner.answer(
+                {
+                  kind: 'klines',
+                  symbol: q.symbol,
+                  period: q.period,
+                  range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
+                },
+                use,
+              ),
+            how,
           ),
         q.symbol,
       )

@@ -147,9 +147,14 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
         reply,
         store,
         cache,
-        () =>
-          uncachedAnswer(req, reply, cache, (use) =>
-            runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count, ...asOf }, use),
+        (how) =>
+          uncachedAnswer(
+            req,
+            reply,
+            cache,
+            (use) =>
+              runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count, ...asOf }, use),
+            how,
           ),
         q.symbol,
       )

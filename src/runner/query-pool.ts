@@ -58,6 +58,15 @@ const workerYoungMb = (store: Pick<StoreCapabilities, 'blockingReads'>) => (stor
  */
 const SPARE_BYTES = 16 << 20
 
+/**
+ * The nice value of the worker that computes answers in the background (AnswerUse's `background`):
+ * the cached answers sent meanwhile, the query threads' answers and the feed take the CPU first.
+ * Measured with the cached load at the market's pace (docs/benchmarks.md, "live"): with the stand-ins'
+ * answers computed on the query threads at their priority the p99 stayed well above the same load's
+ * with the read symbols left out of the feed; at nice 10, about at it.
+ */
+const BACKGROUND_NICE = 10
+
 /** The default of --workers: one per core. */
 export const defaultWorkers = (): number => availableParallelism()
 
@@ -91,13 +100,19 @@ export function poolRunner(
 ): QueryRunner {
   // Each worker's event loop keeps running between tasks (it waits on its port, never in Atomics.wait):
   // the store's background timers (ClickHouse health pings, snapshot polling) must run there.
-  const pool = new WorkerPool<WorkerTask, WorkerResult, ArrayBuffer[]>({
-    filename: new URL('./query-worker.js', import.meta.url),
-    threads: workers,
-    tasksPerThread: store.blockingReads ? 1 : WAITING_TASKS_PER_WORKER,
-    resourceLimits: { maxYoungGenerationSizeMb: workerYoungMb(store) },
-    workerData: config,
-  })
+  const workersOf = (threads: number, data: WorkerConfig) =>
+    new WorkerPool<WorkerTask, WorkerResult, ArrayBuffer[]>({
+      filename: new URL('./query-worker.js', import.meta.url),
+      threads,
+      tasksPerThread: store.blockingReads ? 1 : WAITING_TASKS_PER_WORKER,
+      resourceLimits: { maxYoungGenerationSizeMb: workerYoungMb(store) },
+      workerData: data,
+    })
+  const pool = workersOf(workers, config)
+  /** One worker at a lower priority for answers no request waits on, started at the first. */
+  let background: ReturnType<typeof workersOf> | undefined
+  const poolFor = (task: WorkerTask) =>
+    task.background ? (background ??= workersOf(1, { ...config, nice: BACKGROUND_NICE })) : pool
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
   /** Written answers' memory, for the workers to write batch groups and handed-back answers into again (see SPARE_BYTES). */
@@ -114,7 +129,7 @@ export function poolRunner(
     const given: ArrayBuffer[] = []
     for (let n = task.encoding === 'gzip-beside' ? 2 : 1; n > 0 && spares.length > 0; n--) given.push(spares.pop()!)
     for (const spare of given) spareBytes -= spare.byteLength
-    const result = await pool.run(task, given.length > 0 ? { value: given, transfer: given } : undefined)
+    const result = await poolFor(task).run(task, given.length > 0 ? { value: given, transfer: given } : undefined)
     for (const [operation, seconds] of result.reads) observe(operation, seconds)
     if ('error' in result) throw fromErrorData(result.error)
     if (main && result.version !== version) return undefined // rare: just after an import
@@ -164,7 +179,11 @@ export function poolRunner(
     answer: (task: AnswerTask, use?: AnswerUse) =>
       main && !store.blockingReads
         ? inMainThread(main.store, main.contexts, task)
-        : bytes({ ...task, ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }) }),
+        : bytes({
+            ...task,
+            ...(use?.gzip && { encoding: `gzip-${use.gzip}` as const }),
+            ...(use?.background && { background: true }),
+          }),
     batch: (task: BatchTask) => inOrder(task, bytes),
     deflatedBatch: (task: BatchTask) => inOrder(task, deflated),
     written(piece: Buffer) {
@@ -180,6 +199,6 @@ export function poolRunner(
     useMainStore: (store, contexts) => void (main = { store, contexts }),
     queueSize: () => pool.queueSize,
     onStoreReads: (observer) => void (observe = observer),
-    close: () => pool.destroy(),
+    close: async () => void (await Promise.all([pool.destroy(), background?.destroy()])),
   }
 }

@@ -52,6 +52,12 @@ export interface AnswerUse {
    * may come attached, for the cache to keep next to it.
    */
   readonly gzip?: 'instead' | 'beside'
+  /**
+   * Computed for the response cache while its previous answer stands in (stale-while-revalidate):
+   * no request waits on it, so a runner may give it a thread of lower priority than the answers
+   * being sent meanwhile.
+   */
+  readonly background?: true
 }
 
 /** Where uncached klines answers are computed; auth, limits, the cache and cheap answers never come here. */

@@ -18,6 +18,7 @@ import { SymbolContexts } from '../query/symbol-context.js'
 import type { MarketStore } from '../store/market-store.js'
 import { openMarketInWorker, type StoreLocation } from '../store/backends.js'
 import { serveTasks, type TaskResult } from './worker-pool.js'
+import { lowerThreadPriority } from './thread-priority.js'
 
 /** Where the worker's store is: the locations the main thread parsed (plain data, cloned to the worker). */
 export interface WorkerConfig {
@@ -25,6 +26,8 @@ export interface WorkerConfig {
   readonly keys?: StoreLocation
   /** How this worker deflates gzip pieces (default the JS Huffman-only coder): the compression bench compares them. */
   readonly coder?: PieceCoder
+  /** This thread's nice value (Linux; default that of the process): the background worker's (query-pool.ts). */
+  readonly nice?: number
 }
 /**
  * How a task's bytes come back: `deflate`, as a raw deflate piece (gzip-member.ts) with the plain
@@ -34,7 +37,8 @@ export interface WorkerConfig {
  * @fastify/compress would leave it). Unset: plain.
  */
 export type WorkerEncoding = 'deflate' | `gzip-${NonNullable<AnswerUse['gzip']>}`
-export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding }
+/** `background`: AnswerUse's (query-pool.ts runs it on its worker of lower priority). */
+export type WorkerTask = (AnswerTask | BatchTask) & { readonly encoding?: WorkerEncoding; readonly background?: true }
 /** A store read the task made: its operation (as mdq_store_read_duration_seconds labels it) and seconds. */
 export type StoreRead = readonly [operation: string, seconds: number]
 /**
@@ -169,6 +173,8 @@ async function run(task: WorkerTask): Promise<TaskResult<WorkerResult>> {
   }
 }
 
+const { nice } = workerData as WorkerConfig
+if (nice !== undefined) lowerThreadPriority(nice)
 // Spares: memory of bytes written out (a task's bytes are written into memory made for reuse, which
 // may come back), given with a task to one worker, for whatever task it runs next.
 serveTasks(run, (given: ArrayBuffer[]) => given.forEach(keep))

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
+import { Readable } from 'node:stream'
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
@@ -158,5 +159,151 @@ describe('ResponseCache: memory of answers that left it goes back to the runner'
     cache.set('a', ownAnswer(30_000, 1, 40_960))
     cache.set('b', pooled)
     assert.equal(cache.bytes, 40_960 + pooled.length)
+  })
+})
+
+describe('ResponseCache: stand-ins while a newer answer is computed (stale-while-revalidate)', () => {
+  /** A cache of stand-ins up to 1,000 ms old on a clock the test moves, and a gate for background computations. */
+  function standInCache(staleMs = 1000) {
+    let now = 0
+    const cache = new ResponseCache(1 << 20, { staleMs, clock: () => now })
+    return { cache, advance: (ms: number) => (now += ms) }
+  }
+  const gated = () => {
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    return { gate, release }
+  }
+  /** Computes and sends `tag` as the request's current answer, as etag.ts does. */
+  async function sent(cache: ResponseCache, request: string, tag: string, fill: number): Promise<void> {
+    await cache.answer(tag, async () => ownAnswer(10, fill))
+    cache.confirm(request, tag)
+  }
+
+  it('is off by default: a newer version waits on its own answer', async () => {
+    const cache = new ResponseCache(1 << 20)
+    await sent(cache, 'r', 'v1', 1)
+    assert.equal(
+      cache.standIn('r', 'v2', async () => assert.fail('computed')),
+      undefined,
+    )
+    assert.equal(cache.stale, 0)
+  })
+
+  it('sends the previous answer with its own tag while the new one is computed once, in the background; then the new one is held', async () => {
+    const { cache, advance } = standInCache()
+    await sent(cache, 'r', 'v1', 1)
+    advance(999)
+    const { gate, release } = gated()
+    let computed = 0
+    const produce = async () => {
+      computed++
+      await gate
+      return ownAnswer(10, 2)
+    }
+    const first = cache.standIn('r', 'v2', produce)
+    assert.equal(first?.tag, 'v1')
+    assert.ok(first.body.equals(Buffer.alloc(10, 1)))
+    const second = cache.standIn('r', 'v2', async () => assert.fail('a second computation of v2'))
+    assert.equal(second?.tag, 'v1', 'still the stand-in while v2 is computed')
+    const latest = cache.confirm('r', 'v1', -1)! // an older confirmation changes nothing
+    assert.equal(latest.tag, 'v1')
+    assert.equal(cache.standsIn(latest), true, "the fast path's held v1 stands in too")
+    assert.equal(cache.stale, 3)
+    await until(() => computed === 1, 'v2 computed')
+    release()
+    await until(() => cache.has('v2'), 'v2 held')
+    assert.equal(
+      cache.standIn('r', 'v2', async () => assert.fail('computed again')),
+      undefined,
+      'v2 is held',
+    )
+    assert.equal(latest.tag, 'v2')
+    assert.equal(cache.standsIn(latest), false, 'nothing is being computed: v2 is current')
+    // v2 is now the request's latest: the next version's stand-in is v2's answer.
+    const third = cache.standIn('r', 'v3', async () => ownAnswer(10, 3))
+    assert.equal(third?.tag, 'v2')
+    assert.ok(third.body.equals(Buffer.alloc(10, 2)))
+  })
+
+  it('sends no stand-in known current longer ago than its bound: the request computes its own answer', async () => {
+    const { cache, advance } = standInCache()
+    await sent(cache, 'r', 'v1', 1)
+    advance(1001)
+    assert.equal(
+      cache.standIn('r', 'v2', async () => assert.fail('computed')),
+      undefined,
+    )
+    // Each send of the current answer confirms it again: the bound counts from the last one.
+    await sent(cache, 'r', 'v1', 1)
+    advance(1000)
+    assert.equal(cache.standIn('r', 'v2', async () => ownAnswer(10, 2))?.tag, 'v1')
+  })
+
+  it('an evicted previous answer stands in for nothing', async () => {
+    let now = 0
+    const cache = new ResponseCache(100, { staleMs: 1000, clock: () => now })
+    await sent(cache, 'r', 'v1', 1)
+    await evictAll(cache, 7)
+    now += 1
+    assert.equal(
+      cache.standIn('r', 'v2', async () => assert.fail('computed')),
+      undefined,
+    )
+  })
+
+  it('a failed background computation is left for the next request past the stand-ins, which meets its error', async () => {
+    const { cache, advance } = standInCache()
+    await sent(cache, 'r', 'v1', 1)
+    let failures = 0
+    const failing = async () => {
+      failures++
+      throw new Error('store gone')
+    }
+    assert.equal(cache.standIn('r', 'v2', failing)?.tag, 'v1')
+    await until(() => failures === 1, 'the failing computation')
+    await nextTurn()
+    assert.equal(cache.has('v2'), false)
+    advance(1001)
+    assert.equal(cache.standIn('r', 'v2', failing), undefined)
+    await assert.rejects(cache.answer('v2', failing), /store gone/)
+  })
+
+  it('computes the newer answers one at a time, and skips one a later version overtook', async () => {
+    const { cache, advance } = standInCache()
+    await sent(cache, 'a', 'a1', 1)
+    await sent(cache, 'b', 'b1', 1)
+    const { gate, release } = gated()
+    const started: string[] = []
+    cache.standIn('a', 'a2', async () => {
+      started.push('a2')
+      await gate
+      return ownAnswer(10, 2)
+    })
+    cache.standIn('b', 'b2', async () => {
+      started.push('b2')
+      return ownAnswer(10, 2)
+    })
+    await until(() => started.length === 1, 'a2 started')
+    await nextTurn()
+    assert.deepEqual(started, ['a2'], "b2 waits for a2's computation")
+    // Meanwhile a request computed b's answer at a later version: b2's computation is not needed.
+    advance(1)
+    await sent(cache, 'b', 'b3', 3)
+    release()
+    await until(() => cache.has('a2'), 'a2 held')
+    await nextTurn()
+    await nextTurn()
+    assert.deepEqual(started, ['a2'])
+    assert.equal(cache.standIn('b', 'b4', async () => ownAnswer(10, 4))?.tag, 'b3', 'b3 stays the latest')
+  })
+
+  it('an answer too large to hold, computed in the background, is not kept and its stream is closed', async () => {
+    const { cache } = standInCache()
+    await sent(cache, 'r', 'v1', 1)
+    const stream = Readable.from(['x'])
+    assert.equal(cache.standIn('r', 'v2', async () => stream)?.tag, 'v1')
+    await until(() => stream.destroyed, 'the stream closed')
+    assert.equal(cache.has('v2'), false)
   })
 })

@@ -1,11 +1,21 @@
-/** @module Answers kept by ETag (data version + request) as UTF-8 bytes: an LRU bounded in the memory they hold, one computation per tag at a time. */
+/**
+ * @module Answers kept by ETag (data version + request) as UTF-8 bytes: an LRU bounded in the memory
+ * they hold, one computation per tag at a time; optionally, a request's previous answer sent while
+ * its new one is computed in the background (stale-while-revalidate, bounded in age).
+ */
 import { LRUCache } from 'lru-cache'
 import type { Readable } from 'node:stream'
+import { performance } from 'node:perf_hooks'
+import pLimit, { type LimitFunction } from 'p-limit'
 import { AnswerMemory } from './answer-memory.js'
 
 /** An answer as produced: text or bytes (kept), or a stream for answers too large to hold (never kept). */
 export type Produced = string | Buffer | Readable
-type Produce = () => Promise<Produced>
+/** How the cache asks for an answer: `background` when no request waits on it (a stand-in was sent). */
+export interface Production {
+  readonly background?: true
+}
+type Produce = (how?: Production) => Promise<Produced>
 /** What a computation hands back besides the cached value: the stream, to the request that produced it. */
 interface Flight {
   readonly produce: Produce
@@ -25,21 +35,62 @@ export const memoryHeld = (body: Buffer): number =>
 export interface ResponseCacheOptions {
   /** Where an evicted answer's memory goes back to the workers once no response is writing it; default: nowhere. */
   readonly memory?: AnswerMemory
+  /**
+   * How long after a request's answer was last known current it may still be sent while the answer
+   * of the data's newer version is computed in the background (ms; 0, the default: never, every
+   * answer waits on its own data's). Bounds how far behind the store such an answer can be.
+   */
+  readonly staleMs?: number
+  /** Background computations of newer answers at a time (default 1): they queue behind each other, not before other requests' work. */
+  readonly refreshesAtOnce?: number
+  /** Milliseconds on a monotonic clock (default performance.now): tests move it by hand. */
+  readonly clock?: () => number
+}
+
+/** The newest answer known of one request (whatever its version): its tag, and when it was last known current. */
+export interface Latest {
+  tag: string
+  confirmedMs: number
+  /** Newer answers of the request being computed in the background: while any is, `tag`'s stands in. */
+  refreshes: number
+}
+
+/** A request's previous answer, sent while its new one is computed. */
+export interface StandIn {
+  readonly tag: string
+  readonly body: Buffer
 }
 
 export class ResponseCache {
   readonly #lru: LRUCache<string, Buffer, Flight> | undefined
   /** The app's answer memory: whoever sends an answer this cache gave out tells it (`writing`). */
   readonly memory: AnswerMemory
+  /** The newest answer of each request (by its digest), for stand-ins: bounded in entries, each a few dozen bytes. */
+  readonly #latest = new LRUCache<string, Latest>({ max: 1 << 16 })
+  /** Tags whose answers are being computed in the background. */
+  readonly #refreshing = new Set<string>()
+  readonly #refresh: LimitFunction
+  readonly #staleMs: number
+  readonly #clock: () => number
   hits = 0
   misses = 0
+  /** Answers sent in place of a newer one being computed (stand-ins), each also a hit. */
+  stale = 0
 
   /** @param maxBytes 0 disables the cache. */
   constructor(
     readonly maxBytes: number,
-    { memory = new AnswerMemory() }: ResponseCacheOptions = {},
+    {
+      memory = new AnswerMemory(),
+      staleMs = 0,
+      refreshesAtOnce = 1,
+      clock = () => performance.now(),
+    }: ResponseCacheOptions = {},
   ) {
     this.memory = memory
+    this.#staleMs = maxBytes > 0 ? staleMs : 0
+    this.#clock = clock
+    this.#refresh = pLimit(refreshesAtOnce)
     this.#lru =
       maxBytes > 0
         ? new LRUCache<string, Buffer, Flight>({
@@ -92,6 +143,89 @@ export class ResponseCache {
     this.misses++
     const produced = await produce()
     return typeof produced === 'string' || Buffer.isBuffer(produced) ? bytesOf(produced) : produced
+  }
+
+  /**
+   * `request`'s previous answer, when `tag` (its answer at the data's newer version) is not held and
+   * that answer was known current at most `staleMs` ago: `tag`'s is then computed in the background
+   * (once, and queued behind other such computations). Undefined when stand-ins are off or none
+   * qualifies: the caller computes `tag`'s answer, or waits on it.
+   */
+  standIn(request: string, tag: string, produce: Produce): StandIn | undefined {
+    if (this.#staleMs <= 0 || this.#lru === undefined || this.#lru.has(tag)) return undefined
+    const latest = this.#latest.get(request)
+    if (latest === undefined || latest.tag === tag || this.#clock() - latest.confirmedMs > this.#staleMs)
+      return undefined
+    const body = this.#lru.get(latest.tag)
+    if (body === undefined) return undefined
+    if (!this.#refreshing.has(tag)) {
+      this.#refreshing.add(tag)
+      latest.refreshes++
+      const knownMs = this.#clock()
+      void this.#refresh(() => this.#compute(request, tag, knownMs, produce)).finally(() => {
+        this.#refreshing.delete(tag)
+        latest.refreshes--
+      })
+    }
+    this.hits++
+    this.stale++
+    return { tag: latest.tag, body }
+  }
+
+  /**
+   * Whether `latest`'s answer, held by the fast path, may stand in for its request now (counted): a
+   * newer one is being computed and it was known current within the bound. The full path started
+   * that computation (standIn); the fast path then sends the stand-in itself.
+   */
+  standsIn(latest: Latest): boolean {
+    if (latest.refreshes === 0 || this.#clock() - latest.confirmedMs > this.#staleMs) return false
+    this.stale++
+    return true
+  }
+
+  /**
+   * Computes `tag`'s answer into the cache (as a request would, single-flight), known current at
+   * `knownMs`; nothing when a newer answer of the request was known since (a later version's). A
+   * failure is left for the requests after the stand-ins to meet.
+   */
+  async #compute(request: string, tag: string, knownMs: number, produce: Produce): Promise<void> {
+    const latest = this.#latest.get(request)
+    if (latest !== undefined && latest.tag !== tag && latest.confirmedMs > knownMs) return
+    const flight: Flight = { produce: () => produce({ background: true }) }
+    const status: LRUCache.Status<string, Buffer, Flight> = {}
+    try {
+      const body = await this.#lru!.fetch(tag, { context: flight, status })
+      if (status.fetch === 'miss') this.misses++ // not when a request had computed it meanwhile
+      if (body !== undefined) this.confirm(request, tag, knownMs)
+      else flight.stream?.destroy() // too large to hold: no one asked for this one
+    } catch {
+      // The next request past the stand-ins' age computes it again and answers the error.
+    }
+  }
+
+  /**
+   * Records `tag` as `request`'s answer, current at `knownMs` (default now: sent at the data version
+   * it is of), unless another was known current later. The record, for a path that confirms it
+   * again itself (fast-answers.ts); undefined when stand-ins are off.
+   */
+  confirm(request: string, tag: string, knownMs = this.#clock()): Latest | undefined {
+    if (this.#staleMs <= 0) return undefined
+    const latest = this.#latest.get(request)
+    if (latest === undefined) {
+      const fresh = { tag, confirmedMs: knownMs, refreshes: 0 }
+      this.#latest.set(request, fresh)
+      return fresh
+    }
+    if (knownMs >= latest.confirmedMs) {
+      latest.tag = tag
+      latest.confirmedMs = knownMs
+    }
+    return latest
+  }
+
+  /** The clock stand-ins are aged by: the fast path confirms its answers with it. */
+  now(): number {
+    return this.#clock()
   }
 
   /** The answer of `tag` if held (a hit, as `answer` counts it), computing nothing: the fast path's read. */
