@@ -27,6 +27,9 @@
 //    imported in one file.
 // D. end of day: one daily bar for each of the 5,000 symbols through `mdq import bars --period 1d`,
 //    beside writing them by rewriting each symbol's last chunk.
+// F. C's paced reads at the market's own pace on servers of their own: without stand-ins, with
+//    `--stale-while-revalidate` (BENCH_LIVE_SQLITE=stand-ins runs F alone), and without them with the
+//    feed leaving out the cached reads' symbols (the floor), each beside its own quiet reads.
 // E. reads on a ClickHouse instance (the full market's history copied in) while another takes a feed at
 //    BENCH_LIVE_SPEED times the market's pace, beside the same reads with no feed; answers other than
 //    2xx counted (BENCH_LIVE_ANSWER=logged: A answers pushes once logged). BENCH_LIVE_CLICKHOUSE=minute
@@ -456,64 +459,92 @@ async function cacheCount(base: string, name: 'misses' | 'stale'): Promise<numbe
 }
 const cacheMisses = (base: string) => cacheCount(base, 'misses')
 
-/** `--stale-while-revalidate` of the server in C's last part: a stand-in at most this old. */
+/** `--stale-while-revalidate` of F's servers that take it: a stand-in at most this old. */
 const STALE_MS = 1000
+/** F's rounds: each variant's server started once a round, the variants in turn, so an hour's noise falls on all. */
+const STAND_IN_ROUNDS = 2
+
+/** One of F's servers: the flag, or the feed leaving out the cached load's symbols (the floor). */
+type StandInVariant = 'off' | 'on' | 'floor'
 
 /**
- * The paced reads at the market's own pace again, on a server with `--stale-while-revalidate`: a
- * store of its own (the full market, a few minutes of the day pushed first), the same quiet
- * baseline (paced at half its own quiet rate), then the feed spread at the market's pace.
+ * F: the paced reads of C at the market's own pace (the feed spread as the level-1 cadence sends it),
+ * each variant on a server and store of its own (the full market, the day's first minutes pushed
+ * first): without stand-ins, with `--stale-while-revalidate`, and without them but with the feed
+ * leaving out the cached load's 200 symbols (none of its answers computed again: the floor). Each
+ * beside its own quiet reads in the same round, paced at half its own quiet rate.
  */
-async function standInsAtMarketPace(fm: FullMarketStore, live: LiveDay) {
-  const db = copyStore(fm.db, tmp, 'stand-ins')
-  const feedKey = await ingestKey(db)
-  const mdq = await startMdqWithIngest(
-    ['--db', db],
-    ['--rate-limit', 'off', '--stale-while-revalidate', String(STALE_MS)],
-  )
-  try {
-    await pushMinutes(live, mdq.ingest, feedKey, mdq.url, fm.key, 0, 4)
-    await atRest(db, 240_000)
-    const { cached, uncached } = readLoads(fm)
-    await wrkLoad(mdq.url, fm.key, cached, 1)
-    await wrkLoad(mdq.url, fm.key, uncached, 1)
-    const pace = {
-      cached: (await wrkLoad(mdq.url, fm.key, cached, SECONDS)).perS / 2,
-      uncached: (await wrkLoad(mdq.url, fm.key, uncached, SECONDS)).perS / 2,
-    }
-    const quiet = {
-      cached: await wrkLoad(mdq.url, fm.key, cached, SECONDS, 32, { perS: pace.cached }),
-      uncached: await wrkLoad(mdq.url, fm.key, uncached, SECONDS, 32, { perS: pace.uncached }),
-    }
-    let m = 4
-    const fedAt = async (files: WrkFiles, perS: number) => {
-      let done = false
-      const feed = feedAtPace(
-        mdq.ingest,
-        feedKey,
-        live,
-        () => (m < live.minuteMs.length ? m++ : undefined),
-        () => done,
-        'spread',
-        undefined,
-        1,
-      )
-      const l = await wrkLoad(mdq.url, fm.key, files, SECONDS, 32, { perS })
-      done = true
-      await feed
-      return l
-    }
-    const [misses0, stale0] = [await cacheMisses(mdq.url), await cacheCount(mdq.url, 'stale')]
-    const cachedFed = await fedAt(cached, pace.cached)
-    const counts = {
-      computed: (await cacheMisses(mdq.url)) - misses0,
-      standIns: (await cacheCount(mdq.url, 'stale')) - stale0,
-    }
-    const fed = { cached: cachedFed, uncached: await fedAt(uncached, pace.uncached) }
-    return { quiet, fed, counts }
-  } finally {
-    await stopServer(mdq)
+async function standIns(fm: FullMarketStore, live: LiveDay) {
+  const { cached, uncached } = readLoads(fm)
+  const readSet = new Set(cachedSymbols(fm))
+  const variants: StandInVariant[] = ['off', 'on', 'floor']
+  const states = []
+  for (const variant of variants) {
+    const db = copyStore(fm.db, tmp, `stand-ins-${variant}`)
+    states.push({ variant, db, feedKey: await ingestKey(db), next: 4 })
   }
+  console.log(
+    `\nF. stand-ins (--stale-while-revalidate ${STALE_MS}), SQLite: paced reads, the feed spread at the market's own pace`,
+  )
+  for (let round = 0; round < STAND_IN_ROUNDS; round++)
+    for (const st of states) {
+      const flags = [
+        '--rate-limit',
+        'off',
+        ...(st.variant === 'on' ? ['--stale-while-revalidate', String(STALE_MS)] : []),
+      ]
+      const mdq = await startMdqWithIngest(['--db', st.db], flags)
+      try {
+        if (round === 0) await pushMinutes(live, mdq.ingest, st.feedKey, mdq.url, fm.key, 0, st.next)
+        await atRest(st.db, 240_000)
+        await wrkLoad(mdq.url, fm.key, cached, 1)
+        await wrkLoad(mdq.url, fm.key, uncached, 1)
+        const pace = {
+          cached: (await wrkLoad(mdq.url, fm.key, cached, SECONDS)).perS / 2,
+          uncached: (await wrkLoad(mdq.url, fm.key, uncached, SECONDS)).perS / 2,
+        }
+        const quiet = {
+          cached: await wrkLoad(mdq.url, fm.key, cached, SECONDS, 32, { perS: pace.cached }),
+          uncached: await wrkLoad(mdq.url, fm.key, uncached, SECONDS, 32, { perS: pace.uncached }),
+        }
+        const keep = st.variant === 'floor' ? (symbol: string) => !readSet.has(symbol) : undefined
+        const fedAt = async (files: WrkFiles, perS: number) => {
+          let done = false
+          const next = () => (st.next < live.minuteMs.length ? st.next++ : undefined)
+          const feed = feedAtPace(mdq.ingest, st.feedKey, live, next, () => done, 'spread', keep, 1)
+          const l = await wrkLoad(mdq.url, fm.key, files, SECONDS, 32, { perS })
+          done = true
+          await feed
+          return l
+        }
+        const [misses0, stale0] = [await cacheMisses(mdq.url), await cacheCount(mdq.url, 'stale')]
+        const fedCached = await fedAt(cached, pace.cached)
+        const computed = (await cacheMisses(mdq.url)) - misses0
+        const sent = (await cacheCount(mdq.url, 'stale')) - stale0
+        const fedUncached = await fedAt(uncached, pace.uncached)
+        const title = {
+          off: 'without stand-ins',
+          on: `--stale-while-revalidate ${STALE_MS}`,
+          floor: "the floor: the feed leaving out the cached load's symbols",
+        }
+        row(`round ${round + 1}, ${title[st.variant]}`, '', '')
+        row(
+          '  cached',
+          load(fedCached),
+          `quiet ${load(quiet.cached)}`,
+          `ratio ${(fedCached.p99 / quiet.cached.p99).toFixed(2)} (goal <= 1.5)`,
+        )
+        row(
+          '  uncached',
+          load(fedUncached),
+          `quiet ${load(quiet.uncached)}`,
+          `ratio ${(fedUncached.p99 / quiet.uncached.p99).toFixed(2)} (goal <= 1.5)`,
+        )
+        row('  cached: answers computed again, stand-ins sent', `${computed}, ${sent} of ${fedCached.requests} reads`)
+      } finally {
+        await stopServer(mdq)
+      }
+    }
 }
 
 /**
@@ -575,7 +606,8 @@ try {
     `the feed: ${dayBars.toLocaleString('en-US')} 1m bars of ${MARKETS.SH.zone.isoDate(live.minuteMs[0])} as quote snapshots (${(performance.now() - t0).toFixed(0)} ms to make)`,
   )
 
-  if (process.env.BENCH_LIVE_SQLITE !== '0') {
+  const onSqlite = process.env.BENCH_LIVE_SQLITE ?? 'all'
+  if (onSqlite === 'all') {
     // A. One minute on SQLite.
     const liveDb = copyStore(fm.db, tmp, 'live')
     const liveBytes0 = storeBytes(liveDb)
@@ -871,18 +903,6 @@ try {
       `ratio ${(liveGrowth / importGrowth).toFixed(2)} / ${(liveUsed / importUsed).toFixed(2)} (goal <= 1.2)`,
     )
 
-    // The same reads at the market's pace, answers computed again in the background meanwhile.
-    const standIns = await standInsAtMarketPace(fm, live)
-    readRows(
-      `  paced, at the market's own pace, with --stale-while-revalidate ${STALE_MS} (a server of its own)`,
-      standIns.fed,
-      standIns.quiet,
-    )
-    row(
-      '    cached: stand-ins sent, answers computed in the background',
-      `${standIns.counts.standIns} / ${standIns.counts.computed} of ${standIns.fed.cached.requests} reads`,
-    )
-
     // D. End of day: one daily bar per symbol.
     const eodDb = copyStore(fm.db, tmp, 'eod')
     const eodCsv = join(tmp, 'eod.csv')
@@ -926,6 +946,7 @@ try {
       `ratio ${((eodSeconds * 1000) / eodChunkMs).toFixed(2)}`,
     )
   }
+  if (onSqlite === 'all' || onSqlite === 'stand-ins') await standIns(fm, live)
   // B. ClickHouse: pushed to one instance, read on the other.
   const onClickHouse = process.env.BENCH_LIVE_CLICKHOUSE ?? 'all'
   if (onClickHouse !== '0' && clickhouseServer() === false) {

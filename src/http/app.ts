@@ -136,6 +136,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     memory: new AnswerMemory(runner.written),
     staleMs: opts.staleWhileRevalidateMs ?? 0,
   })
+  app.addHook('onClose', async () => cache.close())
   metrics.watch(cache, opts.store, runner)
   watchStreams(metrics.registry, hub, connections)
   runner.onStoreReads?.((operation, seconds) => metrics.storeReads.observe({ operation }, seconds))

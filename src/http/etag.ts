@@ -84,6 +84,7 @@ export async function sendWithEtag(
 ): Promise<FastifyReply> {
   const canonical = symbol === undefined ? undefined : canonicalOrUndefined(symbol)
   const versions = await store.readVersions()
+  const readMs = cache.now() // when `version` was known current: an answer of it is confirmed as of then
   const version = canonical === undefined ? versions.data : versions.of(canonical)
   const request = requestDigest(req)
   const tag = `W/"${version}-${request}"`
@@ -95,6 +96,7 @@ export async function sendWithEtag(
   if (standIn !== undefined) {
     reply.header('ETag', standIn.tag)
     if (matchesTag(ifNoneMatch, standIn.tag)) return reply.code(304).send()
+    cache.hits++
     reply.type(JSON_TYPE)
     return sendCached(req, reply, cache, { tag: standIn.tag }, standIn.body)
   }
@@ -106,7 +108,7 @@ export async function sendWithEtag(
   }
   reply.type(JSON_TYPE)
   return Buffer.isBuffer(body) && cache.maxBytes > 0
-    ? sendCached(req, reply, cache, { tag, current: { version, symbol: canonical, request } }, body)
+    ? sendCached(req, reply, cache, { tag, current: { version, symbol: canonical, request, readMs } }, body)
     : reply.send(body)
 }
 
@@ -123,7 +125,13 @@ function sendCached(
   cache: ResponseCache,
   sent: {
     readonly tag: string
-    readonly current?: { readonly version: string; readonly symbol: string | undefined; readonly request: string }
+    readonly current?: {
+      readonly version: string
+      readonly symbol: string | undefined
+      readonly request: string
+      /** When `version` was read (ResponseCache's clock). */
+      readonly readMs: number
+    }
   },
   body: Buffer,
 ): FastifyReply {
@@ -131,8 +139,9 @@ function sendCached(
   const compressible = body.length >= compressOptions.threshold
   const encoding = compressible ? requestedEncoding(req.headers) : undefined
   if (current !== undefined) {
-    const latest = cache.confirm(current.request, tag)
-    req.server.fastAnswers?.remember(req, reply, { ...current, tag, latest, encoding, compressible })
+    const { version, symbol, request, readMs } = current
+    const latest = cache.confirm(request, tag, readMs)
+    req.server.fastAnswers?.remember(req, reply, { version, symbol, tag, latest, encoding, compressible })
   }
   reply.headers(answerHeaders(tag, encoding, compressible))
   if (encoding === undefined) {

@@ -215,12 +215,18 @@ export class FastAnswers {
     const version = held.symbol === undefined ? versions.data : versions.of(held.symbol)
     const { cache } = this.opts
     const current = version === held.version
-    // At a newer version, the held answer may still stand in while its successor is computed (response-cache.ts).
-    if (this.opts.closing() || (!current && !(held.latest?.tag === held.tag && cache.standsIn(held.latest))))
-      return false
+    const inm = req.headers['if-none-match']
+    // At a newer version, the held answer may still stand in while its successor is computed
+    // (response-cache.ts); not for a client holding another tag (maybe the newer one): the full path decides.
+    const standIn =
+      !current &&
+      held.latest?.tag === held.tag &&
+      cache.standsIn(held.latest) &&
+      (inm === undefined || matchesTag(inm, held.tag))
+    if (this.opts.closing() || (!current && !standIn)) return false
     const limitHeaders = outcome !== undefined && 'decision' in outcome ? rateLimitHeaders(outcome.decision) : undefined
     let status: number
-    if (matchesTag(req.headers['if-none-match'], held.tag)) {
+    if (matchesTag(inm, held.tag)) {
       if (!cache.has(held.tag)) return false
       status = 304
       res.writeHead(304, { ...limitHeaders, etag: held.tag })
@@ -234,7 +240,8 @@ export class FastAnswers {
       res.end(body)
     }
     this.answered++
-    if (current && held.latest?.tag === held.tag) held.latest.confirmedMs = cache.now()
+    if (standIn) cache.stale++
+    else if (held.latest?.tag === held.tag) held.latest.confirmedMs = cache.now()
     res.once('finish', () => {
       const ms = performance.now() - start
       const line = { method: 'GET', url: held.loggedUrl, route: held.route, status, ms, keyId: key.id }

@@ -109,10 +109,14 @@ export function poolRunner(
       workerData: data,
     })
   const pool = workersOf(workers, config)
-  /** One worker at a lower priority for answers no request waits on, started at the first. */
+  /** One worker at a lower priority for answers no request waits on, started at the first (never once closed). */
   let background: ReturnType<typeof workersOf> | undefined
-  const poolFor = (task: WorkerTask) =>
-    task.background ? (background ??= workersOf(1, { ...config, nice: BACKGROUND_NICE })) : pool
+  let closed = false
+  const poolFor = (task: WorkerTask) => {
+    if (!task.background) return pool
+    if (closed) throw new Error('the query workers are closed')
+    return (background ??= workersOf(1, { ...config, nice: BACKGROUND_NICE }))
+  }
   let observe: StoreReadObserver = () => {}
   let main: { store: MarketStore; contexts: SymbolContexts } | undefined
   /** Written answers' memory, for the workers to write batch groups and handed-back answers into again (see SPARE_BYTES). */
@@ -197,8 +201,11 @@ export function poolRunner(
     },
     textPieces: false,
     useMainStore: (store, contexts) => void (main = { store, contexts }),
-    queueSize: () => pool.queueSize,
+    queueSize: () => pool.queueSize + (background?.queueSize ?? 0),
     onStoreReads: (observer) => void (observe = observer),
-    close: async () => void (await Promise.all([pool.destroy(), background?.destroy()])),
+    close: async () => {
+      closed = true
+      await Promise.all([pool.destroy(), background?.destroy()])
+    },
   }
 }

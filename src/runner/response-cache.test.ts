@@ -209,7 +209,7 @@ describe('ResponseCache: stand-ins while a newer answer is computed (stale-while
     const latest = cache.confirm('r', 'v1', -1)! // an older confirmation changes nothing
     assert.equal(latest.tag, 'v1')
     assert.equal(cache.standsIn(latest), true, "the fast path's held v1 stands in too")
-    assert.equal(cache.stale, 3)
+    assert.equal(cache.stale, 2, 'the fast path counts its own')
     await until(() => computed === 1, 'v2 computed')
     release()
     await until(() => cache.has('v2'), 'v2 held')
@@ -296,6 +296,58 @@ describe('ResponseCache: stand-ins while a newer answer is computed (stale-while
     await nextTurn()
     assert.deepEqual(started, ['a2'])
     assert.equal(cache.standIn('b', 'b4', async () => ownAnswer(10, 4))?.tag, 'b3', 'b3 stays the latest')
+  })
+
+  it("a version's computation still queued when a later version's is queued is skipped: the stand-in waits for the later one", async () => {
+    const { cache } = standInCache()
+    await sent(cache, 'a', 'a1', 1)
+    await sent(cache, 'r', 'v1', 1)
+    const { gate, release } = gated()
+    const started: string[] = []
+    const produceOf = (tag: string) => async () => {
+      started.push(tag)
+      if (tag === 'a2') await gate
+      return ownAnswer(10, 5)
+    }
+    cache.standIn('a', 'a2', produceOf('a2')) // holds the one computation at a time
+    await until(() => started.length === 1, 'a2 started')
+    assert.equal(cache.standIn('r', 'v2', produceOf('v2'))?.tag, 'v1')
+    assert.equal(cache.standIn('r', 'v3', produceOf('v3'))?.tag, 'v1', 'v1 still stands in: v2 is not computed yet')
+    release()
+    await until(() => cache.has('v3'), 'v3 held')
+    assert.deepEqual(started, ['a2', 'v3'])
+    assert.equal(cache.has('v2'), false)
+    assert.equal(cache.standIn('r', 'v4', produceOf('v4'))?.tag, 'v3')
+  })
+
+  it('once closed, sends no stand-in and drops the computations not yet started', async () => {
+    const { cache } = standInCache()
+    await sent(cache, 'a', 'a1', 1)
+    await sent(cache, 'r', 'v1', 1)
+    const { gate, release } = gated()
+    const started: string[] = []
+    cache.standIn('a', 'a2', async () => {
+      started.push('a2')
+      await gate
+      return ownAnswer(10, 2)
+    })
+    await until(() => started.length === 1, 'a2 started')
+    const latest = cache.confirm('r', 'v1', -1)!
+    cache.standIn('r', 'v2', async () => {
+      started.push('v2')
+      return ownAnswer(10, 2)
+    })
+    assert.equal(cache.standsIn(latest), true)
+    cache.close()
+    assert.equal(cache.standsIn(latest), false)
+    assert.equal(
+      cache.standIn('r', 'v3', async () => assert.fail('computed')),
+      undefined,
+    )
+    release()
+    await until(() => cache.has('a2'), 'a2 held (it had started)')
+    await nextTurn()
+    assert.deepEqual(started, ['a2'], 'v2 was dropped')
   })
 
   it('an answer too large to hold, computed in the background, is not kept and its stream is closed', async () => {

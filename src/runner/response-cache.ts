@@ -53,7 +53,12 @@ export interface Latest {
   confirmedMs: number
   /** Newer answers of the request being computed in the background: while any is, `tag`'s stands in. */
   refreshes: number
+  /** The newest of those: an older one still queued is skipped. */
+  newest?: string
 }
+
+/** Background computations queued at most: past it a request computes its own answer, as without stand-ins (each queued one holds its request). */
+const MAX_QUEUED = 4096
 
 /** A request's previous answer, sent while its new one is computed. */
 export interface StandIn {
@@ -72,6 +77,7 @@ export class ResponseCache {
   readonly #refresh: LimitFunction
   readonly #staleMs: number
   readonly #clock: () => number
+  #closed = false
   hits = 0
   misses = 0
   /** Answers sent in place of a newer one being computed (stand-ins), each also a hit. */
@@ -152,45 +158,49 @@ export class ResponseCache {
    * qualifies: the caller computes `tag`'s answer, or waits on it.
    */
   standIn(request: string, tag: string, produce: Produce): StandIn | undefined {
-    if (this.#staleMs <= 0 || this.#lru === undefined || this.#lru.has(tag)) return undefined
+    if (this.#staleMs <= 0 || this.#closed || this.#lru === undefined || this.#lru.has(tag)) return undefined
     const latest = this.#latest.get(request)
     if (latest === undefined || latest.tag === tag || this.#clock() - latest.confirmedMs > this.#staleMs)
       return undefined
     const body = this.#lru.get(latest.tag)
     if (body === undefined) return undefined
     if (!this.#refreshing.has(tag)) {
+      if (this.#refresh.pendingCount >= MAX_QUEUED) return undefined
       this.#refreshing.add(tag)
       latest.refreshes++
+      latest.newest = tag
       const knownMs = this.#clock()
-      void this.#refresh(() => this.#compute(request, tag, knownMs, produce)).finally(() => {
+      void this.#refresh(() => this.#compute(latest, request, tag, knownMs, produce)).finally(() => {
         this.#refreshing.delete(tag)
         latest.refreshes--
       })
     }
-    this.hits++
     this.stale++
     return { tag: latest.tag, body }
   }
 
   /**
-   * Whether `latest`'s answer, held by the fast path, may stand in for its request now (counted): a
-   * newer one is being computed and it was known current within the bound. The full path started
-   * that computation (standIn); the fast path then sends the stand-in itself.
+   * Whether `latest`'s answer, held by the fast path, may stand in for its request now: a newer one
+   * is being computed and it was known current within the bound. The full path started that
+   * computation (standIn); the fast path then sends the stand-in itself (and counts it in `stale`).
    */
   standsIn(latest: Latest): boolean {
-    if (latest.refreshes === 0 || this.#clock() - latest.confirmedMs > this.#staleMs) return false
-    this.stale++
-    return true
+    return latest.refreshes > 0 && !this.#closed && this.#clock() - latest.confirmedMs <= this.#staleMs
+  }
+
+  /** No more stand-ins, and the background computations not yet started are dropped: the app is closing. */
+  close(): void {
+    this.#closed = true
+    this.#refresh.clearQueue()
   }
 
   /**
    * Computes `tag`'s answer into the cache (as a request would, single-flight), known current at
-   * `knownMs`; nothing when a newer answer of the request was known since (a later version's). A
-   * failure is left for the requests after the stand-ins to meet.
+   * `knownMs`; nothing when a later version's answer was queued or known current since. A failure is
+   * left for the requests after the stand-ins to meet.
    */
-  async #compute(request: string, tag: string, knownMs: number, produce: Produce): Promise<void> {
-    const latest = this.#latest.get(request)
-    if (latest !== undefined && latest.tag !== tag && latest.confirmedMs > knownMs) return
+  async #compute(latest: Latest, request: string, tag: string, knownMs: number, produce: Produce): Promise<void> {
+    if (latest.newest !== tag || (latest.tag !== tag && latest.confirmedMs > knownMs)) return
     const flight: Flight = { produce: () => produce({ background: true }) }
     const status: LRUCache.Status<string, Buffer, Flight> = {}
     try {
