@@ -541,6 +541,19 @@ async function standIns(fm: FullMarketStore, live: LiveDay) {
           `ratio ${(fedUncached.p99 / quiet.uncached.p99).toFixed(2)} (goal <= 1.5)`,
         )
         row('  cached: answers computed again, stand-ins sent', `${computed}, ${sent} of ${fedCached.requests} reads`)
+        if (st.variant !== 'floor') {
+          // Waves as answersAgain makes them (a push of the 200 symbols, then their 200 reads, 32 at a time), nothing else running.
+          const waves: Awaited<ReturnType<typeof answersAgain>>[] = []
+          for (let w = 0; w < WAVES; w++)
+            waves.push(await answersAgain(mdq, st.feedKey, fm.key, live, st.next++, readSet, cachedPaths(fm)))
+          const wall = (pick: (w: (typeof waves)[number]) => { wallMs: number }) =>
+            ms(median(waves.map((w) => pick(w).wallMs)))
+          row(
+            `  one wave: the 200 reads right after a push to their symbols (median of ${WAVES})`,
+            wall((w) => w.again),
+            `the same 200 again at once: ${wall((w) => w.cached)}`,
+          )
+        }
       } finally {
         await stopServer(mdq)
       }
@@ -567,11 +580,13 @@ async function answersAgain(
   const pid = mdq.child.pid!
   const readAll = async () => {
     const before = threadsCpuMs(pid)
+    const t0 = performance.now()
     let next = 0
     const reader = async () => {
       while (next < paths.length) await getBody(`${mdq.url}${paths[next++]}`, readKey, 'identity', agent)
     }
     await Promise.all(Array.from({ length: 32 }, reader))
+    const wallMs = performance.now() - t0
     let main = 0
     let others = 0
     for (const [tid, ms] of threadsCpuMs(pid)) {
@@ -579,7 +594,7 @@ async function answersAgain(
       if (tid === pid) main += used
       else others += used
     }
-    return { main, others }
+    return { main, others, wallMs }
   }
   const again = await readAll()
   const cached = await readAll()
