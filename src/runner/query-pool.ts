@@ -60,10 +60,10 @@ const SPARE_BYTES = 16 << 20
 
 /**
  * The nice value of the worker that computes answers in the background (AnswerUse's `background`):
- * the cached answers sent meanwhile, the query threads' answers and the feed take the CPU first.
- * Measured with the cached load at the market's pace (docs/benchmarks.md, "live"): with the stand-ins'
- * answers computed on the query threads at their priority the p99 stayed well above the same load's
- * with the read symbols left out of the feed; at nice 10, about at it.
+ * no request waits on them, so the cached answers sent meanwhile, the queries requests wait on and
+ * the feed take the CPU first. (With a driver outside the repo, three rounds at the market's pace,
+ * the reads' p99 with these answers on the query threads at their own priority against at nice 10
+ * moved within that hour's noise: docs/benchmarks.md, "live", F.)
  */
 const BACKGROUND_NICE = 10
 
