@@ -174,6 +174,17 @@ describe('ResponseCache: stand-ins while a newer answer is computed (stale-while
     const gate = new Promise<void>((resolve) => (release = resolve))
     return { gate, release }
   }
+  /** Background computations that record their start; those of the `held` tags wait until `release`. */
+  function recorded(...held: string[]) {
+    const { gate, release } = gated()
+    const started: string[] = []
+    const produceOf = (tag: string) => async () => {
+      started.push(tag)
+      if (held.includes(tag)) await gate
+      return ownAnswer(10, 5)
+    }
+    return { started, release, produceOf }
+  }
   /** Computes and sends `tag` as the request's current answer, as etag.ts does. */
   async function sent(cache: ResponseCache, request: string, tag: string, fill: number): Promise<void> {
     await cache.answer(tag, async () => ownAnswer(10, fill))
@@ -273,17 +284,9 @@ describe('ResponseCache: stand-ins while a newer answer is computed (stale-while
     const { cache, advance } = standInCache()
     await sent(cache, 'a', 'a1', 1)
     await sent(cache, 'b', 'b1', 1)
-    const { gate, release } = gated()
-    const started: string[] = []
-    cache.standIn('a', 'a2', async () => {
-      started.push('a2')
-      await gate
-      return ownAnswer(10, 2)
-    })
-    cache.standIn('b', 'b2', async () => {
-      started.push('b2')
-      return ownAnswer(10, 2)
-    })
+    const { started, release, produceOf } = recorded('a2')
+    cache.standIn('a', 'a2', produceOf('a2'))
+    cache.standIn('b', 'b2', produceOf('b2'))
     await until(() => started.length === 1, 'a2 started')
     await nextTurn()
     assert.deepEqual(started, ['a2'], "b2 waits for a2's computation")
@@ -302,13 +305,7 @@ describe('ResponseCache: stand-ins while a newer answer is computed (stale-while
     const { cache } = standInCache()
     await sent(cache, 'a', 'a1', 1)
     await sent(cache, 'r', 'v1', 1)
-    const { gate, release } = gated()
-    const started: string[] = []
-    const produceOf = (tag: string) => async () => {
-      started.push(tag)
-      if (tag === 'a2') await gate
-      return ownAnswer(10, 5)
-    }
+    const { started, release, produceOf } = recorded('a2')
     cache.standIn('a', 'a2', produceOf('a2')) // holds the one computation at a time
     await until(() => started.length === 1, 'a2 started')
     assert.equal(cache.standIn('r', 'v2', produceOf('v2'))?.tag, 'v1')
@@ -324,19 +321,11 @@ describe('ResponseCache: stand-ins while a newer answer is computed (stale-while
     const { cache } = standInCache()
     await sent(cache, 'a', 'a1', 1)
     await sent(cache, 'r', 'v1', 1)
-    const { gate, release } = gated()
-    const started: string[] = []
-    cache.standIn('a', 'a2', async () => {
-      started.push('a2')
-      await gate
-      return ownAnswer(10, 2)
-    })
+    const { started, release, produceOf } = recorded('a2')
+    cache.standIn('a', 'a2', produceOf('a2'))
     await until(() => started.length === 1, 'a2 started')
     const latest = cache.confirm('r', 'v1', -1)!
-    cache.standIn('r', 'v2', async () => {
-      started.push('v2')
-      return ownAnswer(10, 2)
-    })
+    cache.standIn('r', 'v2', produceOf('v2'))
     assert.equal(cache.standsIn(latest), true)
     cache.close()
     assert.equal(cache.standsIn(latest), false)
