@@ -90,7 +90,10 @@ export async function sendWithEtag(
   const tag = `W/"${version}-${request}"`
   const ifNoneMatch = req.headers['if-none-match']
   const matches = matchesTag(ifNoneMatch, tag)
-  if (matches && cache.has(tag)) return reply.code(304).header('ETag', tag).send()
+  if (matches && cache.has(tag)) {
+    cache.confirm(request, tag, readMs) // a 304 at the current tag: that answer is current
+    return reply.code(304).header('ETag', tag).send()
+  }
   // A client that holds the new tag wants the new answer: no stand-in for it.
   const standIn = matches ? undefined : cache.standIn(request, tag, produce)
   if (standIn !== undefined) {
