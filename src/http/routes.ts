@@ -9,7 +9,7 @@ import type { MarketStore } from '../store/market-store.js'
 import { sendJson, sendWithEtag } from './etag.js'
 import { badParam } from './errors.js'
 import { gzipOnSend, wantsGzip } from './compression.js'
-import type { AnswerUse, QueryRunner } from '../runner/query-runner.js'
+import type { AnswerTask, QueryRunner } from '../runner/query-runner.js'
 import type { Production, ResponseCache } from '../runner/response-cache.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
 import {
@@ -85,29 +85,25 @@ export function checkRange(start?: number, end?: number): void {
 }
 
 /**
- * A klines answer computed on a miss, for `sendWithEtag`: with a response cache, the plain answer
+ * A klines answer computed by the runner on a miss: with a response cache, the plain answer
  * (with its gzip member attached when the client takes gzip: the cache keeps both), whose memory the
  * cache hands back to the runner once it has left the cache and is no longer being written. Without
  * one, the answer for this request alone, handed back by the cache once the response is written (or
  * was not needed: a 304); a client that takes gzip may get it gzipped by the runner (the route's
  * onSend is gzipOnSend). A response that never finishes (the client left) leaves its memory to the GC.
- * `how`: the cache's, for an answer it computes in the background.
+ * The `produce` of `task` for sendWithEtag; `how` is the cache's (an answer it computes in the background).
  */
-export async function uncachedAnswer(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  cache: ResponseCache,
-  answer: (use: AnswerUse) => Promise<Buffer>,
-  how?: Production,
-): Promise<Buffer> {
-  const kept = cache.maxBytes > 0
-  const body = await answer({
-    ...(wantsGzip(req) && { gzip: kept ? 'beside' : 'instead' }),
-    ...(how?.background && { background: true }),
-  })
-  if (!kept) cache.memory.passing(body, reply.raw)
-  return body
-}
+export const answerOnMiss =
+  (req: FastifyRequest, reply: FastifyReply, cache: ResponseCache, runner: QueryRunner, task: AnswerTask) =>
+  async (how?: Production): Promise<Buffer> => {
+    const kept = cache.maxBytes > 0
+    const body = await runner.answer(task, {
+      ...(wantsGzip(req) && { gzip: kept ? 'beside' : 'instead' }),
+      ...(how?.background && { background: true }),
+    })
+    if (!kept) cache.memory.passing(body, reply.raw)
+    return body
+  }
 
 export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { store, cache, limit, runner }) => {
   const limited = (operation: LimitedOperation) => (limit ? { onRequest: limit(operation) } : {})
@@ -134,23 +130,12 @@ export const dataRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, {
         reply,
         store,
         cache,
-        (how) =>
-          uncachedAnswer(
-            req,
-            reply,
-            cache,
-            (use) =>
-              runner.answer(
-                {
-                  kind: 'klines',
-                  symbol: q.symbol,
-                  period: q.period,
-                  range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
-                },
-                use,
-              ),
-            how,
-          ),
+        answerOnMiss(req, reply, cache, runner, {
+          kind: 'klines',
+          symbol: q.symbol,
+          period: q.period,
+          range: { count: q.count, startTime: q.start_time, endTime: q.end_time, adjust: q.adjust, ...asOf },
+        }),
         q.symbol,
       )
     },

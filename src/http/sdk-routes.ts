@@ -11,7 +11,7 @@ import { sendJson, sendWithEtag } from './etag.js'
 import { gzipStream } from '../encode/gzip-member.js'
 import { gzipOnSend, wantsGzip } from './compression.js'
 import { rejectRepeatedOrEmpty } from './query-string.js'
-import { asOfOf, checkRange, errors, uncachedAnswer, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
+import { asOfOf, checkRange, errors, answerOnMiss, QUERY_PARAMS, symbolList, type RouteOptions } from './routes.js'
 import { AsOfQuery, RateLimitResponse } from './schemas.js'
 import {
   ExchangeInstrumentsQuery,
@@ -147,15 +147,13 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRouteOptions> = async (
         reply,
         store,
         cache,
-        (how) =>
-          uncachedAnswer(
-            req,
-            reply,
-            cache,
-            (use) =>
-              runner.answer({ kind: 'intraday', symbol: q.symbol, period: q.period, count: q.count, ...asOf }, use),
-            how,
-          ),
+        answerOnMiss(req, reply, cache, runner, {
+          kind: 'intraday',
+          symbol: q.symbol,
+          period: q.period,
+          count: q.count,
+          ...asOf,
+        }),
         q.symbol,
       )
     },
